@@ -1,0 +1,145 @@
+//! The ante checks: everything a transaction must pass before its messages run.
+//!
+//! Run at admission (CheckTx, on the check overlay), again at execution (FinalizeBlock, on the
+//! block overlay: a proposer can put anything in a block), and in simulation (without signature
+//! verification). Order: size gas → timeout → account → public key → sequence → signature
+//! (committing to the chain id and account number) → fee payment → key set and sequence bump.
+//! All writes happen last, on an overlay the caller discards on error.
+
+use base64::Engine as _;
+use cnidarium::StateWrite;
+use lantau_auth::{AuthRead, AuthWrite};
+use lantau_bank::BankWrite;
+use lantau_module_api::{event, gas, BlockCtx, Event, GasMeter, SdkError, TxError};
+use lantau_primitives::{Address, Coin, NATIVE_DENOM};
+
+use crate::sigcache::SigCache;
+use crate::tx::DecodedTx;
+
+/// Where the ante runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Admission.
+    Check,
+    /// Block execution.
+    Deliver,
+    /// Gas estimation: no signature verification.
+    Simulate,
+}
+
+/// The fee collector module account: the first 20 bytes of sha256("fee_collector"), as the
+/// Cosmos SDK derives module addresses.
+pub fn fee_collector() -> Address {
+    let h = lantau_crypto::sha256(b"fee_collector");
+    let mut a = [0u8; 20];
+    a.copy_from_slice(&h[..20]);
+    Address(a)
+}
+
+/// Verifies the signature of `tx` for `chain_id` and `account_number`, using and feeding the
+/// cache. Pure apart from the cache.
+pub(crate) fn verify_signature(
+    tx: &DecodedTx,
+    pubkey: &[u8; 33],
+    chain_id: &str,
+    account_number: u64,
+    sigs: &SigCache,
+) -> Result<(), TxError> {
+    let digest = lantau_crypto::keccak256(&tx.sign_doc_bytes(chain_id, account_number));
+    let key = SigCache::key(&digest, pubkey, &tx.signature);
+    if sigs.contains(&key) {
+        return Ok(());
+    }
+    let fail = |why: String| -> TxError {
+        SdkError::Unauthorized(format!(
+            "signature verification failed ({why}); please verify account number ({account_number}), sequence ({}) and chain-id ({chain_id})",
+            tx.sequence
+        ))
+        .into()
+    };
+    let pk = lantau_crypto::PublicKey::from_compressed(pubkey).map_err(|e| fail(e.to_string()))?;
+    pk.verify_digest(&digest, &tx.signature).map_err(|e| fail(e.to_string()))?;
+    sigs.insert(key);
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn run<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    tx: &DecodedTx,
+    block: &BlockCtx,
+    gas: &GasMeter,
+    sigs: &SigCache,
+    mode: Mode,
+    events: &mut Vec<Event>,
+) -> Result<(), TxError> {
+    gas.consume((tx.size as u64).saturating_mul(gas::TX_SIZE_PER_BYTE), "txSize")?;
+    if tx.timeout_height != 0 && block.height > tx.timeout_height {
+        return Err(SdkError::TxTimeoutHeight(format!(
+            "block height: {}, timeout height: {}",
+            block.height, tx.timeout_height
+        ))
+        .into());
+    }
+    let signer = tx.signer;
+    let mut acct = state
+        .account(gas, &signer)
+        .await?
+        .ok_or_else(|| SdkError::UnknownAddress(format!("account {signer} does not exist")))?;
+
+    let stored: Option<[u8; 33]> = if acct.pub_key.is_empty() {
+        None
+    } else {
+        Some(acct.pub_key.as_ref().try_into().map_err(|_| SdkError::Internal("corrupt stored pubkey".into()))?)
+    };
+    let pubkey = match (stored, tx.pubkey) {
+        (Some(s), Some(t)) if s != t => {
+            return Err(SdkError::InvalidPubKey(format!("pubkey does not match the one stored for {signer}")).into())
+        }
+        (Some(s), _) => s,
+        (None, Some(t)) => t,
+        (None, None) => {
+            return Err(SdkError::InvalidPubKey(format!(
+                "account {signer} has no public key yet: include it in the signer info"
+            ))
+            .into())
+        }
+    };
+
+    if tx.sequence != acct.sequence {
+        return Err(SdkError::WrongSequence(format!(
+            "account sequence mismatch, expected {}, got {}",
+            acct.sequence, tx.sequence
+        ))
+        .into());
+    }
+
+    gas.consume(gas::SIG_VERIFY, "ante verify: eth_secp256k1")?;
+    if mode != Mode::Simulate {
+        verify_signature(tx, &pubkey, &block.chain_id, acct.account_number, sigs)?;
+    }
+
+    if !tx.fee.is_zero() {
+        let fee = [Coin::new(NATIVE_DENOM, tx.fee)];
+        state
+            .transfer(gas, &signer, &fee_collector(), &fee, events)
+            .await
+            .map_err(|e| e.wrap(format!("{} is smaller than {}: insufficient funds to pay fee", signer, fee[0])))?;
+        events.push(event("tx", [("fee", fee[0].to_string()), ("fee_payer", signer.to_bech32())]));
+    }
+
+    if stored.is_none() {
+        acct.pub_key = pubkey.to_vec().into();
+    }
+    acct.sequence = acct
+        .sequence
+        .checked_add(1)
+        .ok_or_else(|| SdkError::Internal("sequence overflow".into()))?;
+    state.put_account(gas, &acct)?;
+    events.push(event("tx", [("acc_seq", format!("{}/{}", signer.to_bech32(), tx.sequence))]));
+    events.push(event(
+        "tx",
+        [("signature", base64::engine::general_purpose::STANDARD.encode(&tx.signature))],
+    ));
+    Ok(())
+}

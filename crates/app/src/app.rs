@@ -1,0 +1,466 @@
+//! The ABCI++ methods.
+
+use std::sync::Arc;
+
+use cnidarium::{Snapshot, StateDelta, StateRead, StagedWriteBatch, Storage};
+use lantau_module_api::{event, store, BlockCtx, Event, ExecCtx, GasMeter, SdkError, TxError};
+use lantau_primitives::Address;
+use tendermint::abci::{request, response, types::ExecTxResult, Code};
+use tendermint::block::Height as TmHeight;
+use tendermint::AppHash;
+
+use crate::ante::{self, Mode};
+use crate::config::AppConfig;
+use crate::genesis::AppGenesis;
+use crate::hooks::BlockHook;
+use crate::sigcache::SigCache;
+use crate::state_key;
+use crate::tx::{self, DecodedTx};
+
+
+/// The result of admitting (or re-admitting) one transaction.
+#[derive(Debug, Clone)]
+pub struct CheckOutcome {
+    /// sha256 of the bytes.
+    pub hash: [u8; 32],
+    /// The signer and sequence, when the bytes decoded (the mempool orders by them).
+    pub sender: Option<(Address, u64)>,
+    /// Gas limit declared.
+    pub gas_wanted: u64,
+    /// Gas the ante used.
+    pub gas_used: u64,
+    /// The verdict.
+    pub result: Result<(), TxError>,
+}
+
+/// The result of simulating a transaction.
+#[derive(Debug, Clone)]
+pub struct SimulateOutcome {
+    /// Gas used by ante and messages.
+    pub gas_used: u64,
+    /// Events the transaction would emit.
+    pub events: Vec<Event>,
+    /// The verdict.
+    pub result: Result<(), TxError>,
+}
+
+struct Staged {
+    batch: StagedWriteBatch,
+    height: u64,
+}
+
+/// The Lantau state machine over cnidarium storage.
+pub struct App {
+    storage: Storage,
+    cfg: AppConfig,
+    sigs: SigCache,
+    hook: Arc<dyn BlockHook>,
+    chain_id: parking_lot::RwLock<String>,
+    check: tokio::sync::Mutex<StateDelta<Snapshot>>,
+    staged: parking_lot::Mutex<Option<Staged>>,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App").field("chain_id", &*self.chain_id.read()).finish_non_exhaustive()
+    }
+}
+
+fn to_offset(t: tendermint::Time) -> time::OffsetDateTime {
+    time::OffsetDateTime::from_unix_timestamp_nanos(t.unix_timestamp_nanos())
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
+}
+
+fn exec_err(e: &TxError, gas_wanted: u64, gas_used: u64, events: Vec<Event>) -> ExecTxResult {
+    ExecTxResult {
+        code: Code::from(e.code),
+        data: Default::default(),
+        log: e.log.clone(),
+        info: String::new(),
+        gas_wanted: i64::try_from(gas_wanted).unwrap_or(i64::MAX),
+        gas_used: i64::try_from(gas_used).unwrap_or(i64::MAX),
+        events,
+        codespace: e.codespace.to_string(),
+    }
+}
+
+async fn read_u64<S: StateRead>(s: &S, key: &str) -> anyhow::Result<Option<u64>> {
+    Ok(match s.get_raw(key).await? {
+        Some(b) => Some(u64::from_be_bytes(b.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt {key}"))?)),
+        None => None,
+    })
+}
+
+impl App {
+    /// Opens (or creates) the state at `path`.
+    pub async fn load(path: std::path::PathBuf, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> anyhow::Result<Self> {
+        let storage = Storage::load(path, vec![]).await?;
+        Ok(Self::with_storage(storage, cfg, hook).await?)
+    }
+
+    /// Wraps an opened storage.
+    pub async fn with_storage(storage: Storage, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> anyhow::Result<Self> {
+        let snap = storage.latest_snapshot();
+        let chain_id = match snap.get_raw(state_key::CHAIN_ID).await? {
+            Some(b) => String::from_utf8(b)?,
+            None => String::new(),
+        };
+        Ok(Self {
+            sigs: SigCache::new(cfg.sig_cache_size),
+            check: tokio::sync::Mutex::new(StateDelta::new(snap)),
+            storage,
+            cfg,
+            hook,
+            chain_id: parking_lot::RwLock::new(chain_id),
+            staged: parking_lot::Mutex::new(None),
+        })
+    }
+
+    /// The storage (queries read its committed snapshots).
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    /// The latest committed snapshot.
+    pub fn snapshot(&self) -> Snapshot {
+        self.storage.latest_snapshot()
+    }
+
+    /// The limits.
+    pub fn config(&self) -> &AppConfig {
+        &self.cfg
+    }
+
+    /// The chain id (empty before InitChain).
+    pub fn chain_id(&self) -> String {
+        self.chain_id.read().clone()
+    }
+
+    /// The height of the last committed block (0 before the first block).
+    pub async fn last_height(&self) -> anyhow::Result<u64> {
+        Ok(read_u64(&self.snapshot(), state_key::HEIGHT).await?.unwrap_or(0))
+    }
+
+    /// The time of the last committed block (genesis time before the first block).
+    pub async fn last_block_time(&self) -> anyhow::Result<time::OffsetDateTime> {
+        let snap = self.snapshot();
+        let raw = match snap.get_raw(state_key::BLOCK_TIME).await? {
+            Some(b) => Some(b),
+            None => snap.get_raw(state_key::GENESIS_TIME).await?,
+        };
+        let nanos = match raw {
+            Some(b) => i128::from_be_bytes(b.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt block time"))?),
+            None => 0,
+        };
+        Ok(time::OffsetDateTime::from_unix_timestamp_nanos(nanos)?)
+    }
+
+    /// The EVM chain id from genesis.
+    pub async fn evm_chain_id(&self) -> anyhow::Result<u64> {
+        Ok(read_u64(&self.snapshot(), state_key::EVM_CHAIN_ID).await?.unwrap_or(0))
+    }
+
+    /// The app hash of the latest committed state.
+    pub async fn app_hash(&self) -> anyhow::Result<AppHash> {
+        let root = self.snapshot().root_hash().await?;
+        Ok(AppHash::try_from(root.0.to_vec())?)
+    }
+
+    // === Info / InitChain ===
+
+    /// ABCI Info.
+    pub async fn info(&self, _req: request::Info) -> anyhow::Result<response::Info> {
+        let initialized = !self.chain_id().is_empty();
+        Ok(response::Info {
+            data: "lantau".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            app_version: 1,
+            last_block_height: TmHeight::try_from(self.last_height().await?)?,
+            last_block_app_hash: if initialized { self.app_hash().await? } else { AppHash::default() },
+        })
+    }
+
+    /// ABCI InitChain: writes genesis and commits it as version 0. Idempotent for the same
+    /// chain id: a restart before the first block returns the stored genesis app hash.
+    pub async fn init_chain(&self, req: request::InitChain) -> anyhow::Result<response::InitChain> {
+        if !self.chain_id().is_empty() {
+            anyhow::ensure!(self.chain_id() == req.chain_id, "state belongs to chain {}, not {}", self.chain_id(), req.chain_id);
+            return Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: self.app_hash().await? });
+        }
+        let genesis = AppGenesis::from_json(&req.app_state_bytes).map_err(|e| anyhow::anyhow!(e.log))?;
+        let mut delta = StateDelta::new(self.snapshot());
+        genesis.apply(&mut delta, &req.chain_id).await.map_err(|e| anyhow::anyhow!(e.log))?;
+        let gas = GasMeter::infinite();
+        store::put(&mut delta, &gas, state_key::GENESIS_TIME.to_string(), to_offset(req.time).unix_timestamp_nanos().to_be_bytes().to_vec())
+            .map_err(|e| anyhow::anyhow!(e.log))?;
+        let root = self.storage.commit(delta).await?;
+        *self.chain_id.write() = req.chain_id.clone();
+        *self.check.lock().await = StateDelta::new(self.snapshot());
+        Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: AppHash::try_from(root.0.to_vec())? })
+    }
+
+    // === CheckTx ===
+
+    async fn check_block_ctx(&self) -> anyhow::Result<BlockCtx> {
+        Ok(BlockCtx {
+            height: self.last_height().await?.saturating_add(1),
+            time: self.last_block_time().await?,
+            chain_id: self.chain_id(),
+        })
+    }
+
+    /// Admits a transaction against the check overlay (the latest committed state plus the
+    /// ante effects of every transaction admitted since). Re-admitting after a commit (recheck)
+    /// calls this again for each waiting transaction. A rejection writes nothing.
+    pub async fn check_tx_bytes(&self, bytes: &[u8]) -> CheckOutcome {
+        self.check_tx_admit(bytes, |_| Ok(())).await
+    }
+
+    /// Like [`App::check_tx_bytes`], calling `admit` under the check lock once the checks
+    /// passed and before their effects join the check overlay; an `admit` error (mempool full,
+    /// duplicate) rejects the transaction with nothing applied. A mempool inserts there, so its
+    /// order is the order in which the check overlay saw the transactions.
+    pub async fn check_tx_admit(
+        &self,
+        bytes: &[u8],
+        admit: impl FnOnce(&[u8; 32]) -> Result<(), TxError> + Send,
+    ) -> CheckOutcome {
+        let hash = tx::tx_hash(bytes);
+        let decoded = match tx::decode(bytes, &self.cfg) {
+            Ok(d) => d,
+            Err(e) => return CheckOutcome { hash, sender: None, gas_wanted: 0, gas_used: 0, result: Err(e) },
+        };
+        let sender = Some((decoded.signer, decoded.sequence));
+        let gas_wanted = decoded.gas_limit;
+        let block = match self.check_block_ctx().await {
+            Ok(b) => b,
+            Err(e) => return CheckOutcome { hash, sender, gas_wanted, gas_used: 0, result: Err(ante_internal(e)) },
+        };
+        // Verify the signature before taking the check lock, so admissions verify in parallel.
+        // The account number is immutable once assigned, so the committed snapshot is as good as
+        // the check overlay for it; the ante below hits the cache.
+        self.preverify(&decoded, &block.chain_id).await;
+
+        let gas = GasMeter::new(decoded.gas_limit);
+        let mut events = Vec::new();
+        let mut check = self.check.lock().await;
+        let mut overlay = StateDelta::new(&mut *check);
+        let mut result = ante::run(&mut overlay, &decoded, &block, &gas, &self.sigs, Mode::Check, &mut events).await;
+        if result.is_ok() {
+            result = admit(&hash);
+        }
+        if result.is_ok() {
+            overlay.apply();
+        }
+        CheckOutcome { hash, sender, gas_wanted, gas_used: gas.used(), result }
+    }
+
+    async fn preverify(&self, tx: &DecodedTx, chain_id: &str) {
+        use lantau_auth::AuthRead;
+        let snap = self.snapshot();
+        let gas = GasMeter::infinite();
+        if let Ok(Some(acct)) = snap.account(&gas, &tx.signer).await {
+            let pk: Option<[u8; 33]> = tx.pubkey.or_else(|| acct.pub_key.as_ref().try_into().ok());
+            if let Some(pk) = pk {
+                // The verdict is re-derived by the ante; this only warms the cache.
+                let _warm = ante::verify_signature(tx, &pk, chain_id, acct.account_number, &self.sigs);
+            }
+        }
+    }
+
+    /// ABCI CheckTx.
+    pub async fn check_tx(&self, req: request::CheckTx) -> response::CheckTx {
+        let out = self.check_tx_bytes(&req.tx).await;
+        let (code, log, codespace) = match &out.result {
+            Ok(()) => (Code::Ok, String::new(), String::new()),
+            Err(e) => (Code::from(e.code), e.log.clone(), e.codespace.to_string()),
+        };
+        response::CheckTx {
+            code,
+            log,
+            codespace,
+            gas_wanted: i64::try_from(out.gas_wanted).unwrap_or(i64::MAX),
+            gas_used: i64::try_from(out.gas_used).unwrap_or(i64::MAX),
+            ..Default::default()
+        }
+    }
+
+    /// Drops every admission effect and starts a new check overlay on the latest committed
+    /// state. The mempool then re-admits what it still holds.
+    pub async fn reset_check_state(&self) {
+        *self.check.lock().await = StateDelta::new(self.snapshot());
+    }
+
+    // === Proposals ===
+
+    /// ABCI PrepareProposal: keeps transactions in order while they fit in `max_tx_bytes` and
+    /// decode; the mempool already ordered them by sender and sequence.
+    pub async fn prepare_proposal(&self, req: request::PrepareProposal) -> response::PrepareProposal {
+        let max = usize::try_from(req.max_tx_bytes).unwrap_or(usize::MAX);
+        let mut total = 0usize;
+        let mut txs = Vec::with_capacity(req.txs.len());
+        for t in req.txs {
+            if tx::decode(&t, &self.cfg).is_err() {
+                continue;
+            }
+            let Some(next) = total.checked_add(t.len()) else { break };
+            if next > max {
+                break;
+            }
+            total = next;
+            txs.push(t);
+        }
+        response::PrepareProposal { txs }
+    }
+
+    /// ABCI ProcessProposal: rejects a block carrying bytes that are not a transaction.
+    pub async fn process_proposal(&self, req: request::ProcessProposal) -> response::ProcessProposal {
+        if req.txs.iter().all(|t| tx::decode(t, &self.cfg).is_ok()) {
+            response::ProcessProposal::Accept
+        } else {
+            response::ProcessProposal::Reject
+        }
+    }
+
+    // === FinalizeBlock / Commit ===
+
+    /// Executes one transaction on the block overlay.
+    async fn deliver_tx(&self, block_state: &mut StateDelta<Snapshot>, bytes: &[u8], block: &BlockCtx) -> ExecTxResult {
+        let decoded = match tx::decode(bytes, &self.cfg) {
+            Ok(d) => d,
+            Err(e) => return exec_err(&e, 0, 0, vec![]),
+        };
+        let gas = GasMeter::new(decoded.gas_limit);
+        let mut events = Vec::new();
+        {
+            let mut ante_state = StateDelta::new(&mut *block_state);
+            if let Err(e) = ante::run(&mut ante_state, &decoded, block, &gas, &self.sigs, Mode::Deliver, &mut events).await {
+                return exec_err(&e, decoded.gas_limit, gas.used(), vec![]);
+            }
+            ante_state.apply();
+        }
+        // From here on the fee is paid and the sequence advanced, whatever the messages do.
+        let hash_hex = decoded.hash_hex();
+        let mut msg_state = StateDelta::new(&mut *block_state);
+        let mut msg_events = Vec::new();
+        for (i, m) in decoded.msgs.iter().enumerate() {
+            let mut ctx = ExecCtx::new(block, &gas, &hash_hex, decoded.signer);
+            ctx.msg_index = i;
+            if let Err(e) = m.execute(&mut msg_state, &mut ctx).await {
+                let e = e.wrap(format!("failed to execute message; message index: {i}"));
+                return exec_err(&e, decoded.gas_limit, gas.used(), events);
+            }
+            msg_events.push(message_event(m.type_url(), &decoded.signer, m.module(), i));
+            msg_events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
+        }
+        msg_state.apply();
+        events.extend(msg_events);
+        ExecTxResult {
+            code: Code::Ok,
+            data: Default::default(),
+            log: String::new(),
+            info: String::new(),
+            gas_wanted: i64::try_from(decoded.gas_limit).unwrap_or(i64::MAX),
+            gas_used: i64::try_from(gas.used()).unwrap_or(i64::MAX),
+            events,
+            codespace: String::new(),
+        }
+    }
+
+    /// ABCI FinalizeBlock: executes every transaction, writes the block's records, and prepares
+    /// (but does not persist) the commit, whose root is the returned app hash.
+    pub async fn finalize_block(&self, req: request::FinalizeBlock) -> anyhow::Result<response::FinalizeBlock> {
+        let height = req.height.value();
+        let last = self.last_height().await?;
+        anyhow::ensure!(height == last.saturating_add(1), "finalize height {height} after committed height {last}");
+        let block = BlockCtx { height, time: to_offset(req.time), chain_id: self.chain_id() };
+        let mut state = StateDelta::new(self.snapshot());
+        let mut tx_results = Vec::with_capacity(req.txs.len());
+        for t in &req.txs {
+            tx_results.push(self.deliver_tx(&mut state, t, &block).await);
+        }
+        let gas = GasMeter::infinite();
+        store::put(&mut state, &gas, state_key::HEIGHT.to_string(), height.to_be_bytes().to_vec()).map_err(|e| anyhow::anyhow!(e.log))?;
+        store::put(&mut state, &gas, state_key::BLOCK_TIME.to_string(), block.time.unix_timestamp_nanos().to_be_bytes().to_vec())
+            .map_err(|e| anyhow::anyhow!(e.log))?;
+
+        let mut resp = response::FinalizeBlock {
+            events: vec![],
+            tx_results,
+            validator_updates: vec![],
+            consensus_param_updates: None,
+            app_hash: AppHash::default(),
+        };
+        // Hook writes are non-verifiable: they land in the same atomic write but do not change
+        // the root, so the hook sees the response before the app hash is known.
+        for (k, v) in self.hook.on_finalize(&req, &resp) {
+            cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
+        }
+        let batch = self.storage.prepare_commit(state).await?;
+        resp.app_hash = AppHash::try_from(batch.root_hash().0.to_vec())?;
+        *self.staged.lock() = Some(Staged { batch, height });
+        Ok(resp)
+    }
+
+    /// ABCI Commit: persists the staged block atomically (state, tx index, block records).
+    pub async fn commit(&self) -> anyhow::Result<response::Commit> {
+        let staged = self.staged.lock().take().ok_or_else(|| anyhow::anyhow!("commit without finalize_block"))?;
+        self.storage.commit_batch(staged.batch)?;
+        tracing::debug!(height = staged.height, "committed");
+        self.reset_check_state().await;
+        Ok(response::Commit { data: Default::default(), retain_height: TmHeight::default() })
+    }
+
+    // === Simulation ===
+
+    /// Runs a transaction on a throwaway overlay of the latest state without verifying its
+    /// signature, to estimate gas. Writes nothing.
+    pub async fn simulate(&self, bytes: &[u8]) -> SimulateOutcome {
+        let decoded = match tx::decode(bytes, &self.cfg) {
+            Ok(d) => d,
+            Err(e) => return SimulateOutcome { gas_used: 0, events: vec![], result: Err(e) },
+        };
+        let block = match self.check_block_ctx().await {
+            Ok(b) => b,
+            Err(e) => return SimulateOutcome { gas_used: 0, events: vec![], result: Err(ante_internal(e)) },
+        };
+        let gas = GasMeter::new(self.cfg.max_gas_per_tx);
+        let mut events = Vec::new();
+        let mut state = StateDelta::new(self.snapshot());
+        if let Err(e) = ante::run(&mut state, &decoded, &block, &gas, &self.sigs, Mode::Simulate, &mut events).await {
+            return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
+        }
+        let hash_hex = decoded.hash_hex();
+        for (i, m) in decoded.msgs.iter().enumerate() {
+            let mut ctx = ExecCtx::new(&block, &gas, &hash_hex, decoded.signer);
+            ctx.msg_index = i;
+            if let Err(e) = m.execute(&mut state, &mut ctx).await {
+                return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
+            }
+            events.push(message_event(m.type_url(), &decoded.signer, m.module(), i));
+            events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
+        }
+        SimulateOutcome { gas_used: gas.used(), events, result: Ok(()) }
+    }
+}
+
+fn ante_internal(e: anyhow::Error) -> TxError {
+    SdkError::Internal(e.to_string()).into()
+}
+
+fn message_event(action: &str, sender: &Address, module: &str, i: usize) -> Event {
+    event(
+        "message",
+        [
+            ("action", action.to_string()),
+            ("sender", sender.to_bech32()),
+            ("module", module.to_string()),
+            ("msg_index", i.to_string()),
+        ],
+    )
+}
+
+fn with_msg_index(mut e: Event, i: usize) -> Event {
+    e.attributes.push(("msg_index", i.to_string(), true).into());
+    e
+}

@@ -1,0 +1,38 @@
+//! The Lantau state machine.
+//!
+//! One [`App`] exposes the ABCI++ method set (InitChain, CheckTx, PrepareProposal,
+//! ProcessProposal, FinalizeBlock, Commit, Info, Query) in tendermint-rs types, so the embedded
+//! engine and the CometBFT socket server drive the very same code.
+//!
+//! The way of a transaction: bytes → [`tx::decode`] (a Cosmos `TxRaw`, every message an `Any`
+//! resolved by [`msg::Msg`]) → [`ante`] (size, chain id through the signature, sequence, fee floor,
+//! gas limit, fee payment, sequence bump) → message handlers (one `match` in [`msg::Msg`]) →
+//! events → the block's overlay → one cnidarium commit per block. CheckTx runs the same ante on a
+//! check overlay of the latest committed state; FinalizeBlock runs it again on the block overlay,
+//! because a proposer can put anything in a block.
+//!
+//! Layout: `app.rs` (the ABCI++ methods), `tx.rs`, `msg.rs`, `ante.rs`, `sigcache.rs`,
+//! `genesis.rs`, `state_key.rs`, `hooks.rs` (what a driver adds to each block's commit: the tx
+//! index, the block store).
+
+mod ante;
+mod app;
+pub mod config;
+pub mod genesis;
+pub mod hooks;
+pub mod msg;
+mod sigcache;
+pub mod state_key;
+pub mod tx;
+
+pub use ante::fee_collector;
+pub use app::{App, CheckOutcome, SimulateOutcome};
+pub use cnidarium;
+pub use config::AppConfig;
+pub use genesis::AppGenesis;
+pub use hooks::{BlockHook, NoHook};
+pub use lantau_auth as auth;
+pub use lantau_bank as bank;
+pub use lantau_module_api as module_api;
+pub use tendermint;
+pub use tx::DecodedTx;

@@ -1,0 +1,12 @@
+//! Keys the app itself keeps (not owned by any module). Treated as a public API.
+
+/// `app/chain_id` → UTF-8 Cosmos chain id, fixed at genesis.
+pub const CHAIN_ID: &str = "app/chain_id";
+/// `app/evm_chain_id` → u64 big-endian, fixed at genesis.
+pub const EVM_CHAIN_ID: &str = "app/evm_chain_id";
+/// `app/height` → u64 big-endian: the height of the last executed block.
+pub const HEIGHT: &str = "app/height";
+/// `app/block_time` → i128 big-endian unix nanoseconds of the last executed block.
+pub const BLOCK_TIME: &str = "app/block_time";
+/// `app/genesis_time` → i128 big-endian unix nanoseconds of genesis.
+pub const GENESIS_TIME: &str = "app/genesis_time";

@@ -1,0 +1,220 @@
+//! Transaction decoding and stateless validation.
+//!
+//! A transaction is a Cosmos `TxRaw` (body bytes, auth-info bytes, signatures) signed in
+//! SIGN_MODE_DIRECT by one eth_secp256k1 key: the digest is keccak256 of the `SignDoc`
+//! (body bytes, auth-info bytes, chain id, account number), the signature 65 bytes R‖S‖V (64
+//! accepted), low-S only. Everything here is pure: no state, no clock.
+
+use cosmos_sdk_proto::cosmos::tx::signing::v1beta1::SignMode;
+use cosmos_sdk_proto::cosmos::tx::v1beta1::{mode_info, AuthInfo, SignDoc, TxBody, TxRaw};
+use lantau_module_api::{SdkError, TxError};
+use lantau_primitives::{Address, Amount, NATIVE_DENOM, MIN_GAS_PRICE};
+use lantau_proto::ethsecp256k1::PubKey;
+use lantau_proto::ETH_SECP256K1_PUBKEY_TYPE_URL;
+use prost::Message;
+
+use crate::config::AppConfig;
+use crate::msg::Msg;
+
+/// A decoded transaction that passed every stateless check.
+#[derive(Debug, Clone)]
+pub struct DecodedTx {
+    /// sha256 of the raw bytes.
+    pub hash: [u8; 32],
+    /// Size of the raw bytes.
+    pub size: usize,
+    /// The raw body bytes, as signed.
+    pub body_bytes: Vec<u8>,
+    /// The raw auth-info bytes, as signed.
+    pub auth_info_bytes: Vec<u8>,
+    /// The one signature.
+    pub signature: Vec<u8>,
+    /// The signer's compressed public key, when the transaction carries it.
+    pub pubkey: Option<[u8; 33]>,
+    /// The signer (every message's signer).
+    pub signer: Address,
+    /// The sequence the signature commits to.
+    pub sequence: u64,
+    /// The messages.
+    pub msgs: Vec<Msg>,
+    /// Gas limit.
+    pub gas_limit: u64,
+    /// Fee, in the native denom.
+    pub fee: Amount,
+    /// Memo.
+    pub memo: String,
+    /// Timeout height (0 = none).
+    pub timeout_height: u64,
+}
+
+impl DecodedTx {
+    /// The hash in upper-case hex, as CometBFT and the Cosmos tx service print it.
+    pub fn hash_hex(&self) -> String {
+        hex::encode_upper(self.hash)
+    }
+
+    /// The SignDoc bytes for `chain_id` and `account_number`.
+    pub fn sign_doc_bytes(&self, chain_id: &str, account_number: u64) -> Vec<u8> {
+        SignDoc {
+            body_bytes: self.body_bytes.clone(),
+            auth_info_bytes: self.auth_info_bytes.clone(),
+            chain_id: chain_id.to_string(),
+            account_number,
+        }
+        .encode_to_vec()
+    }
+}
+
+/// The transaction hash of raw bytes.
+pub fn tx_hash(bytes: &[u8]) -> [u8; 32] {
+    lantau_crypto::sha256(bytes)
+}
+
+fn err(e: SdkError) -> TxError {
+    e.into()
+}
+
+/// Decodes raw bytes and runs every check that needs no state.
+pub fn decode(bytes: &[u8], cfg: &AppConfig) -> Result<DecodedTx, TxError> {
+    if bytes.len() > cfg.max_tx_bytes {
+        return Err(err(SdkError::TxTooLarge(format!(
+            "tx is {} bytes, the maximum is {}",
+            bytes.len(),
+            cfg.max_tx_bytes
+        ))));
+    }
+    if bytes.is_empty() {
+        return Err(err(SdkError::TxDecode("empty transaction".into())));
+    }
+    let raw = TxRaw::decode(bytes).map_err(|e| err(SdkError::TxDecode(format!("invalid TxRaw: {e}"))))?;
+    let body = TxBody::decode(raw.body_bytes.as_slice())
+        .map_err(|e| err(SdkError::TxDecode(format!("invalid TxBody: {e}"))))?;
+    let auth = AuthInfo::decode(raw.auth_info_bytes.as_slice())
+        .map_err(|e| err(SdkError::TxDecode(format!("invalid AuthInfo: {e}"))))?;
+
+    // Messages.
+    if body.messages.is_empty() {
+        return Err(err(SdkError::InvalidRequest("must contain at least one message".into())));
+    }
+    let msgs = body.messages.iter().map(Msg::from_any).collect::<Result<Vec<_>, _>>()?;
+    for m in &msgs {
+        m.check_stateless()?;
+    }
+    if let Some(opt) = body.extension_options.first() {
+        return Err(err(SdkError::UnknownExtensionOptions(format!("unknown extension option {}", opt.type_url))));
+    }
+    if body.memo.chars().count() > cfg.max_memo_chars {
+        return Err(err(SdkError::MemoTooLarge(format!(
+            "maximum number of characters is {} but received {} characters",
+            cfg.max_memo_chars,
+            body.memo.chars().count()
+        ))));
+    }
+
+    // One signer.
+    let signer = msgs[0].signer();
+    if let Some(other) = msgs.iter().map(Msg::signer).find(|s| *s != signer) {
+        return Err(err(SdkError::Unauthorized(format!(
+            "all messages must have the same signer; got {signer} and {other}"
+        ))));
+    }
+    match (raw.signatures.len(), auth.signer_infos.len()) {
+        (0, _) => return Err(err(SdkError::NoSignatures("transaction has no signature".into()))),
+        (1, 1) => {}
+        (s, i) => {
+            return Err(err(SdkError::TooManySignatures(format!(
+                "expected 1 signature and 1 signer info, got {s} and {i}"
+            ))))
+        }
+    }
+    let si = &auth.signer_infos[0];
+    match si.mode_info.as_ref().and_then(|m| m.sum.as_ref()) {
+        Some(mode_info::Sum::Single(s)) if s.mode == SignMode::Direct as i32 => {}
+        _ => return Err(err(SdkError::Unauthorized("only SIGN_MODE_DIRECT single signatures are supported".into()))),
+    }
+    let pubkey = match &si.public_key {
+        None => None,
+        Some(any) if any.type_url == ETH_SECP256K1_PUBKEY_TYPE_URL => {
+            let pk = PubKey::decode(any.value.as_slice())
+                .map_err(|e| err(SdkError::InvalidPubKey(format!("invalid eth_secp256k1 key: {e}"))))?;
+            let arr: [u8; 33] = pk.key.as_ref().try_into().map_err(|_| {
+                err(SdkError::InvalidPubKey(format!("eth_secp256k1 key must be 33 bytes, got {}", pk.key.len())))
+            })?;
+            let parsed = lantau_crypto::PublicKey::from_compressed(&arr)
+                .map_err(|e| err(SdkError::InvalidPubKey(e.to_string())))?;
+            if parsed.address() != signer {
+                return Err(err(SdkError::Unauthorized(format!(
+                    "pubkey does not match signer address {signer} (key address {})",
+                    parsed.address()
+                ))));
+            }
+            Some(arr)
+        }
+        Some(any) => {
+            return Err(err(SdkError::InvalidPubKey(format!(
+                "unsupported key type {}, expected {ETH_SECP256K1_PUBKEY_TYPE_URL}",
+                any.type_url
+            ))))
+        }
+    };
+    let signature = raw.signatures[0].clone();
+    if signature.len() != 64 && signature.len() != 65 {
+        return Err(err(SdkError::Unauthorized(format!(
+            "signature must be 64 or 65 bytes, got {}",
+            signature.len()
+        ))));
+    }
+
+    // Fee and gas.
+    let fee = auth.fee.as_ref().ok_or_else(|| err(SdkError::InsufficientFee("missing fee".into())))?;
+    if fee.gas_limit == 0 {
+        return Err(err(SdkError::InvalidGasLimit("gas limit must be positive".into())));
+    }
+    if fee.gas_limit > cfg.max_gas_per_tx {
+        return Err(err(SdkError::InvalidGasLimit(format!(
+            "gas limit {} exceeds the maximum {} per transaction",
+            fee.gas_limit, cfg.max_gas_per_tx
+        ))));
+    }
+    let mut fee_amount = Amount::ZERO;
+    for c in &fee.amount {
+        if c.denom != NATIVE_DENOM {
+            return Err(err(SdkError::InsufficientFee(format!(
+                "fees are paid in {NATIVE_DENOM} only, got {}",
+                c.denom
+            ))));
+        }
+        let a: Amount = c
+            .amount
+            .parse()
+            .map_err(|_| err(SdkError::InsufficientFee(format!("invalid fee amount {:?}", c.amount))))?;
+        fee_amount = fee_amount
+            .checked_add(a)
+            .map_err(|_| err(SdkError::InsufficientFee("fee overflows".into())))?;
+    }
+    let required = Amount(u128::from(fee.gas_limit)).checked_mul(MIN_GAS_PRICE).map_err(|_| {
+        err(SdkError::InsufficientFee("fee overflows".into()))
+    })?;
+    if fee_amount < required {
+        return Err(err(SdkError::InsufficientFee(format!(
+            "got: {fee_amount}{NATIVE_DENOM} required: {required}{NATIVE_DENOM} (1 gwei x {} gas)",
+            fee.gas_limit
+        ))));
+    }
+
+    Ok(DecodedTx {
+        hash: tx_hash(bytes),
+        size: bytes.len(),
+        body_bytes: raw.body_bytes,
+        auth_info_bytes: raw.auth_info_bytes,
+        signature,
+        pubkey,
+        signer,
+        sequence: si.sequence,
+        msgs,
+        gas_limit: fee.gas_limit,
+        fee: fee_amount,
+        memo: body.memo,
+        timeout_height: body.timeout_height,
+    })
+}

@@ -1,0 +1,14 @@
+//! The Lantau client library: build and sign transactions, broadcast them, and confirm them,
+//! following the spec's client rules (a broadcast is not a confirmation; a poll timeout is
+//! neither failure nor success; confirm by the transaction query).
+//!
+//! - [`tx`]: messages and SIGN_MODE_DIRECT signing with eth_secp256k1 keys.
+//! - [`rest`]: a typed client of the Cosmos REST surface.
+
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)] // client code, not state machine
+
+pub mod rest;
+pub mod tx;
+
+pub use rest::{Broadcast, ClientError, Confirmation, RestClient, TxResponse};
+pub use tx::{msg_multi_send, msg_send, SignerData, TxBuilder};

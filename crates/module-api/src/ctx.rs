@@ -1,0 +1,46 @@
+//! Execution contexts.
+
+use lantau_primitives::{Address, Height};
+
+use crate::event::Event;
+use crate::gas::GasMeter;
+
+/// What a block tells the state machine about itself. Block time is the only clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockCtx {
+    /// The height being executed (or, for CheckTx, the next height).
+    pub height: Height,
+    /// The block time, from the header (consensus time, never the local clock).
+    pub time: time::OffsetDateTime,
+    /// The Cosmos chain id.
+    pub chain_id: String,
+}
+
+/// The per-transaction context handed to message handlers.
+#[derive(Debug)]
+pub struct ExecCtx<'a> {
+    /// The block.
+    pub block: &'a BlockCtx,
+    /// The transaction's gas meter.
+    pub gas: &'a GasMeter,
+    /// The transaction hash (upper-case hex), for records that cite it.
+    pub tx_hash: &'a str,
+    /// The verified signer of the transaction.
+    pub signer: Address,
+    /// The index of the message being executed.
+    pub msg_index: usize,
+    /// Events emitted so far by this message.
+    pub events: Vec<Event>,
+}
+
+impl<'a> ExecCtx<'a> {
+    /// A context for one message.
+    pub fn new(block: &'a BlockCtx, gas: &'a GasMeter, tx_hash: &'a str, signer: Address) -> Self {
+        Self { block, gas, tx_hash, signer, msg_index: 0, events: Vec::new() }
+    }
+
+    /// Records an event.
+    pub fn emit(&mut self, e: Event) {
+        self.events.push(e);
+    }
+}

@@ -1,0 +1,27 @@
+//! The contract every Lantau module follows.
+//!
+//! - [`gas`]: the deterministic gas meter and its cost table (store reads, writes, bytes,
+//!   signatures). Every typed state access in a module charges it.
+//! - [`error`]: [`TxError`], the (codespace, code, log) triple every failure becomes, the
+//!   [`ErrorCode`] trait each module's error enum implements, and the standard `sdk` codespace.
+//! - [`ctx`]: [`BlockCtx`] (height, block time, chain id) and [`ExecCtx`] (the per-transaction
+//!   context handed to handlers: block, gas meter, signers, events).
+//! - [`event`]: building ABCI events.
+//! - [`handler`]: the [`MsgHandler`] trait: `check_stateless` (pure, parallel) and
+//!   `check_and_execute` (state checks and writes).
+//!
+//! State goes through one door: each module's `state.rs` defines typed extension traits over
+//! cnidarium's `StateRead`/`StateWrite`, and its keys live only in its `state_key.rs`.
+
+pub mod ctx;
+pub mod error;
+pub mod event;
+pub mod gas;
+pub mod handler;
+pub mod store;
+
+pub use ctx::{BlockCtx, ExecCtx};
+pub use error::{ErrorCode, SdkError, TxError};
+pub use event::{event, Event};
+pub use gas::{GasMeter, OutOfGas};
+pub use handler::MsgHandler;

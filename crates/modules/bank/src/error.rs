@@ -1,0 +1,40 @@
+//! Bank errors (codespace `bank`), numbered as the Cosmos SDK's x/bank numbers them.
+
+use lantau_module_api::{ErrorCode, TxError};
+
+/// A bank handler failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BankError {
+    /// 2: a multi-send without inputs.
+    #[error("no inputs to send transaction")]
+    NoInputs,
+    /// 3: a multi-send without outputs.
+    #[error("no outputs to send transaction")]
+    NoOutputs,
+    /// 4: the sum of inputs differs from the sum of outputs.
+    #[error("sum inputs != sum outputs: {0}")]
+    InputOutputMismatch(String),
+    /// 9: a multi-send with more than one input (one signer per transaction).
+    #[error("multiple senders not allowed")]
+    MultipleSenders,
+}
+
+impl ErrorCode for BankError {
+    fn codespace(&self) -> &'static str {
+        "bank"
+    }
+    fn code(&self) -> u32 {
+        match self {
+            BankError::NoInputs => 2,
+            BankError::NoOutputs => 3,
+            BankError::InputOutputMismatch(_) => 4,
+            BankError::MultipleSenders => 9,
+        }
+    }
+}
+
+impl From<BankError> for TxError {
+    fn from(e: BankError) -> Self {
+        TxError::from_code(&e)
+    }
+}

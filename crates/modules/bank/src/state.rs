@@ -1,0 +1,149 @@
+//! Typed access to bank state: the module's keeper, and the one transfer chokepoint.
+
+use std::future::Future;
+
+use cnidarium::{StateRead, StateWrite};
+use futures::StreamExt;
+use lantau_module_api::{error::internal, store, Event, GasMeter, SdkError, TxError};
+use lantau_primitives::{Address, Amount, Coin};
+
+use crate::{event, msg::coins_to_string, state_key};
+
+fn decode_amount(bytes: &[u8]) -> Result<Amount, TxError> {
+    Amount::from_be_slice(bytes).ok_or_else(|| internal("corrupt balance record"))
+}
+
+/// Reads of bank state.
+pub trait BankRead: StateRead {
+    /// The balance of `addr` in `denom` (zero when absent).
+    fn balance(
+        &self,
+        gas: &GasMeter,
+        addr: &Address,
+        denom: &str,
+    ) -> impl Future<Output = Result<Amount, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            match store::get(self, gas, &state_key::balance(addr, denom)).await? {
+                Some(b) => decode_amount(&b),
+                None => Ok(Amount::ZERO),
+            }
+        }
+    }
+
+    /// Every non-zero balance of `addr`, sorted by denom. Unmetered: queries only.
+    fn all_balances(&self, addr: &Address) -> impl Future<Output = Result<Vec<Coin>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            let prefix = state_key::balance_prefix(addr);
+            let mut stream = self.prefix_raw(&prefix);
+            let mut out = Vec::new();
+            while let Some(item) = stream.next().await {
+                let (key, value) = item.map_err(internal)?;
+                let denom = key.strip_prefix(&prefix).unwrap_or(&key).to_string();
+                out.push(Coin::new(denom, decode_amount(&value)?));
+            }
+            out.sort();
+            Ok(out)
+        }
+    }
+
+    /// The supply of `denom`.
+    fn supply(&self, gas: &GasMeter, denom: &str) -> impl Future<Output = Result<Amount, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            match store::get(self, gas, &state_key::supply(denom)).await? {
+                Some(b) => decode_amount(&b),
+                None => Ok(Amount::ZERO),
+            }
+        }
+    }
+}
+
+impl<T: StateRead + ?Sized> BankRead for T {}
+
+/// Writes of bank state.
+pub trait BankWrite: StateWrite + BankRead {
+    /// Sets a balance; a zero balance deletes the key so state holds no empty rows.
+    fn set_balance(&mut self, gas: &GasMeter, addr: &Address, denom: &str, amount: Amount) -> Result<(), TxError> {
+        let key = state_key::balance(addr, denom);
+        if amount.is_zero() {
+            store::delete(self, gas, key)
+        } else {
+            store::put(self, gas, key, amount.to_be_bytes().to_vec())
+        }
+    }
+
+    /// The transfer chokepoint: moves `coins` from `from` to `to`, checking every balance with
+    /// checked arithmetic, and appends `coin_spent`, `coin_received` and `transfer` events.
+    /// On error nothing is written by this call (all balances are checked before any write).
+    fn transfer(
+        &mut self,
+        gas: &GasMeter,
+        from: &Address,
+        to: &Address,
+        coins: &[Coin],
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        async move {
+            // Check everything first.
+            let mut debits = Vec::with_capacity(coins.len());
+            for c in coins {
+                let have = self.balance(gas, from, &c.denom).await?;
+                let left = have.checked_sub(c.amount).map_err(|_| {
+                    SdkError::InsufficientFunds(format!("spendable balance {have}{} is smaller than {c}", c.denom))
+                })?;
+                debits.push(left);
+            }
+            let amount = coins_to_string(coins);
+            for (c, left) in coins.iter().zip(debits) {
+                self.set_balance(gas, from, &c.denom, left)?;
+                let have = self.balance(gas, to, &c.denom).await?;
+                let new = have.checked_add(c.amount).map_err(|_| internal("balance overflow"))?;
+                self.set_balance(gas, to, &c.denom, new)?;
+            }
+            events.push(event::coin_spent(from, &amount));
+            events.push(event::coin_received(to, &amount));
+            events.push(event::transfer(from, to, &amount));
+            Ok(())
+        }
+    }
+
+    /// Creates coins in `to`'s balance and raises the supply.
+    fn mint(
+        &mut self,
+        gas: &GasMeter,
+        to: &Address,
+        coins: &[Coin],
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        async move {
+            for c in coins {
+                let supply = self.supply(gas, &c.denom).await?;
+                let supply = supply.checked_add(c.amount).map_err(|_| internal("supply overflow"))?;
+                store::put(self, gas, state_key::supply(&c.denom), supply.to_be_bytes().to_vec())?;
+                let have = self.balance(gas, to, &c.denom).await?;
+                let new = have.checked_add(c.amount).map_err(|_| internal("balance overflow"))?;
+                self.set_balance(gas, to, &c.denom, new)?;
+            }
+            let amount = coins_to_string(coins);
+            events.push(event::coinbase(to, &amount));
+            events.push(event::coin_received(to, &amount));
+            Ok(())
+        }
+    }
+}
+
+impl<T: StateWrite + ?Sized> BankWrite for T {}

@@ -1,0 +1,471 @@
+//! Command-line interface. Human output by default, `--output json` for tools.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use lantau_client::{msg_send, Confirmation, RestClient, SignerData, TxBuilder};
+use lantau_crypto::{Keyring, KeyringBackend, SecretKey};
+use lantau_node::home::{init_home, Home, InitOptions, DEV_CHAIN_ID, DEV_EVM_CHAIN_ID};
+use lantau_node::{start, StartOptions};
+use lantau_primitives::{Address, Coin};
+use serde_json::json;
+
+/// The Lantau node and CLI.
+#[derive(Debug, Parser)]
+#[command(name = "lantaud", version, about = "Lantau: a regulated-stablecoin chain node (Cosmos SDK style, with an EVM interface)")]
+pub(crate) struct Cli {
+    /// Node home directory.
+    #[arg(long, global = true, env = "LANTAU_HOME", default_value_os_t = default_home())]
+    home: PathBuf,
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value_t = Output::Text)]
+    output: Output,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+fn default_home() -> PathBuf {
+    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")).join(".lantau")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Output {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Create a node home: config, genesis, validator key (and dev accounts with --dev).
+    Init(InitArgs),
+    /// Run the node (initialises a dev home first when the home does not exist).
+    Start(StartArgs),
+    /// Manage keys in the keyring.
+    #[command(subcommand)]
+    Keys(KeysCmd),
+    /// Sign and broadcast transactions.
+    #[command(subcommand)]
+    Tx(TxCmd),
+    /// Query the chain.
+    #[command(subcommand)]
+    Query(QueryCmd),
+    /// Benchmark: signed transfers through broadcast, committed tx/s and latencies.
+    Bench(crate::bench::BenchArgs),
+}
+
+#[derive(Debug, Args)]
+struct InitArgs {
+    /// Cosmos chain id.
+    #[arg(long, default_value = DEV_CHAIN_ID)]
+    chain_id: String,
+    /// EVM chain id.
+    #[arg(long, default_value_t = DEV_EVM_CHAIN_ID)]
+    evm_chain_id: u64,
+    /// Moniker.
+    #[arg(long, default_value = "lantau-dev")]
+    moniker: String,
+    /// Create and fund the named dev accounts.
+    #[arg(long, default_value_t = true)]
+    dev: bool,
+}
+
+#[derive(Debug, Args)]
+struct StartArgs {
+    /// Cosmos REST listen address.
+    #[arg(long = "api.address", alias = "api-address")]
+    api_address: Option<String>,
+    /// CometBFT RPC listen address.
+    #[arg(long = "rpc.laddr", alias = "rpc-address")]
+    rpc_address: Option<String>,
+    /// Block interval, e.g. 1s or 500ms.
+    #[arg(long)]
+    block_time: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+struct KeyringArgs {
+    /// Keyring backend: `test` (unencrypted, dev) or `file` (encrypted keystore files).
+    #[arg(long, default_value = "test")]
+    keyring_backend: String,
+}
+
+impl KeyringArgs {
+    fn open(&self, home: &std::path::Path) -> anyhow::Result<Keyring> {
+        let h = Home(home.to_path_buf());
+        match self.keyring_backend.as_str() {
+            "test" => Ok(Keyring::open(&h.test_keyring(), KeyringBackend::Test)?),
+            "file" => {
+                let passphrase = match std::env::var("LANTAU_KEYRING_PASSPHRASE") {
+                    Ok(p) => p,
+                    Err(_) => rpassword::prompt_password("Keyring passphrase: ")?,
+                };
+                Ok(Keyring::open(&h.file_keyring(), KeyringBackend::File { passphrase })?)
+            }
+            other => anyhow::bail!("unknown keyring backend {other:?}: use test or file"),
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCmd {
+    /// Create a key (or recover one from a mnemonic read on stdin with --recover).
+    Add {
+        /// Key name.
+        name: String,
+        /// Read a BIP-39 mnemonic from stdin.
+        #[arg(long)]
+        recover: bool,
+        /// HD account index (m/44'/60'/0'/0/<index>).
+        #[arg(long, default_value_t = 0)]
+        index: u32,
+        #[command(flatten)]
+        kr: KeyringArgs,
+    },
+    /// List keys.
+    List {
+        #[command(flatten)]
+        kr: KeyringArgs,
+    },
+    /// Show a key's addresses.
+    Show {
+        /// Key name.
+        name: String,
+        #[command(flatten)]
+        kr: KeyringArgs,
+    },
+    /// Print a key's private key (hex), for import into a wallet.
+    Export {
+        /// Key name.
+        name: String,
+        #[command(flatten)]
+        kr: KeyringArgs,
+    },
+    /// Import a private key (hex).
+    Import {
+        /// Key name.
+        name: String,
+        /// Private key, hex (0x optional).
+        private_key: String,
+        #[command(flatten)]
+        kr: KeyringArgs,
+    },
+    /// Delete a key.
+    Delete {
+        /// Key name.
+        name: String,
+        #[command(flatten)]
+        kr: KeyringArgs,
+    },
+}
+
+#[derive(Debug, Args, Clone)]
+struct NodeArgs {
+    /// Cosmos REST address of the node.
+    #[arg(long, env = "LANTAU_NODE", default_value = "http://127.0.0.1:1317")]
+    node: String,
+}
+
+#[derive(Debug, Args, Clone)]
+struct TxArgs {
+    #[command(flatten)]
+    node: NodeArgs,
+    #[command(flatten)]
+    kr: KeyringArgs,
+    /// Gas limit (`auto` simulates and adds 30%).
+    #[arg(long, default_value = "auto")]
+    gas: String,
+    /// Fee in alantau (default: 1 gwei x gas).
+    #[arg(long)]
+    fees: Option<String>,
+    /// Memo.
+    #[arg(long, default_value = "")]
+    memo: String,
+    /// Broadcast mode: sync (wait for the verdict, then confirm) or async.
+    #[arg(long, default_value = "sync")]
+    broadcast_mode: String,
+    /// Do not wait for the transaction to be included.
+    #[arg(long)]
+    no_wait: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum TxCmd {
+    /// Bank transactions.
+    #[command(subcommand)]
+    Bank(BankTx),
+}
+
+#[derive(Debug, Subcommand)]
+enum BankTx {
+    /// Send coins: `send <from-key> <to-address> <amount><denom>[,<amount><denom>...]`.
+    Send {
+        /// Key name of the sender.
+        from: String,
+        /// Recipient (bech32 or 0x hex).
+        to: String,
+        /// Coins, e.g. 1000000alantau.
+        amount: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum QueryCmd {
+    /// Bank queries.
+    #[command(subcommand)]
+    Bank(BankQuery),
+    /// Auth queries.
+    #[command(subcommand)]
+    Auth(AuthQuery),
+    /// A transaction by hash.
+    Tx {
+        /// Hash (hex).
+        hash: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum BankQuery {
+    /// Balances of an address.
+    Balances {
+        /// Address (bech32 or 0x hex) or key name.
+        address: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AuthQuery {
+    /// Account number and sequence.
+    Account {
+        /// Address (bech32 or 0x hex) or key name.
+        address: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+fn print(output: Output, json_value: serde_json::Value, text: impl FnOnce() -> String) {
+    match output {
+        Output::Json => println!("{}", serde_json::to_string_pretty(&json_value).unwrap_or_default()),
+        Output::Text => println!("{}", text()),
+    }
+}
+
+fn parse_duration(s: &str) -> anyhow::Result<u64> {
+    let s = s.trim();
+    if let Some(ms) = s.strip_suffix("ms") {
+        return Ok(ms.parse()?);
+    }
+    if let Some(sec) = s.strip_suffix('s') {
+        let f: f64 = sec.parse()?;
+        return Ok((f * 1000.0).round() as u64);
+    }
+    Ok(s.parse()?)
+}
+
+fn resolve_address(home: &std::path::Path, s: &str) -> anyhow::Result<Address> {
+    if let Ok(a) = Address::parse_any(s) {
+        return Ok(a);
+    }
+    let kr = Keyring::open(&Home(home.to_path_buf()).test_keyring(), KeyringBackend::Test)?;
+    let info = kr.get(s).with_context(|| format!("{s:?} is neither an address nor a key name"))?;
+    Ok(Address::from_bech32(&info.address)?)
+}
+
+pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
+    let home = cli.home.clone();
+    let out = cli.output;
+    match cli.cmd {
+        Cmd::Init(a) => {
+            let opts = InitOptions { chain_id: a.chain_id, evm_chain_id: a.evm_chain_id, moniker: a.moniker, dev: a.dev, ..Default::default() };
+            let accounts = init_home(&home, &opts)?;
+            print(out, json!({"home": home, "chain_id": opts.chain_id, "accounts": accounts}), || {
+                format!("initialised {} for chain {} ({} dev accounts)", home.display(), opts.chain_id, accounts.len())
+            });
+        }
+        Cmd::Start(a) => {
+            let h = Home(home.clone());
+            if !h.is_initialized() {
+                init_home(&home, &InitOptions::default())?;
+                eprintln!("initialised a dev home at {}", home.display());
+            }
+            let block_time_ms = a.block_time.as_deref().map(parse_duration).transpose()?;
+            let node = start(&home, StartOptions { api_address: a.api_address, rpc_address: a.rpc_address, block_time_ms }).await?;
+            print_banner(&h, &node)?;
+            tokio::signal::ctrl_c().await?;
+            eprintln!("shutting down");
+            node.stop().await;
+        }
+        Cmd::Keys(k) => keys(&home, out, k)?,
+        Cmd::Tx(TxCmd::Bank(BankTx::Send { from, to, amount, tx })) => {
+            let kr = tx.kr.open(&home)?;
+            let key = kr.secret(&from)?;
+            let to = resolve_address(&home, &to)?;
+            let coins = amount.split(',').map(Coin::parse).collect::<Result<Vec<_>, _>>()?;
+            let msg = msg_send(&key.address(), &to, &coins);
+            send_tx(out, &tx, &key, vec![msg]).await?;
+        }
+        Cmd::Query(q) => query(&home, out, q).await?,
+        Cmd::Bench(b) => crate::bench::run(b, out == Output::Json).await?,
+    }
+    Ok(())
+}
+
+fn print_banner(h: &Home, node: &lantau_node::RunningNode) -> anyhow::Result<()> {
+    let accounts: Vec<lantau_node::home::DevAccount> = match std::fs::read(h.dev_accounts()) {
+        Ok(b) => serde_json::from_slice(&b)?,
+        Err(_) => vec![],
+    };
+    println!("\n  _             _\n | |__ _ _ _ _| |_ __ _ _  _\n | / _` | ' \\  _/ _` | || |\n |_\\__,_|_||_\\__\\__,_|\\_,_|\n");
+    if !accounts.is_empty() {
+        println!("Available Accounts\n==================");
+        for (i, a) in accounts.iter().enumerate() {
+            println!("({i}) {:<22} {} {} (1000000 LANTAU)", a.name, a.address, a.hex_address);
+        }
+        println!("\nPrivate Keys\n==================");
+        for (i, a) in accounts.iter().enumerate() {
+            println!("({i}) {}", a.private_key);
+        }
+        println!("\nWallet\n==================\nMnemonic:        {}\nDerivation path: m/44'/60'/0'/0/<index>", lantau_node::home::DEV_MNEMONIC);
+        println!("Accounts file:   {}", h.dev_accounts().display());
+    }
+    println!("\nHome:       {}", h.0.display());
+    println!("REST:       http://{}", node.api_addr);
+    println!("RPC:        http://{} (WebSocket ws://{}/websocket)\n", node.rpc_addr, node.rpc_addr);
+    Ok(())
+}
+
+async fn send_tx(out: Output, a: &TxArgs, key: &SecretKey, msgs: Vec<cosmos_sdk_proto::Any>) -> anyhow::Result<()> {
+    let client = RestClient::new(&a.node.node);
+    let chain_id = client.chain_id().await?;
+    let addr = key.address();
+    let (account_number, sequence) = client.account(&addr).await?.with_context(|| format!("account {addr} does not exist on chain"))?;
+    let signer = SignerData { chain_id, account_number, sequence };
+    let mut b = TxBuilder::new(msgs).memo(a.memo.clone());
+    b.gas_limit = if a.gas == "auto" {
+        let sim = client.simulate(&b.clone().gas(10_000_000).fee(0).sign(key, &signer)).await?;
+        sim.saturating_mul(13) / 10
+    } else {
+        a.gas.parse().context("--gas must be a number or auto")?
+    };
+    if let Some(f) = &a.fees {
+        let c = Coin::parse(f).or_else(|_| Coin::parse(&format!("{f}alantau")))?;
+        b.fee = Some(c.amount.0);
+    }
+    let bytes = b.sign(key, &signer);
+    let mode = if a.broadcast_mode == "async" { "BROADCAST_MODE_ASYNC" } else { "BROADCAST_MODE_SYNC" };
+    let br = client.broadcast(&bytes, mode).await?;
+    if br.code != 0 || a.no_wait || mode == "BROADCAST_MODE_ASYNC" {
+        print(out, json!({"txhash": br.txhash, "code": br.code, "codespace": br.codespace, "raw_log": br.raw_log}), || {
+            if br.code == 0 {
+                format!("broadcast {} (not yet confirmed)", br.txhash)
+            } else {
+                format!("rejected {}: codespace {} code {}: {}", br.txhash, br.codespace, br.code, br.raw_log)
+            }
+        });
+        if br.code != 0 {
+            anyhow::bail!("transaction rejected at admission");
+        }
+        return Ok(());
+    }
+    match client.wait_for_tx(&br.txhash, Duration::from_secs(30), Duration::from_millis(200)).await.map(Confirmation::Included) {
+        Ok(Confirmation::Included(r)) => {
+            print(out, json!({"txhash": r.txhash, "height": r.height, "code": r.code, "codespace": r.codespace, "raw_log": r.raw_log, "gas_used": r.gas_used}), || {
+                if r.code == 0 {
+                    format!("committed {} at height {} (gas used {})", r.txhash, r.height, r.gas_used)
+                } else {
+                    format!("included {} at height {} but failed: codespace {} code {}: {}", r.txhash, r.height, r.codespace, r.code, r.raw_log)
+                }
+            });
+            if r.code != 0 {
+                anyhow::bail!("transaction failed");
+            }
+        }
+        Ok(Confirmation::Rejected(b)) => anyhow::bail!("rejected: {}", b.raw_log),
+        Err(e) => anyhow::bail!("{} broadcast, but {e}", br.txhash),
+    }
+    Ok(())
+}
+
+fn keys(home: &std::path::Path, out: Output, k: KeysCmd) -> anyhow::Result<()> {
+    match k {
+        KeysCmd::Add { name, recover, index, kr } => {
+            let kr = kr.open(home)?;
+            let (info, mnemonic) = if recover {
+                let mut phrase = String::new();
+                std::io::stdin().read_line(&mut phrase)?;
+                (kr.add_from_mnemonic(&name, phrase.trim(), index)?, None)
+            } else {
+                let (i, m) = kr.add_new(&name)?;
+                (i, Some(m))
+            };
+            print(out, json!({"key": info, "mnemonic": mnemonic}), || {
+                let mut s = format!("{}  {}  {}", info.name, info.address, info.hex_address);
+                if let Some(m) = &mnemonic {
+                    s.push_str(&format!("\n\nWrite this mnemonic down; it is the only way to recover the key:\n{m}"));
+                }
+                s
+            });
+        }
+        KeysCmd::List { kr } => {
+            let list = kr.open(home)?.list()?;
+            print(out, json!(list), || list.iter().map(|i| format!("{:<22} {}  {}", i.name, i.address, i.hex_address)).collect::<Vec<_>>().join("\n"));
+        }
+        KeysCmd::Show { name, kr } => {
+            let i = kr.open(home)?.get(&name)?;
+            print(out, json!(i), || format!("{}  {}  {}", i.name, i.address, i.hex_address));
+        }
+        KeysCmd::Export { name, kr } => {
+            let hexkey = kr.open(home)?.export_private_key(&name)?;
+            print(out, json!({"name": name, "private_key": format!("0x{hexkey}")}), || format!("0x{hexkey}"));
+        }
+        KeysCmd::Import { name, private_key, kr } => {
+            let i = kr.open(home)?.import_private_key(&name, &private_key)?;
+            print(out, json!(i), || format!("imported {}  {}  {}", i.name, i.address, i.hex_address));
+        }
+        KeysCmd::Delete { name, kr } => {
+            kr.open(home)?.delete(&name)?;
+            print(out, json!({"deleted": name}), || format!("deleted {name}"));
+        }
+    }
+    Ok(())
+}
+
+async fn query(home: &std::path::Path, out: Output, q: QueryCmd) -> anyhow::Result<()> {
+    match q {
+        QueryCmd::Bank(BankQuery::Balances { address, node }) => {
+            let addr = resolve_address(home, &address)?;
+            let coins = RestClient::new(&node.node).balances(&addr).await?;
+            print(out, json!({"balances": coins}), || {
+                if coins.is_empty() {
+                    format!("{addr}: no balances")
+                } else {
+                    coins.iter().map(|c| format!("{} {}", c.amount, c.denom)).collect::<Vec<_>>().join("\n")
+                }
+            });
+        }
+        QueryCmd::Auth(AuthQuery::Account { address, node }) => {
+            let addr = resolve_address(home, &address)?;
+            match RestClient::new(&node.node).account(&addr).await? {
+                Some((n, s)) => print(out, json!({"address": addr, "account_number": n.to_string(), "sequence": s.to_string()}), || {
+                    format!("{addr}\naccount_number: {n}\nsequence: {s}")
+                }),
+                None => anyhow::bail!("account {addr} not found"),
+            }
+        }
+        QueryCmd::Tx { hash, node } => match RestClient::new(&node.node).tx(&hash).await? {
+            Some(r) => print(out, json!({"txhash": r.txhash, "height": r.height, "code": r.code, "codespace": r.codespace, "raw_log": r.raw_log, "gas_wanted": r.gas_wanted, "gas_used": r.gas_used, "events": r.events}), || {
+                format!("{} height {} code {} {}{}", r.txhash, r.height, r.code, r.codespace, if r.raw_log.is_empty() { String::new() } else { format!(": {}", r.raw_log) })
+            }),
+            None => anyhow::bail!("tx {hash} not found (not included yet, or never will be)"),
+        },
+    }
+    Ok(())
+}

@@ -1,0 +1,98 @@
+//! Node configuration: `<home>/config/config.toml`. Every listen address has a config entry and
+//! a `start` flag, so several nodes and test runs share one machine. All bind 127.0.0.1 unless
+//! configured otherwise.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The node's configuration file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct NodeConfig {
+    /// A human name for this node.
+    pub moniker: String,
+    /// Block production of the embedded engine.
+    pub consensus: ConsensusConfig,
+    /// Mempool bounds.
+    pub mempool: MempoolConfig,
+    /// Cosmos REST.
+    pub api: ListenConfig,
+    /// CometBFT-compatible RPC.
+    pub rpc: ListenConfig,
+}
+
+/// Embedded engine settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct ConsensusConfig {
+    /// Milliseconds between blocks.
+    pub block_time_ms: u64,
+    /// Largest block, in bytes of transactions.
+    pub max_block_bytes: usize,
+    /// Most transactions in one block.
+    pub max_block_txs: usize,
+    /// Produce empty blocks when the mempool is empty.
+    pub create_empty_blocks: bool,
+}
+
+/// Mempool bounds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct MempoolConfig {
+    /// Most transactions waiting.
+    pub max_txs: usize,
+    /// Most bytes waiting.
+    pub max_bytes: usize,
+}
+
+/// One listen address.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ListenConfig {
+    /// `host:port`.
+    pub address: String,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            moniker: "lantau-dev".into(),
+            consensus: ConsensusConfig::default(),
+            mempool: MempoolConfig::default(),
+            api: ListenConfig { address: "127.0.0.1:1317".into() },
+            rpc: ListenConfig { address: "127.0.0.1:26657".into() },
+        }
+    }
+}
+
+impl Default for ConsensusConfig {
+    fn default() -> Self {
+        Self { block_time_ms: 1000, max_block_bytes: 8 * 1024 * 1024, max_block_txs: 20_000, create_empty_blocks: true }
+    }
+}
+
+impl Default for MempoolConfig {
+    fn default() -> Self {
+        Self { max_txs: 50_000, max_bytes: 64 * 1024 * 1024 }
+    }
+}
+
+impl NodeConfig {
+    /// The block interval.
+    pub fn block_time(&self) -> Duration {
+        Duration::from_millis(self.consensus.block_time_ms.max(1))
+    }
+
+    /// Reads a config file.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)?;
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    /// Writes a config file.
+    pub fn save(&self, path: &Path) -> anyhow::Result<()> {
+        std::fs::write(path, toml::to_string_pretty(self)?)?;
+        Ok(())
+    }
+}

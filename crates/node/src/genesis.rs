@@ -1,0 +1,39 @@
+//! The genesis file, in CometBFT's layout (`genesis_time`, `chain_id`, `initial_height`,
+//! `app_state`), so the same file starts the embedded engine and a CometBFT network.
+
+use lantau_app::AppGenesis;
+use serde::{Deserialize, Serialize};
+
+/// `<home>/config/genesis.json`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GenesisFile {
+    /// RFC 3339 genesis time.
+    pub genesis_time: String,
+    /// Cosmos chain id.
+    pub chain_id: String,
+    /// First block height, as a string.
+    #[serde(default = "one")]
+    pub initial_height: String,
+    /// Empty: the app computes its own.
+    #[serde(default)]
+    pub app_hash: String,
+    /// The app's genesis state.
+    pub app_state: AppGenesis,
+}
+
+fn one() -> String {
+    "1".into()
+}
+
+impl GenesisFile {
+    /// Reads a genesis file.
+    pub fn load(path: &std::path::Path) -> anyhow::Result<Self> {
+        let bytes = std::fs::read(path)?;
+        serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    /// The genesis time.
+    pub fn time(&self) -> anyhow::Result<lantau_app::tendermint::Time> {
+        Ok(self.genesis_time.parse()?)
+    }
+}

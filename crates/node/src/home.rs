@@ -1,0 +1,234 @@
+//! The node's home directory and the dev home that `lantaud start` creates when none exists.
+//!
+//! ```text
+//! <home>/config/config.toml          listen addresses, block time, mempool bounds
+//! <home>/config/genesis.json         CometBFT-layout genesis with our app_state
+//! <home>/config/priv_validator_key.json   the embedded validator's ed25519 key
+//! <home>/data/state/                 cnidarium (JMT over RocksDB): state, tx index, blocks
+//! <home>/keyring-test/               dev keys (unencrypted test keyring)
+//! <home>/dev-accounts.json           dev accounts with their keys, like anvil prints
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use lantau_app::auth::genesis::GenesisState as AuthGenesis;
+use lantau_app::bank::genesis::{Balance, GenesisState as BankGenesis};
+use lantau_app::AppGenesis;
+use lantau_crypto::{secret_key_from_mnemonic, Keyring, KeyringBackend};
+use lantau_primitives::{Coin, NATIVE_DENOM};
+use serde::{Deserialize, Serialize};
+
+use crate::config::NodeConfig;
+use crate::genesis::GenesisFile;
+
+/// The well-known development mnemonic (the one anvil and Hardhat use): dev keys are public.
+pub const DEV_MNEMONIC: &str = "test test test test test test test test test test test junk";
+
+/// Named dev accounts, at HD indices 0.. of [`DEV_MNEMONIC`]. Later capabilities give these
+/// names their roles (governance, compliance authority, issuer, registrar, auditor, customers).
+pub const DEV_ACCOUNT_NAMES: [&str; 8] =
+    ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol"];
+
+/// Native coin each dev account starts with: 1,000,000 LANTAU.
+pub const DEV_NATIVE_BALANCE: u128 = 1_000_000 * 1_000_000_000_000_000_000;
+
+/// Default dev chain ids.
+pub const DEV_CHAIN_ID: &str = "lantau-local-1";
+/// Default dev EVM chain id.
+pub const DEV_EVM_CHAIN_ID: u64 = 852;
+
+/// One dev account, as written to `dev-accounts.json`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DevAccount {
+    /// Role name.
+    pub name: String,
+    /// bech32 address.
+    pub address: String,
+    /// EIP-55 hex address.
+    pub hex_address: String,
+    /// The mnemonic (shared by all dev accounts; the HD index is `index`).
+    pub mnemonic: String,
+    /// HD index under m/44'/60'/0'/0.
+    pub index: u32,
+    /// Private key, 0x-prefixed hex (import into MetaMask).
+    pub private_key: String,
+}
+
+/// Paths inside a home.
+#[derive(Debug, Clone)]
+pub struct Home(pub PathBuf);
+
+impl Home {
+    /// `config/config.toml`.
+    pub fn config(&self) -> PathBuf {
+        self.0.join("config/config.toml")
+    }
+    /// `config/genesis.json`.
+    pub fn genesis(&self) -> PathBuf {
+        self.0.join("config/genesis.json")
+    }
+    /// `config/priv_validator_key.json`.
+    pub fn validator_key(&self) -> PathBuf {
+        self.0.join("config/priv_validator_key.json")
+    }
+    /// `data/state`.
+    pub fn state(&self) -> PathBuf {
+        self.0.join("data/state")
+    }
+    /// `keyring-test`.
+    pub fn test_keyring(&self) -> PathBuf {
+        self.0.join("keyring-test")
+    }
+    /// `keyring-file`.
+    pub fn file_keyring(&self) -> PathBuf {
+        self.0.join("keyring-file")
+    }
+    /// `dev-accounts.json`.
+    pub fn dev_accounts(&self) -> PathBuf {
+        self.0.join("dev-accounts.json")
+    }
+    /// True once `init` ran.
+    pub fn is_initialized(&self) -> bool {
+        self.genesis().exists()
+    }
+}
+
+/// Options of `lantaud init`.
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    /// Cosmos chain id.
+    pub chain_id: String,
+    /// EVM chain id.
+    pub evm_chain_id: u64,
+    /// Moniker.
+    pub moniker: String,
+    /// Create the dev accounts and fund them.
+    pub dev: bool,
+    /// Extra addresses funded with native coin (benchmarks).
+    pub extra_accounts: Vec<lantau_primitives::Address>,
+    /// Genesis time (RFC 3339).
+    pub genesis_time: String,
+}
+
+impl Default for InitOptions {
+    fn default() -> Self {
+        Self {
+            chain_id: DEV_CHAIN_ID.into(),
+            evm_chain_id: DEV_EVM_CHAIN_ID,
+            moniker: "lantau-dev".into(),
+            dev: true,
+            extra_accounts: Vec::new(),
+            genesis_time: "2026-01-01T00:00:00Z".into(),
+        }
+    }
+}
+
+/// The dev account at `index` of the dev mnemonic.
+pub fn dev_account(name: &str, index: u32) -> anyhow::Result<DevAccount> {
+    let sk = secret_key_from_mnemonic(DEV_MNEMONIC, index)?;
+    let addr = sk.address();
+    Ok(DevAccount {
+        name: name.to_string(),
+        address: addr.to_bech32(),
+        hex_address: addr.to_hex(),
+        mnemonic: DEV_MNEMONIC.into(),
+        index,
+        private_key: format!("0x{}", sk.to_hex()),
+    })
+}
+
+/// Creates a home: config, validator key, genesis, and (dev) funded accounts in the test
+/// keyring and `dev-accounts.json`. Fails if the home already has a genesis.
+pub fn init_home(home: &Path, opts: &InitOptions) -> anyhow::Result<Vec<DevAccount>> {
+    let h = Home(home.to_path_buf());
+    anyhow::ensure!(!h.is_initialized(), "{} is already initialized", home.display());
+    std::fs::create_dir_all(home.join("config"))?;
+    std::fs::create_dir_all(home.join("data"))?;
+
+    let cfg = NodeConfig { moniker: opts.moniker.clone(), ..NodeConfig::default() };
+    cfg.save(&h.config())?;
+    write_validator_key(&h.validator_key())?;
+
+    let mut accounts = Vec::new();
+    if opts.dev {
+        for (i, name) in DEV_ACCOUNT_NAMES.iter().enumerate() {
+            accounts.push(dev_account(name, u32::try_from(i)?)?);
+        }
+    }
+    let mut auth = AuthGenesis::default();
+    let mut bank = BankGenesis::default();
+    let funded = accounts
+        .iter()
+        .map(|a| lantau_primitives::Address::from_bech32(&a.address))
+        .collect::<Result<Vec<_>, _>>()?;
+    for addr in funded.into_iter().chain(opts.extra_accounts.iter().copied()) {
+        auth.accounts.push(addr);
+        bank.balances.push(Balance { address: addr, coins: vec![Coin::new(NATIVE_DENOM, DEV_NATIVE_BALANCE)] });
+    }
+    let genesis = GenesisFile {
+        genesis_time: opts.genesis_time.clone(),
+        chain_id: opts.chain_id.clone(),
+        initial_height: "1".into(),
+        app_hash: String::new(),
+        app_state: AppGenesis { evm_chain_id: opts.evm_chain_id, auth, bank },
+    };
+    std::fs::write(h.genesis(), serde_json::to_vec_pretty(&genesis)?)?;
+
+    if !accounts.is_empty() {
+        let kr = Keyring::open(&h.test_keyring(), KeyringBackend::Test)?;
+        for a in &accounts {
+            kr.add_from_mnemonic(&a.name, DEV_MNEMONIC, a.index)?;
+        }
+        std::fs::write(h.dev_accounts(), serde_json::to_vec_pretty(&accounts)?)?;
+    }
+    Ok(accounts)
+}
+
+/// The embedded validator's key file, in CometBFT's `priv_validator_key.json` layout.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ValidatorKeyFile {
+    /// Upper-hex address: first 20 bytes of sha256(pub key).
+    pub address: String,
+    /// `{type: "tendermint/PubKeyEd25519", value: base64}`.
+    pub pub_key: KeyJson,
+    /// `{type: "tendermint/PrivKeyEd25519", value: base64(seed ‖ pub)}`.
+    pub priv_key: KeyJson,
+}
+
+/// A typed key in CometBFT's amino JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KeyJson {
+    /// Amino type name.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// base64 bytes.
+    pub value: String,
+}
+
+fn write_validator_key(path: &Path) -> anyhow::Result<()> {
+    let sk = ed25519_consensus::SigningKey::new(rand::rngs::OsRng);
+    let vk = sk.verification_key();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let addr = lantau_crypto::sha256(vk.as_bytes());
+    let file = ValidatorKeyFile {
+        address: hex::encode_upper(&addr[..20]),
+        pub_key: KeyJson { kind: "tendermint/PubKeyEd25519".into(), value: b64.encode(vk.as_bytes()) },
+        priv_key: KeyJson {
+            kind: "tendermint/PrivKeyEd25519".into(),
+            value: b64.encode([sk.as_bytes().as_slice(), vk.as_bytes().as_slice()].concat()),
+        },
+    };
+    std::fs::write(path, serde_json::to_vec_pretty(&file)?)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(())
+}
+
+/// Reads the validator key file.
+pub fn read_validator_key(path: &Path) -> anyhow::Result<ValidatorKeyFile> {
+    Ok(serde_json::from_slice(&std::fs::read(path)?)?)
+}

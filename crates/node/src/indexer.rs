@@ -1,0 +1,215 @@
+//! The tx index and the embedded engine's block store, written in the non-verifiable store by
+//! the app's block hook, inside the same atomic commit as the block's state.
+//!
+//! Keys (non-verifiable, binary):
+//! - `b/<height u64 BE>` → the block (CometBFT protobuf `Block`), embedded engine only;
+//! - `r/<height u64 BE>` → the block's results (CometBFT protobuf `ResponseFinalizeBlock`);
+//! - `t/<hash 32 bytes>` → the transaction (CometBFT protobuf `TxResult`);
+//! - `h/<height u64 BE><index u32 BE>` → tx hash: every transaction in block order;
+//! - `e/<type.key>\0<value>\0<height u64 BE><index u32 BE>` → tx hash: one row per indexed
+//!   event attribute, so an equality condition is answered by a prefix scan.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use lantau_app::cnidarium::{Snapshot, StateRead};
+use lantau_app::tendermint::abci::{request, response, types::ExecTxResult};
+use lantau_app::tendermint::{Block, Time};
+use lantau_app::BlockHook;
+use lantau_event_query::{Operand, Op, Query};
+use lantau_rpc::api::{tx_event_map, BlockResults, SearchPage, TxRecord};
+use parking_lot::Mutex;
+use prost::Message;
+use tendermint_proto::v0_38 as pb;
+use tendermint_proto::Protobuf;
+
+fn block_key(h: u64) -> Vec<u8> {
+    [b"b/".as_slice(), &h.to_be_bytes()].concat()
+}
+fn results_key(h: u64) -> Vec<u8> {
+    [b"r/".as_slice(), &h.to_be_bytes()].concat()
+}
+fn tx_key(hash: &[u8; 32]) -> Vec<u8> {
+    [b"t/".as_slice(), hash].concat()
+}
+fn height_key(h: u64, i: u32) -> Vec<u8> {
+    [b"h/".as_slice(), &h.to_be_bytes(), &i.to_be_bytes()].concat()
+}
+fn event_prefix(key: &str, value: &str) -> Vec<u8> {
+    [b"e/".as_slice(), key.as_bytes(), b"\0", value.as_bytes(), b"\0"].concat()
+}
+
+/// The block hook that indexes transactions and stores blocks.
+#[derive(Debug, Default)]
+pub struct Indexer {
+    /// The block the embedded engine is about to finalize (None under CometBFT).
+    pending_block: Mutex<Option<Block>>,
+}
+
+impl Indexer {
+    /// A new indexer.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Sets the block the next FinalizeBlock belongs to, so it is stored with it.
+    pub fn set_pending_block(&self, b: Block) {
+        *self.pending_block.lock() = Some(b);
+    }
+}
+
+impl BlockHook for Indexer {
+    fn on_finalize(&self, req: &request::FinalizeBlock, resp: &response::FinalizeBlock) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let height = req.height.value();
+        let mut out = Vec::new();
+        if let Some(b) = self.pending_block.lock().take() {
+            if b.header.height.value() == height {
+                out.push((block_key(height), Protobuf::<pb::types::Block>::encode_vec(b)));
+            }
+        }
+        let pb_resp: pb::abci::ResponseFinalizeBlock = resp.clone().into();
+        out.push((results_key(height), pb_resp.encode_to_vec()));
+        for (i, (tx, result)) in req.txs.iter().zip(resp.tx_results.iter()).enumerate() {
+            let index = u32::try_from(i).unwrap_or(u32::MAX);
+            let hash = lantau_app::tx::tx_hash(tx);
+            let rec = pb::abci::TxResult {
+                height: i64::try_from(height).unwrap_or(i64::MAX),
+                index,
+                tx: tx.clone(),
+                result: Some(result.clone().into()),
+            };
+            out.push((tx_key(&hash), rec.encode_to_vec()));
+            out.push((height_key(height, index), hash.to_vec()));
+            let pos = [&height.to_be_bytes()[..], &index.to_be_bytes()].concat();
+            for e in &result.events {
+                for a in &e.attributes {
+                    if !a.index() {
+                        continue;
+                    }
+                    let (Ok(k), Ok(v)) = (a.key_str(), a.value_str()) else { continue };
+                    let mut key = event_prefix(&format!("{}.{}", e.kind, k), v);
+                    key.extend_from_slice(&pos);
+                    out.push((key, hash.to_vec()));
+                }
+            }
+        }
+        out
+    }
+}
+
+// === reads ===
+
+/// A committed block.
+pub async fn block(snap: &Snapshot, height: u64) -> anyhow::Result<Option<Block>> {
+    match snap.nonverifiable_get_raw(&block_key(height)).await? {
+        Some(b) => Ok(Some(<Block as Protobuf<pb::types::Block>>::decode_vec(&b)?)),
+        None => Ok(None),
+    }
+}
+
+/// A committed block's results.
+pub async fn block_results(snap: &Snapshot, height: u64, app_hash: String) -> anyhow::Result<Option<BlockResults>> {
+    let Some(raw) = snap.nonverifiable_get_raw(&results_key(height)).await? else { return Ok(None) };
+    let r = pb::abci::ResponseFinalizeBlock::decode(raw.as_slice())?;
+    let resp = response::FinalizeBlock::try_from(r)?;
+    Ok(Some(BlockResults { height, tx_results: resp.tx_results, finalize_block_events: resp.events, app_hash }))
+}
+
+async fn block_time(snap: &Snapshot, height: u64) -> anyhow::Result<String> {
+    Ok(match block(snap, height).await? {
+        Some(b) => rfc3339(b.header.time),
+        None => String::new(),
+    })
+}
+
+/// RFC 3339 with the trailing `Z`, as CometBFT prints times.
+pub fn rfc3339(t: Time) -> String {
+    t.to_rfc3339()
+}
+
+/// A committed transaction.
+pub async fn tx(snap: &Snapshot, hash: &[u8; 32]) -> anyhow::Result<Option<TxRecord>> {
+    let Some(raw) = snap.nonverifiable_get_raw(&tx_key(hash)).await? else { return Ok(None) };
+    let r = pb::abci::TxResult::decode(raw.as_slice())?;
+    let height = u64::try_from(r.height)?;
+    let result = ExecTxResult::try_from(r.result.unwrap_or_default())?;
+    Ok(Some(TxRecord { hash: *hash, height, index: r.index, tx: r.tx.to_vec(), result, timestamp: block_time(snap, height).await? }))
+}
+
+fn parse_pos(suffix: &[u8]) -> Option<(u64, u32)> {
+    let h: [u8; 8] = suffix.get(..8)?.try_into().ok()?;
+    let i: [u8; 4] = suffix.get(8..12)?.try_into().ok()?;
+    Some((u64::from_be_bytes(h), u32::from_be_bytes(i)))
+}
+
+/// Upper bound on candidates one search examines, so a query can never scan without limit.
+pub const MAX_SEARCH_CANDIDATES: usize = 100_000;
+
+/// Searches committed transactions. The most selective equality condition (other than
+/// `tm.event` and `tx.height`) picks the candidates from the event index; otherwise the
+/// transactions in the query's height range are scanned. Every candidate is then matched
+/// against the whole query.
+pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
+    let (min_h, max_h) = q.height_range();
+    let min_h = min_h.unwrap_or(0);
+    let max_h = max_h.unwrap_or(u64::MAX);
+    let mut candidates: Vec<[u8; 32]> = Vec::new();
+
+    let hash_eq = q.conditions.iter().find_map(|c| match (&c.tag[..], &c.op) {
+        ("tx.hash", Op::Eq(Operand::Str(s))) => Some(s.clone()),
+        _ => None,
+    });
+    if let Some(h) = hash_eq {
+        if let Some(b) = hex::decode(&h).ok().and_then(|b| <[u8; 32]>::try_from(b).ok()) {
+            candidates.push(b);
+        }
+    } else if let Some((k, v)) = q.equality_conditions().find(|(k, _)| *k != "tm.event" && *k != "tx.height") {
+        let prefix = event_prefix(k, v);
+        let mut stream = snap.nonverifiable_prefix_raw(&prefix);
+        while let Some(item) = stream.next().await {
+            let (key, val) = item?;
+            let Some((h, _)) = parse_pos(&key[prefix.len()..]) else { continue };
+            if h < min_h || h > max_h {
+                continue;
+            }
+            if let Ok(hash) = <[u8; 32]>::try_from(val.as_slice()) {
+                candidates.push(hash);
+            }
+            if candidates.len() >= MAX_SEARCH_CANDIDATES {
+                break;
+            }
+        }
+    } else {
+        let start = height_key(min_h, 0);
+        let end = if max_h == u64::MAX { b"h0".to_vec() } else { height_key(max_h.saturating_add(1), 0) };
+        let mut stream = snap.nonverifiable_range_raw(Some(b"h/"), start..end)?;
+        while let Some(item) = stream.next().await {
+            let (_, val) = item?;
+            if let Ok(hash) = <[u8; 32]>::try_from(val.as_slice()) {
+                candidates.push(hash);
+            }
+            if candidates.len() >= MAX_SEARCH_CANDIDATES {
+                break;
+            }
+        }
+    }
+
+    let mut matched = Vec::new();
+    for h in candidates {
+        if let Some(rec) = tx(snap, &h).await? {
+            if q.matches(&tx_event_map(&rec)) {
+                matched.push(rec);
+            }
+        }
+    }
+    matched.sort_by_key(|r| (r.height, r.index));
+    matched.dedup_by_key(|r| r.hash);
+    if descending {
+        matched.reverse();
+    }
+    let total = matched.len() as u64;
+    let skip = usize::try_from(page.saturating_sub(1).saturating_mul(per_page)).unwrap_or(usize::MAX);
+    let take = usize::try_from(per_page).unwrap_or(usize::MAX);
+    let txs = matched.into_iter().skip(skip).take(take).collect();
+    Ok(SearchPage { txs, total })
+}

@@ -1,0 +1,289 @@
+//! The running node: the app, the embedded engine, the servers, and the [`NodeApi`] they use.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use base64::Engine as _;
+use lantau_app::tendermint::abci::request;
+use lantau_app::tendermint::{account, Block, PublicKey};
+use lantau_app::{App, AppConfig};
+use lantau_event_query::Query;
+use lantau_rpc::api::{BlockResults, BroadcastResult, NodeApi, NodeEvent, NodeStatus, SearchPage, TxRecord};
+use parking_lot::Mutex;
+use tokio::sync::{broadcast, watch};
+
+use crate::config::NodeConfig;
+use crate::engine::{Engine, Validator};
+use crate::genesis::GenesisFile;
+use crate::home::{read_validator_key, Home};
+use crate::indexer::{self, Indexer};
+use crate::mempool::Mempool;
+
+/// The embedded node: implements [`NodeApi`] over the app and the engine.
+pub struct EmbeddedNode {
+    app: Arc<App>,
+    engine: Arc<Engine>,
+    mempool: Arc<Mutex<Mempool>>,
+    events: broadcast::Sender<NodeEvent>,
+    moniker: String,
+    rpc_address: Mutex<String>,
+}
+
+impl std::fmt::Debug for EmbeddedNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedNode").field("moniker", &self.moniker).finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedNode {
+    /// The engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    async fn admit(&self, tx: Vec<u8>) -> BroadcastResult {
+        let hash = lantau_crypto::sha256(&tx);
+        let _shared = self.engine.gate.read().await;
+        let bytes = Arc::new(tx);
+        let mempool = self.mempool.clone();
+        let b2 = bytes.clone();
+        let out = self.app.check_tx_admit(&bytes, move |h| mempool.lock().insert(*h, b2)).await;
+        match out.result {
+            Ok(()) => BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: out.gas_wanted, gas_used: out.gas_used },
+            Err(e) => BroadcastResult { hash, code: e.code, codespace: e.codespace.to_string(), log: e.log, gas_wanted: out.gas_wanted, gas_used: out.gas_used },
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl NodeApi for EmbeddedNode {
+    fn app(&self) -> &App {
+        &self.app
+    }
+
+    async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult {
+        self.admit(tx).await
+    }
+
+    async fn broadcast_async(&self, tx: Vec<u8>) -> BroadcastResult {
+        let hash = lantau_crypto::sha256(&tx);
+        let node = Arc::new(EmbeddedNodeRef {
+            app: self.app.clone(),
+            engine: self.engine.clone(),
+            mempool: self.mempool.clone(),
+        });
+        tokio::spawn(async move {
+            let n = node;
+            let _shared = n.engine.gate.read().await;
+            let bytes = Arc::new(tx);
+            let mempool = n.mempool.clone();
+            let b2 = bytes.clone();
+            let out = n.app.check_tx_admit(&bytes, move |h| mempool.lock().insert(*h, b2)).await;
+            if let Err(e) = out.result {
+                tracing::debug!(code = e.code, log = %e.log, "async broadcast rejected");
+            }
+        });
+        BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: 0, gas_used: 0 }
+    }
+
+    async fn tx(&self, hash: [u8; 32]) -> anyhow::Result<Option<TxRecord>> {
+        indexer::tx(&self.app.snapshot(), &hash).await
+    }
+
+    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
+        indexer::search(&self.app.snapshot(), query, descending, page, per_page).await
+    }
+
+    async fn block(&self, height: Option<u64>) -> anyhow::Result<Option<Block>> {
+        let h = match height {
+            Some(h) => h,
+            None => self.app.last_height().await?,
+        };
+        if h == 0 {
+            return Ok(None);
+        }
+        indexer::block(&self.app.snapshot(), h).await
+    }
+
+    async fn block_results(&self, height: Option<u64>) -> anyhow::Result<Option<BlockResults>> {
+        let snap = self.app.snapshot();
+        let last = self.app.last_height().await?;
+        let h = height.unwrap_or(last);
+        if h == 0 || h > last {
+            return Ok(None);
+        }
+        // The app hash after block h is in the header of h+1, or is the current root.
+        let app_hash = match indexer::block(&snap, h.saturating_add(1)).await? {
+            Some(next) => hex::encode_upper(next.header.app_hash.as_bytes()),
+            None => hex::encode_upper(self.app.app_hash().await?.as_bytes()),
+        };
+        indexer::block_results(&snap, h, app_hash).await
+    }
+
+    async fn status(&self) -> anyhow::Result<NodeStatus> {
+        let snap = self.app.snapshot();
+        let h = self.app.last_height().await?;
+        let latest = if h > 0 { indexer::block(&snap, h).await? } else { None };
+        let v = self.engine.validator();
+        Ok(NodeStatus {
+            chain_id: self.app.chain_id(),
+            moniker: self.moniker.clone(),
+            node_id: hex::encode(&lantau_crypto::sha256(v.pub_key.to_bytes().as_slice())[..20]),
+            rpc_address: self.rpc_address.lock().clone(),
+            latest_height: h,
+            latest_block_hash: latest.as_ref().map(|b| hex::encode_upper(b.header.hash().as_bytes())).unwrap_or_default(),
+            latest_app_hash: hex::encode_upper(self.app.app_hash().await?.as_bytes()),
+            latest_block_time: latest.as_ref().map(|b| indexer::rfc3339(b.header.time)).unwrap_or_default(),
+            earliest_height: if h > 0 { 1 } else { 0 },
+            validator_address: hex::encode_upper(v.address.as_bytes()),
+            validator_pub_key: base64::engine::general_purpose::STANDARD.encode(v.pub_key.to_bytes()),
+            voting_power: v.power,
+        })
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<NodeEvent> {
+        self.events.subscribe()
+    }
+
+    async fn mempool_size(&self) -> (usize, usize) {
+        self.mempool.lock().size()
+    }
+}
+
+struct EmbeddedNodeRef {
+    app: Arc<App>,
+    engine: Arc<Engine>,
+    mempool: Arc<Mutex<Mempool>>,
+}
+
+/// Listen addresses chosen at start (flags override the config file).
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// REST address override.
+    pub api_address: Option<String>,
+    /// CometBFT RPC address override.
+    pub rpc_address: Option<String>,
+    /// Block time override, milliseconds.
+    pub block_time_ms: Option<u64>,
+}
+
+/// A started node: bound addresses and a way to stop it.
+pub struct RunningNode {
+    /// The node.
+    pub node: Arc<EmbeddedNode>,
+    /// The REST address actually bound.
+    pub api_addr: SocketAddr,
+    /// The CometBFT RPC address actually bound.
+    pub rpc_addr: SocketAddr,
+    /// The home.
+    pub home: PathBuf,
+    shutdown: watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for RunningNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunningNode").field("api_addr", &self.api_addr).field("rpc_addr", &self.rpc_addr).finish()
+    }
+}
+
+impl RunningNode {
+    /// Stops the engine and the servers and waits for them.
+    pub async fn stop(self) {
+        let _ = self.shutdown.send(true);
+        for t in self.tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+/// Opens the home, initialises the chain on first start, and starts the engine and servers.
+pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNode> {
+    let h = Home(home.to_path_buf());
+    let mut cfg = NodeConfig::load(&h.config())?;
+    if let Some(a) = opts.api_address {
+        cfg.api.address = a;
+    }
+    if let Some(a) = opts.rpc_address {
+        cfg.rpc.address = a;
+    }
+    if let Some(ms) = opts.block_time_ms {
+        cfg.consensus.block_time_ms = ms;
+    }
+    let genesis = GenesisFile::load(&h.genesis())?;
+    let vk = read_validator_key(&h.validator_key())?;
+    let pk_bytes = base64::engine::general_purpose::STANDARD.decode(&vk.pub_key.value)?;
+    let pub_key = PublicKey::from_raw_ed25519(&pk_bytes).ok_or_else(|| anyhow::anyhow!("invalid validator key"))?;
+    let addr: [u8; 20] = lantau_crypto::sha256(&pk_bytes)[..20].try_into()?;
+    let validator = Validator { address: account::Id::new(addr), pub_key, power: 10 };
+
+    let indexer = Indexer::new();
+    let app = Arc::new(App::load(h.state(), AppConfig::default(), indexer.clone()).await?);
+    if app.chain_id().is_empty() {
+        let app_state = serde_json::to_vec(&genesis.app_state)?;
+        app.init_chain(request::InitChain {
+            time: genesis.time()?,
+            chain_id: genesis.chain_id.clone(),
+            consensus_params: default_consensus_params(),
+            validators: vec![],
+            app_state_bytes: app_state.into(),
+            initial_height: 1u32.into(),
+        })
+        .await?;
+    } else {
+        anyhow::ensure!(app.chain_id() == genesis.chain_id, "state is for chain {}, genesis says {}", app.chain_id(), genesis.chain_id);
+    }
+    tracing::info!(chain_id = %app.chain_id(), height = app.last_height().await?, "state loaded");
+
+    let mempool = Arc::new(Mutex::new(Mempool::new(cfg.mempool.max_txs, cfg.mempool.max_bytes)));
+    let (events, _) = broadcast::channel(16_384);
+    let engine = Arc::new(Engine::new(app.clone(), indexer, mempool.clone(), events.clone(), cfg.consensus.clone(), validator));
+    let node = Arc::new(EmbeddedNode { app, engine: engine.clone(), mempool, events, moniker: cfg.moniker.clone(), rpc_address: Mutex::new(String::new()) });
+
+    let api_listener = tokio::net::TcpListener::bind(&cfg.api.address).await.map_err(|e| anyhow::anyhow!("bind REST {}: {e}", cfg.api.address))?;
+    let rpc_listener = tokio::net::TcpListener::bind(&cfg.rpc.address).await.map_err(|e| anyhow::anyhow!("bind RPC {}: {e}", cfg.rpc.address))?;
+    let api_addr = api_listener.local_addr()?;
+    let rpc_addr = rpc_listener.local_addr()?;
+    *node.rpc_address.lock() = format!("tcp://{rpc_addr}");
+
+    let (shutdown, rx) = watch::channel(false);
+    let dyn_node: Arc<dyn NodeApi> = node.clone();
+    let mut tasks = Vec::new();
+    tasks.push(tokio::spawn(engine.run(rx.clone())));
+    tasks.push(tokio::spawn(serve(api_listener, lantau_rpc::rest::router(dyn_node.clone()), rx.clone())));
+    tasks.push(tokio::spawn(serve(rpc_listener, lantau_rpc::cometbft::router(dyn_node), rx)));
+    Ok(RunningNode { node, api_addr, rpc_addr, home: home.to_path_buf(), shutdown, tasks })
+}
+
+async fn serve(listener: tokio::net::TcpListener, router: axum::Router, mut rx: watch::Receiver<bool>) {
+    let res = axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            while !*rx.borrow() {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+    if let Err(e) = res {
+        tracing::error!(error = %e, "server stopped");
+    }
+}
+
+/// CometBFT's default consensus parameters (the embedded engine does not use them; InitChain
+/// requires some).
+pub fn default_consensus_params() -> lantau_app::tendermint::consensus::Params {
+    use lantau_app::tendermint::{block, consensus, evidence, public_key};
+    consensus::Params {
+        block: block::Size { max_bytes: 22_020_096, max_gas: -1, time_iota_ms: 1000 },
+        evidence: evidence::Params {
+            max_age_num_blocks: 100_000,
+            max_age_duration: evidence::Duration(std::time::Duration::from_secs(172_800)),
+            max_bytes: 1_048_576,
+        },
+        validator: consensus::params::ValidatorParams { pub_key_types: vec![public_key::Algorithm::Ed25519] },
+        version: Some(consensus::params::VersionParams { app: 1 }),
+        abci: Default::default(),
+    }
+}

@@ -1,0 +1,7 @@
+//! End-to-end tests of the node over real HTTP and WebSocket on loopback ports.
+
+#![allow(clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
+
+mod ante;
+mod crash;
+mod tx_service;

@@ -1,0 +1,45 @@
+//! Compiles `proto/**/*.proto` with protox (no system protoc) into prost types, and generates
+//! gRPC-gateway style JSON (snake_case names, defaults emitted) with pbjson.
+
+use std::path::{Path, PathBuf};
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|e| e == "proto") {
+            out.push(p);
+        }
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let mut files = Vec::new();
+    collect(&root, &mut files);
+    println!("cargo:rerun-if-changed={}", root.display());
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let fds = protox::compile(&files, [&root])?;
+    let out = PathBuf::from(std::env::var("OUT_DIR")?);
+    let descriptor_path = out.join("descriptor.bin");
+    std::fs::write(&descriptor_path, prost::Message::encode_to_vec(&fds))?;
+
+    let mut config = prost_build::Config::new();
+    config.bytes(["."]);
+    config.skip_protoc_run();
+    config.file_descriptor_set_path(&descriptor_path);
+    config.compile_fds(fds)?;
+
+    let descriptor = std::fs::read(&descriptor_path)?;
+    pbjson_build::Builder::new()
+        .register_descriptors(&descriptor)?
+        .preserve_proto_field_names()
+        .emit_fields()
+        .build(&[".chain"])?;
+    Ok(())
+}

@@ -1,0 +1,160 @@
+//! The interface every server uses to reach the node.
+
+use std::sync::Arc;
+
+use lantau_app::tendermint::abci::types::ExecTxResult;
+use lantau_app::tendermint::abci::Event;
+use lantau_app::App;
+use lantau_event_query::Query;
+
+/// A transaction as indexed: where it landed and what it did.
+#[derive(Debug, Clone)]
+pub struct TxRecord {
+    /// sha256 of the bytes.
+    pub hash: [u8; 32],
+    /// Block height.
+    pub height: u64,
+    /// Index within the block.
+    pub index: u32,
+    /// The raw transaction bytes.
+    pub tx: Vec<u8>,
+    /// The execution result.
+    pub result: ExecTxResult,
+    /// The block time, RFC 3339.
+    pub timestamp: String,
+}
+
+/// The answer to a broadcast.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BroadcastResult {
+    /// sha256 of the bytes (returned even for a rejected transaction).
+    pub hash: [u8; 32],
+    /// 0 when admitted (SYNC), or always 0 (ASYNC).
+    pub code: u32,
+    /// Codespace of a rejection.
+    pub codespace: String,
+    /// Reason of a rejection.
+    pub log: String,
+    /// Gas declared.
+    pub gas_wanted: u64,
+    /// Gas used by the admission checks.
+    pub gas_used: u64,
+}
+
+/// Facts about the node for `status` and `node_info`.
+#[derive(Debug, Clone)]
+pub struct NodeStatus {
+    /// Cosmos chain id (CometBFT `network`).
+    pub chain_id: String,
+    /// The node's moniker.
+    pub moniker: String,
+    /// Node id (hex of the first 20 bytes of the node key's hash).
+    pub node_id: String,
+    /// The RPC listen address.
+    pub rpc_address: String,
+    /// Latest committed height (0 before the first block).
+    pub latest_height: u64,
+    /// Hash of the latest block (upper hex), empty before the first block.
+    pub latest_block_hash: String,
+    /// App hash after the latest block (upper hex).
+    pub latest_app_hash: String,
+    /// Time of the latest block, RFC 3339.
+    pub latest_block_time: String,
+    /// Earliest height served.
+    pub earliest_height: u64,
+    /// Validator address (upper hex).
+    pub validator_address: String,
+    /// Validator public key (ed25519, base64).
+    pub validator_pub_key: String,
+    /// Validator voting power.
+    pub voting_power: u64,
+}
+
+/// What the node publishes to subscribers.
+#[derive(Debug, Clone)]
+pub enum NodeEvent {
+    /// A block was committed; carries the block and its FinalizeBlock events.
+    NewBlock {
+        /// The block.
+        block: Arc<lantau_app::tendermint::Block>,
+        /// Block-level events.
+        events: Vec<Event>,
+    },
+    /// A transaction was committed.
+    Tx(Arc<TxRecord>),
+}
+
+/// One search result page.
+#[derive(Debug, Clone, Default)]
+pub struct SearchPage {
+    /// Every match in the requested order, limited to the page.
+    pub txs: Vec<TxRecord>,
+    /// Total number of matches.
+    pub total: u64,
+}
+
+/// The node, as the servers see it.
+#[async_trait::async_trait]
+pub trait NodeApi: Send + Sync + 'static {
+    /// The state machine (committed snapshots for module queries, simulation).
+    fn app(&self) -> &App;
+
+    /// Admission checks, then the mempool; returns the verdict.
+    async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult;
+
+    /// Accepts the bytes for admission and returns at once with only the hash.
+    async fn broadcast_async(&self, tx: Vec<u8>) -> BroadcastResult;
+
+    /// A committed transaction by hash.
+    async fn tx(&self, hash: [u8; 32]) -> anyhow::Result<Option<TxRecord>>;
+
+    /// Committed transactions matching `query`, oldest first unless `descending`; `page` is
+    /// 1-based.
+    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage>;
+
+    /// A committed block (latest when `None`).
+    async fn block(&self, height: Option<u64>) -> anyhow::Result<Option<lantau_app::tendermint::Block>>;
+
+    /// The results of a committed block (latest when `None`): its height, the tx results and
+    /// block events, and the app hash after it.
+    async fn block_results(&self, height: Option<u64>) -> anyhow::Result<Option<BlockResults>>;
+
+    /// Node status.
+    async fn status(&self) -> anyhow::Result<NodeStatus>;
+
+    /// Subscribes to committed blocks and transactions.
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<NodeEvent>;
+
+    /// Number of transactions waiting in the mempool, and their total bytes.
+    async fn mempool_size(&self) -> (usize, usize);
+}
+
+/// A block's results.
+#[derive(Debug, Clone)]
+pub struct BlockResults {
+    /// Height.
+    pub height: u64,
+    /// Per-transaction results.
+    pub tx_results: Vec<ExecTxResult>,
+    /// Block-level events.
+    pub finalize_block_events: Vec<Event>,
+    /// The app hash after this block (upper hex).
+    pub app_hash: String,
+}
+
+/// The composite-key view of a committed transaction that queries match against, as CometBFT
+/// builds it: `tm.event=Tx`, `tx.hash` (upper hex), `tx.height`, and `<type>.<key>` for every
+/// attribute of every event of the result.
+pub fn tx_event_map(rec: &TxRecord) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut m: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    m.entry("tm.event".into()).or_default().push("Tx".into());
+    m.entry("tx.hash".into()).or_default().push(hex::encode_upper(rec.hash));
+    m.entry("tx.height".into()).or_default().push(rec.height.to_string());
+    for e in &rec.result.events {
+        for a in &e.attributes {
+            let (Ok(k), Ok(v)) = (a.key_str(), a.value_str()) else { continue };
+            m.entry(format!("{}.{}", e.kind, k)).or_default().push(v.to_string());
+        }
+    }
+    m
+}

@@ -1,0 +1,171 @@
+//! CometBFT v0.38 JSON shapes: 64-bit integers as strings, hashes upper hex, bytes base64.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use cosmos_sdk_proto::tendermint::v0_38::types::Block as RawBlock;
+use lantau_app::tendermint::abci::types::ExecTxResult;
+use lantau_app::tendermint::abci::{Event, EventAttribute};
+use lantau_app::tendermint::Block;
+use serde_json::{json, Value};
+
+use super::jsonrpc::{internal, RpcError};
+use crate::api::{BlockResults, TxRecord};
+
+/// CometBFT's `types.BlockPartSizeBytes`.
+const BLOCK_PART_SIZE: usize = 65536;
+
+// === scalars ===
+
+/// Standard base64.
+pub(crate) fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Upper hex.
+pub(crate) fn hex_upper(bytes: &[u8]) -> String {
+    hex::encode_upper(bytes)
+}
+
+/// An upper-hex string (as [`crate::api`] carries app hashes) re-encoded as base64, as
+/// CometBFT renders `[]byte` app hashes; text that is not hex gives an empty string.
+pub(crate) fn hex_to_b64(hex_text: &str) -> String {
+    hex::decode(hex_text).map(|b| b64(&b)).unwrap_or_default()
+}
+
+// === events and results ===
+
+fn attribute(a: &EventAttribute) -> Value {
+    let text = |r: Result<&str, _>, bytes: &[u8]| match r {
+        Ok(s) => s.to_string(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    };
+    json!({
+        "key": text(a.key_str(), a.key_bytes()),
+        "value": text(a.value_str(), a.value_bytes()),
+        "index": a.index(),
+    })
+}
+
+/// One ABCI event: `{type, attributes:[{key, value, index}]}`.
+pub(crate) fn event(e: &Event) -> Value {
+    json!({ "type": e.kind, "attributes": e.attributes.iter().map(attribute).collect::<Vec<_>>() })
+}
+
+/// A list of ABCI events.
+pub(crate) fn events(es: &[Event]) -> Value {
+    Value::Array(es.iter().map(event).collect())
+}
+
+/// An `ExecTxResult` (`data` base64, `null` when empty).
+pub(crate) fn exec_tx_result(r: &ExecTxResult) -> Value {
+    json!({
+        "code": r.code.value(),
+        "data": if r.data.is_empty() { Value::Null } else { Value::String(b64(&r.data)) },
+        "log": r.log,
+        "info": r.info,
+        "gas_wanted": r.gas_wanted.to_string(),
+        "gas_used": r.gas_used.to_string(),
+        "events": events(&r.events),
+        "codespace": r.codespace,
+    })
+}
+
+/// The `tx` / `tx_search` item: `{hash, height, index, tx_result, tx}`.
+pub(crate) fn tx(rec: &TxRecord) -> Value {
+    json!({
+        "hash": hex_upper(&rec.hash),
+        "height": rec.height.to_string(),
+        "index": rec.index,
+        "tx_result": exec_tx_result(&rec.result),
+        "tx": b64(&rec.tx),
+    })
+}
+
+/// The `tendermint/event/Tx` payload's `TxResult`.
+pub(crate) fn tx_result_event(rec: &TxRecord) -> Value {
+    json!({
+        "height": rec.height.to_string(),
+        "index": rec.index,
+        "tx": b64(&rec.tx),
+        "result": exec_tx_result(&rec.result),
+    })
+}
+
+/// A `ResponseFinalizeBlock`-shaped value from a block's results (when known) and its events.
+pub(crate) fn finalize_block(results: Option<&BlockResults>, block_events: &[Event]) -> Value {
+    let tx_results: Vec<Value> = results.map(|r| r.tx_results.iter().map(exec_tx_result).collect()).unwrap_or_default();
+    json!({
+        "events": events(block_events),
+        "tx_results": tx_results,
+        "validator_updates": [],
+        "consensus_param_updates": null,
+        "app_hash": results.map(|r| hex_to_b64(&r.app_hash)).unwrap_or_default(),
+    })
+}
+
+/// The `block_results` result.
+pub(crate) fn block_results(r: &BlockResults) -> Value {
+    let txs = if r.tx_results.is_empty() {
+        Value::Null
+    } else {
+        Value::Array(r.tx_results.iter().map(exec_tx_result).collect())
+    };
+    json!({
+        "height": r.height.to_string(),
+        "txs_results": txs,
+        "finalize_block_events": events(&r.finalize_block_events),
+        "validator_updates": [],
+        "consensus_param_updates": null,
+        "app_hash": hex_to_b64(&r.app_hash),
+    })
+}
+
+// === blocks ===
+
+/// The block id CometBFT computes: the header hash, and the part set header of the
+/// protobuf-encoded block cut into 64 KiB parts (merkle root of the parts).
+pub(crate) fn block_id(b: &Block) -> Value {
+    let raw: RawBlock = b.clone().into();
+    let bytes = prost::Message::encode_to_vec(&raw);
+    let parts: Vec<&[u8]> = bytes.chunks(BLOCK_PART_SIZE).collect();
+    let parts_hash = lantau_app::tendermint::merkle::simple_hash_from_byte_vectors::<
+        lantau_app::tendermint::crypto::default::Sha256,
+    >(&parts);
+    json!({
+        "hash": hex_upper(b.header.hash().as_bytes()),
+        "parts": { "total": parts.len(), "hash": hex_upper(&parts_hash) },
+    })
+}
+
+/// The block id of "no block".
+pub(crate) fn empty_block_id() -> Value {
+    json!({ "hash": "", "parts": { "total": 0, "hash": "" } })
+}
+
+/// A block in CometBFT's JSON (tendermint-rs' serde rendering).
+pub(crate) fn block(b: &Block) -> Result<Value, RpcError> {
+    serde_json::to_value(b).map_err(internal)
+}
+
+/// A block header in CometBFT's JSON.
+pub(crate) fn header(b: &Block) -> Result<Value, RpcError> {
+    serde_json::to_value(&b.header).map_err(internal)
+}
+
+// === event maps ===
+
+/// The composite-key view of a block-level event (`tm.event=<kind>`, `block.height`, and
+/// `<type>.<key>` for every attribute) that subscription queries match against.
+pub(crate) fn block_event_map(kind: &str, height: u64, block_events: &[Event]) -> BTreeMap<String, Vec<String>> {
+    let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in block_events {
+        for a in &e.attributes {
+            let (Ok(k), Ok(v)) = (a.key_str(), a.value_str()) else { continue };
+            m.entry(format!("{}.{}", e.kind, k)).or_default().push(v.to_string());
+        }
+    }
+    m.entry("tm.event".into()).or_default().push(kind.into());
+    m.entry("block.height".into()).or_default().push(height.to_string());
+    m
+}

@@ -1,0 +1,135 @@
+//! JSON renderings shared by the servers, in the Cosmos gRPC-gateway style: snake_case names,
+//! 64-bit integers as strings, enums by name, defaults emitted, bytes as base64.
+
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use cosmos_sdk_proto::cosmos::bank::v1beta1 as bankpb;
+use cosmos_sdk_proto::cosmos::base::v1beta1::Coin as PbCoin;
+use cosmos_sdk_proto::cosmos::tx::v1beta1::{mode_info, AuthInfo, TxBody, TxRaw};
+use cosmos_sdk_proto::Any;
+use lantau_app::tendermint::abci::Event;
+use prost::Message;
+use serde_json::{json, Value};
+
+use crate::api::TxRecord;
+
+/// Events as `[{type, attributes:[{key, value, index}]}]`.
+pub fn events(evs: &[Event]) -> Value {
+    Value::Array(
+        evs.iter()
+            .map(|e| {
+                json!({
+                    "type": e.kind,
+                    "attributes": e.attributes.iter().map(|a| json!({
+                        "key": a.key_str().unwrap_or_default(),
+                        "value": a.value_str().unwrap_or_default(),
+                        "index": a.index(),
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// Coins as `[{denom, amount}]`.
+pub fn coins(cs: &[PbCoin]) -> Value {
+    Value::Array(cs.iter().map(|c| json!({"denom": c.denom, "amount": c.amount})).collect())
+}
+
+/// A message `Any` as JSON with `@type`. Known types are expanded; others keep their bytes.
+pub fn any_msg(any: &Any) -> Value {
+    let expanded = match any.type_url.as_str() {
+        "/cosmos.bank.v1beta1.MsgSend" => bankpb::MsgSend::decode(any.value.as_slice()).ok().map(|m| {
+            json!({"from_address": m.from_address, "to_address": m.to_address, "amount": coins(&m.amount)})
+        }),
+        "/cosmos.bank.v1beta1.MsgMultiSend" => bankpb::MsgMultiSend::decode(any.value.as_slice()).ok().map(|m| {
+            json!({
+                "inputs": m.inputs.iter().map(|i| json!({"address": i.address, "coins": coins(&i.coins)})).collect::<Vec<_>>(),
+                "outputs": m.outputs.iter().map(|o| json!({"address": o.address, "coins": coins(&o.coins)})).collect::<Vec<_>>(),
+            })
+        }),
+        "/cosmos.evm.crypto.v1.ethsecp256k1.PubKey" => lantau_proto::ethsecp256k1::PubKey::decode(any.value.as_slice())
+            .ok()
+            .map(|k| json!({"key": B64.encode(&k.key)})),
+        _ => None,
+    };
+    let mut v = expanded.unwrap_or_else(|| json!({"value": B64.encode(&any.value)}));
+    if let Value::Object(m) = &mut v {
+        m.insert("@type".into(), Value::String(any.type_url.clone()));
+    }
+    v
+}
+
+/// A transaction as `cosmos.tx.v1beta1.Tx` JSON; `None` when the bytes do not decode.
+pub fn tx(bytes: &[u8]) -> Option<Value> {
+    let raw = TxRaw::decode(bytes).ok()?;
+    let body = TxBody::decode(raw.body_bytes.as_slice()).ok()?;
+    let auth = AuthInfo::decode(raw.auth_info_bytes.as_slice()).ok()?;
+    let signer_infos: Vec<Value> = auth
+        .signer_infos
+        .iter()
+        .map(|si| {
+            let mode = match si.mode_info.as_ref().and_then(|m| m.sum.as_ref()) {
+                Some(mode_info::Sum::Single(s)) => json!({"single": {"mode": sign_mode_name(s.mode)}}),
+                Some(mode_info::Sum::Multi(_)) => json!({"multi": {}}),
+                None => Value::Null,
+            };
+            json!({
+                "public_key": si.public_key.as_ref().map(any_msg),
+                "mode_info": mode,
+                "sequence": si.sequence.to_string(),
+            })
+        })
+        .collect();
+    let fee = auth.fee.as_ref().map(|f| {
+        json!({"amount": coins(&f.amount), "gas_limit": f.gas_limit.to_string(), "payer": f.payer, "granter": f.granter})
+    });
+    Some(json!({
+        "body": {
+            "messages": body.messages.iter().map(any_msg).collect::<Vec<_>>(),
+            "memo": body.memo,
+            "timeout_height": body.timeout_height.to_string(),
+            "extension_options": body.extension_options.iter().map(any_msg).collect::<Vec<_>>(),
+            "non_critical_extension_options": body.non_critical_extension_options.iter().map(any_msg).collect::<Vec<_>>(),
+        },
+        "auth_info": {"signer_infos": signer_infos, "fee": fee, "tip": null},
+        "signatures": raw.signatures.iter().map(|s| B64.encode(s)).collect::<Vec<_>>(),
+    }))
+}
+
+fn sign_mode_name(m: i32) -> &'static str {
+    match m {
+        1 => "SIGN_MODE_DIRECT",
+        2 => "SIGN_MODE_TEXTUAL",
+        3 => "SIGN_MODE_DIRECT_AUX",
+        127 => "SIGN_MODE_LEGACY_AMINO_JSON",
+        191 => "SIGN_MODE_EIP_191",
+        _ => "SIGN_MODE_UNSPECIFIED",
+    }
+}
+
+/// A committed transaction as the Cosmos `TxResponse`.
+pub fn tx_response(rec: &TxRecord) -> Value {
+    let r = &rec.result;
+    let tx_json = tx(&rec.tx).map(|mut t| {
+        if let Value::Object(m) = &mut t {
+            m.insert("@type".into(), json!("/cosmos.tx.v1beta1.Tx"));
+        }
+        t
+    });
+    json!({
+        "height": rec.height.to_string(),
+        "txhash": hex::encode_upper(rec.hash),
+        "codespace": r.codespace,
+        "code": r.code.value(),
+        "data": hex::encode_upper(&r.data),
+        "raw_log": r.log,
+        "logs": [],
+        "info": r.info,
+        "gas_wanted": r.gas_wanted.to_string(),
+        "gas_used": r.gas_used.to_string(),
+        "tx": tx_json,
+        "timestamp": rec.timestamp,
+        "events": events(&r.events),
+    })
+}

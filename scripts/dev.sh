@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs a dev chain: embedded engine, embedded store, funded and printed demo accounts.
+# Extra arguments go to `lantaud start` (e.g. --home /tmp/lantau --block-time 500ms).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/prereqs.sh
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/lantau-target}"
+exec cargo run --release --locked -p lantau-node --bin lantaud -- start "$@"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs the whole test suite (unit, integration, end-to-end over HTTP, property tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/prereqs.sh
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/lantau-target}"
+# Property tests: bounded case counts (PROPTEST_CASES), so CI time stays bounded.
+export PROPTEST_CASES="${PROPTEST_CASES:-256}"
+exec cargo nextest run --locked --workspace --no-fail-fast --test-threads 2 "$@"

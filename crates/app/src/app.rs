@@ -116,6 +116,12 @@ impl App {
         })
     }
 
+    /// Shuts the store down (waits for its dispatcher and closes RocksDB), so the same path can
+    /// be opened again in this process. Call once every other handle to the app is gone.
+    pub async fn release(self) {
+        self.storage.release().await;
+    }
+
     /// The storage (queries read its committed snapshots).
     pub fn storage(&self) -> &Storage {
         &self.storage

@@ -15,6 +15,8 @@
 //! `genesis.rs`, `state_key.rs`, `hooks.rs` (what a driver adds to each block's commit: the tx
 //! index, the block store).
 
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 mod ante;
 mod app;
 pub mod config;

@@ -5,6 +5,8 @@
 //! - [`tx`]: messages and SIGN_MODE_DIRECT signing with eth_secp256k1 keys.
 //! - [`rest`]: a typed client of the Cosmos REST surface.
 
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // client code, not state machine
 
 pub mod rest;

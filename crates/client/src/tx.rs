@@ -87,6 +87,7 @@ impl TxBuilder {
     }
 
     /// The body and auth-info bytes for a signer.
+    #[allow(deprecated)] // `AuthInfo::tip` must be named to build the struct
     pub fn unsigned(&self, key: &SecretKey, signer: &SignerData) -> (Vec<u8>, Vec<u8>) {
         let body = TxBody {
             messages: self.messages.clone(),

@@ -56,6 +56,15 @@ mod tests {
             a1.address().to_hex(),
             "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
         );
+        // Hardhat / anvil accounts #0 and #1.
+        assert_eq!(
+            a0.to_hex(),
+            "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+        );
+        assert_eq!(
+            a1.to_hex(),
+            "59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
+        );
         let messy = secret_key_from_mnemonic(
             "  TEST test\ttest test test test test test test test test junk\n",
             0,

@@ -13,6 +13,8 @@
 //! State goes through one door: each module's `state.rs` defines typed extension traits over
 //! cnidarium's `StateRead`/`StateWrite`, and its keys live only in its `state_key.rs`.
 
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 pub mod ctx;
 pub mod error;
 pub mod event;

@@ -17,7 +17,7 @@ use lantau_crypto::SecretKey;
 use lantau_node::home::{init_home, InitOptions};
 use lantau_node::{start, StartOptions};
 use lantau_primitives::{Coin, NATIVE_DENOM};
-use lantau_rpc::NodeEvent;
+use lantau_rpc::{NodeApi, NodeEvent};
 use serde_json::json;
 
 /// Options of `lantaud bench`.
@@ -114,7 +114,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     eprintln!("bench: signed in {:.1}s; broadcasting with {} workers", t_sign.elapsed().as_secs_f64(), a.concurrency);
 
     // Count commits.
-    let mut sub = lantau_rpc::NodeApi::subscribe(node.node.as_ref());
+    let mut sub = node.node.subscribe();
     let engine = node.node.engine().clone();
     let counter = tokio::spawn(async move {
         let mut committed = 0u64;
@@ -192,7 +192,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let broadcast_secs = start_at.elapsed().as_secs_f64();
     // Wait (bounded) for the mempool to drain.
     let drain_deadline = Instant::now() + Duration::from_secs(60);
-    while lantau_rpc::NodeApi::mempool_size(node.node.as_ref()).await.0 > 0 && Instant::now() < drain_deadline {
+    while node.node.mempool_size().await.0 > 0 && Instant::now() < drain_deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     tokio::time::sleep(Duration::from_millis(a.block_time_ms + 200)).await;

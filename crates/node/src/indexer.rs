@@ -165,7 +165,7 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
         }
     } else if let Some((k, v)) = q.equality_conditions().find(|(k, _)| *k != "tm.event" && *k != "tx.height") {
         let prefix = event_prefix(k, v);
-        let mut stream = snap.nonverifiable_prefix_raw(&prefix);
+        let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&prefix));
         while let Some(item) = stream.next().await {
             let (key, val) = item?;
             let Some((h, _)) = parse_pos(&key[prefix.len()..]) else { continue };
@@ -182,7 +182,7 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
     } else {
         let start = height_key(min_h, 0);
         let end = if max_h == u64::MAX { b"h0".to_vec() } else { height_key(max_h.saturating_add(1), 0) };
-        let mut stream = snap.nonverifiable_range_raw(Some(b"h/"), start..end)?;
+        let mut stream = std::pin::pin!(snap.nonverifiable_range_raw(Some(b"h/"), start..end)?);
         while let Some(item) = stream.next().await {
             let (_, val) = item?;
             if let Ok(hash) = <[u8; 32]>::try_from(val.as_slice()) {

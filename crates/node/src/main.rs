@@ -1,6 +1,7 @@
 //! `lantaud`: the Lantau node and CLI in one binary.
 
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
+#![allow(unused_crate_dependencies)] // the library target uses the rest of the dependencies
 
 mod bench;
 mod cli;

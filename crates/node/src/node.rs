@@ -28,6 +28,8 @@ pub struct EmbeddedNode {
     events: broadcast::Sender<NodeEvent>,
     moniker: String,
     rpc_address: Mutex<String>,
+    /// A weak handle to itself, for work that outlives a request (async broadcast).
+    me: Mutex<std::sync::Weak<EmbeddedNode>>,
 }
 
 impl std::fmt::Debug for EmbeddedNode {
@@ -44,6 +46,10 @@ impl EmbeddedNode {
 
     async fn admit(&self, tx: Vec<u8>) -> BroadcastResult {
         let hash = lantau_crypto::sha256(&tx);
+        if self.mempool.lock().contains(&hash) {
+            let e = lantau_app::module_api::TxError::from(lantau_app::module_api::SdkError::TxInMempoolCache);
+            return BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 };
+        }
         let _shared = self.engine.gate.read().await;
         let bytes = Arc::new(tx);
         let mempool = self.mempool.clone();
@@ -68,22 +74,15 @@ impl NodeApi for EmbeddedNode {
 
     async fn broadcast_async(&self, tx: Vec<u8>) -> BroadcastResult {
         let hash = lantau_crypto::sha256(&tx);
-        let node = Arc::new(EmbeddedNodeRef {
-            app: self.app.clone(),
-            engine: self.engine.clone(),
-            mempool: self.mempool.clone(),
-        });
-        tokio::spawn(async move {
-            let n = node;
-            let _shared = n.engine.gate.read().await;
-            let bytes = Arc::new(tx);
-            let mempool = n.mempool.clone();
-            let b2 = bytes.clone();
-            let out = n.app.check_tx_admit(&bytes, move |h| mempool.lock().insert(*h, b2)).await;
-            if let Err(e) = out.result {
-                tracing::debug!(code = e.code, log = %e.log, "async broadcast rejected");
-            }
-        });
+        let me = self.me.lock().upgrade();
+        if let Some(node) = me {
+            tokio::spawn(async move {
+                let r = node.admit(tx).await;
+                if r.code != 0 {
+                    tracing::debug!(code = r.code, log = %r.log, "async broadcast rejected");
+                }
+            });
+        }
         BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: 0, gas_used: 0 }
     }
 
@@ -126,14 +125,16 @@ impl NodeApi for EmbeddedNode {
         let h = self.app.last_height().await?;
         let latest = if h > 0 { indexer::block(&snap, h).await? } else { None };
         let v = self.engine.validator();
+        let rpc_address = self.rpc_address.lock().clone();
+        let app_hash = hex::encode_upper(self.app.app_hash().await?.as_bytes());
         Ok(NodeStatus {
             chain_id: self.app.chain_id(),
             moniker: self.moniker.clone(),
             node_id: hex::encode(&lantau_crypto::sha256(v.pub_key.to_bytes().as_slice())[..20]),
-            rpc_address: self.rpc_address.lock().clone(),
+            rpc_address,
             latest_height: h,
             latest_block_hash: latest.as_ref().map(|b| hex::encode_upper(b.header.hash().as_bytes())).unwrap_or_default(),
-            latest_app_hash: hex::encode_upper(self.app.app_hash().await?.as_bytes()),
+            latest_app_hash: app_hash,
             latest_block_time: latest.as_ref().map(|b| indexer::rfc3339(b.header.time)).unwrap_or_default(),
             earliest_height: if h > 0 { 1 } else { 0 },
             validator_address: hex::encode_upper(v.address.as_bytes()),
@@ -149,12 +150,6 @@ impl NodeApi for EmbeddedNode {
     async fn mempool_size(&self) -> (usize, usize) {
         self.mempool.lock().size()
     }
-}
-
-struct EmbeddedNodeRef {
-    app: Arc<App>,
-    engine: Arc<Engine>,
-    mempool: Arc<Mutex<Mempool>>,
 }
 
 /// Listen addresses chosen at start (flags override the config file).
@@ -239,7 +234,16 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let mempool = Arc::new(Mutex::new(Mempool::new(cfg.mempool.max_txs, cfg.mempool.max_bytes)));
     let (events, _) = broadcast::channel(16_384);
     let engine = Arc::new(Engine::new(app.clone(), indexer, mempool.clone(), events.clone(), cfg.consensus.clone(), validator));
-    let node = Arc::new(EmbeddedNode { app, engine: engine.clone(), mempool, events, moniker: cfg.moniker.clone(), rpc_address: Mutex::new(String::new()) });
+    let node = Arc::new(EmbeddedNode {
+        app,
+        engine: engine.clone(),
+        mempool,
+        events,
+        moniker: cfg.moniker.clone(),
+        rpc_address: Mutex::new(String::new()),
+        me: Mutex::new(std::sync::Weak::new()),
+    });
+    *node.me.lock() = Arc::downgrade(&node);
 
     let api_listener = tokio::net::TcpListener::bind(&cfg.api.address).await.map_err(|e| anyhow::anyhow!("bind REST {}: {e}", cfg.api.address))?;
     let rpc_listener = tokio::net::TcpListener::bind(&cfg.rpc.address).await.map_err(|e| anyhow::anyhow!("bind RPC {}: {e}", cfg.rpc.address))?;

@@ -8,6 +8,8 @@
 //!
 //! This crate does no I/O and knows nothing about state.
 
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 mod address;
 mod amount;
 mod denom;

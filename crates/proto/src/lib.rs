@@ -9,6 +9,8 @@
 //!
 //! [`type_url`] gives the `Any` type URL of a message.
 
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 #![allow(missing_docs, unreachable_pub, clippy::all)]
 
 pub use cosmos_sdk_proto as cosmos;

@@ -8,6 +8,8 @@
 //!   it today; a CometBFT-RPC-backed implementation serves the same servers under CometBFT.
 //! - [`error`]: the gRPC-status error body `{code, message, details}` and its HTTP mapping.
 
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // not state-machine code
 
 pub mod api;

@@ -16,9 +16,11 @@ use lantau_app::tendermint::block::{self, header::Version, Header};
 use lantau_app::tendermint::{account, consensus, evidence, public_key, AppHash, Block, Hash, Time};
 use lantau_app::App;
 use lantau_event_query::Query;
-use lantau_rpc::api::{tx_event_map, BlockResults, BroadcastResult, NodeApi, NodeEvent, NodeStatus, SearchPage, TxRecord};
-use std::sync::Mutex;
+use lantau_rpc::api::{
+    tx_event_map, BlockResults, BroadcastResult, NodeApi, NodeEvent, NodeStatus, SearchPage, TxRecord,
+};
 use serde_json::{json, Value};
+use std::sync::Mutex;
 use tokio::sync::broadcast;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -129,7 +131,14 @@ impl NodeApi for Fake {
     async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult {
         let hash = lantau_app::tx::tx_hash(&tx);
         if tx == b"bad" {
-            return BroadcastResult { hash, code: 5, codespace: "sdk".into(), log: "insufficient funds".into(), gas_wanted: 0, gas_used: 0 };
+            return BroadcastResult {
+                hash,
+                code: 5,
+                codespace: "sdk".into(),
+                log: "insufficient funds".into(),
+                gas_wanted: 0,
+                gas_used: 0,
+            };
         }
         // Committed at once, before this returns: the server must have subscribed already.
         let rec = record(&tx, 3, 0, "carol");
@@ -147,8 +156,15 @@ impl NodeApi for Fake {
         Ok(self.txs.lock().expect("lock").get(&hash).cloned())
     }
 
-    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
-        let mut all: Vec<TxRecord> = self.txs.lock().expect("lock").values().filter(|r| query.matches(&tx_event_map(r))).cloned().collect();
+    async fn search_txs(
+        &self,
+        query: &Query,
+        descending: bool,
+        page: u64,
+        per_page: u64,
+    ) -> anyhow::Result<SearchPage> {
+        let mut all: Vec<TxRecord> =
+            self.txs.lock().expect("lock").values().filter(|r| query.matches(&tx_event_map(r))).cloned().collect();
         all.sort_by_key(|r| (r.height, r.index));
         if descending {
             all.reverse();
@@ -171,7 +187,8 @@ impl NodeApi for Fake {
         if !(1..=2).contains(&h) {
             return Ok(None);
         }
-        let tx_results = self.txs.lock().expect("lock").values().filter(|r| r.height == h).map(|r| r.result.clone()).collect();
+        let tx_results =
+            self.txs.lock().expect("lock").values().filter(|r| r.height == h).map(|r| r.result.clone()).collect();
         Ok(Some(BlockResults {
             height: h,
             tx_results,
@@ -247,10 +264,11 @@ impl Server {
     }
 
     async fn ws(&self) -> Ws {
-        let (ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(format!("ws://{}/websocket", self.addr)))
-            .await
-            .expect("timely")
-            .expect("connect");
+        let (ws, _) =
+            tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(format!("ws://{}/websocket", self.addr)))
+                .await
+                .expect("timely")
+                .expect("connect");
         Ws(ws)
     }
 }
@@ -334,7 +352,8 @@ async fn health_and_misc_methods() {
     let resp = &result(&info)["response"];
     assert_eq!(resp["last_block_height"], "0");
     assert_eq!(resp["app_version"], "1");
-    let app_hash = base64::engine::general_purpose::STANDARD.decode(resp["last_block_app_hash"].as_str().expect("hash"));
+    let app_hash =
+        base64::engine::general_purpose::STANDARD.decode(resp["last_block_app_hash"].as_str().expect("hash"));
     assert_eq!(app_hash.map(|h| h.len()).ok(), Some(32));
 
     let vals = s.post("validators", json!({})).await;
@@ -342,7 +361,8 @@ async fn health_and_misc_methods() {
     assert_eq!(result(&vals)["validators"][0]["proposer_priority"], "0");
 
     // A batch.
-    let b = s.post_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"health"},{"jsonrpc":"2.0","id":2,"method":"nope"}]"#).await;
+    let b =
+        s.post_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"health"},{"jsonrpc":"2.0","id":2,"method":"nope"}]"#).await;
     assert_eq!(b[0]["result"], json!({}));
     assert_eq!(error(&b[1]).0, -32601);
 }
@@ -364,9 +384,16 @@ async fn uri_and_post_forms_agree() {
             json!({ "query": "transfer.recipient='bob'", "order_by": "desc" }),
             "tx_search?query=%22transfer.recipient%3D%27bob%27%22&order_by=%22desc%22".into(),
         ),
-        ("tx_search", json!({ "query": "tx.height>=1", "per_page": "1", "page": "2" }), "tx_search?query=\"tx.height>=1\"&per_page=1&page=2".into()),
-        ("abci_query", json!({ "path": "/store/main/key", "data": hex::encode(lantau_app::state_key::CHAIN_ID) }),
-            format!("abci_query?path=\"/store/main/key\"&data=0x{}", hex::encode(lantau_app::state_key::CHAIN_ID))),
+        (
+            "tx_search",
+            json!({ "query": "tx.height>=1", "per_page": "1", "page": "2" }),
+            "tx_search?query=\"tx.height>=1\"&per_page=1&page=2".into(),
+        ),
+        (
+            "abci_query",
+            json!({ "path": "/store/main/key", "data": hex::encode(lantau_app::state_key::CHAIN_ID) }),
+            format!("abci_query?path=\"/store/main/key\"&data=0x{}", hex::encode(lantau_app::state_key::CHAIN_ID)),
+        ),
         ("num_unconfirmed_txs", json!({}), "num_unconfirmed_txs".into()),
     ];
     for (method, params, uri) in cases {
@@ -390,7 +417,9 @@ async fn uri_and_post_forms_agree() {
     assert_eq!(result(&found)["total_count"], "2");
     assert_eq!(result(&found)["txs"][0]["height"], "2");
 
-    let q = s.get(&format!("abci_query?path=\"/store/main/key\"&data=0x{}", hex::encode(lantau_app::state_key::CHAIN_ID))).await;
+    let q = s
+        .get(&format!("abci_query?path=\"/store/main/key\"&data=0x{}", hex::encode(lantau_app::state_key::CHAIN_ID)))
+        .await;
     let resp = &result(&q)["response"];
     assert_eq!(resp["code"], 0);
     assert_eq!(resp["value"], b64(b"test-1"));
@@ -404,6 +433,10 @@ async fn uri_and_post_forms_agree() {
     assert_eq!(blk["block_id"]["parts"]["total"], 1);
     assert_eq!(blk["block"]["header"]["height"], "1");
     assert_eq!(blk["block"]["data"]["txs"][0], b64(b"tx-one"));
+    // CometBFT's empty values at height 1, not nulls.
+    assert_eq!(blk["block"]["header"]["last_block_id"], json!({ "hash": "", "parts": { "total": 0, "hash": "" } }));
+    assert_eq!(blk["block"]["last_commit"]["signatures"], json!([]));
+    assert_eq!(blk["block"]["evidence"]["evidence"], json!([]));
 
     let br = s.post("block_results", json!({ "height": "2" })).await;
     let br = result(&br);

@@ -2,6 +2,8 @@
 //! chosen by the OS, the dev keys by name, and bounded polling helpers. Tests never sleep for a
 //! fixed time waiting on the node: they poll with a deadline.
 
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 use std::future::Future;
@@ -12,6 +14,7 @@ use lantau_crypto::SecretKey;
 use lantau_node::home::{init_home, InitOptions, DEV_ACCOUNT_NAMES, DEV_MNEMONIC};
 use lantau_node::{start, RunningNode, StartOptions};
 use lantau_primitives::Address;
+use lantau_rpc::api::NodeApi;
 
 /// A node running in this process for one test.
 #[derive(Debug)]

@@ -140,7 +140,7 @@ async fn two_replicas_fed_the_same_blocks_agree_at_every_height_and_a_replay_agr
     }
     // And a restart of a replica (reopening its store) reports the same height and hash.
     let last = a.app_hash().await.unwrap();
-    drop(a);
+    a.release().await;
     let reopened = App::load(d1.path().to_path_buf(), AppConfig::default(), Arc::new(NoHook)).await.unwrap();
     assert_eq!(reopened.last_height().await.unwrap(), 6);
     assert_eq!(reopened.app_hash().await.unwrap(), last);

@@ -1,7 +1,7 @@
 //! State-machine tests on temporary stores: determinism (replay and side by side) and the
 //! decoder's behaviour on arbitrary bytes.
 
-#![allow(clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
+#![allow(unused_crate_dependencies, clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
 
 mod decode_fuzz;
 mod determinism;

@@ -11,6 +11,8 @@
 //! Layout: `msg.rs` (validated messages), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
 //! `genesis.rs`, `event.rs`, `error.rs`.
 
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 pub mod error;
 pub mod event;
 pub mod genesis;

@@ -40,7 +40,7 @@ pub trait BankRead: StateRead {
     {
         async move {
             let prefix = state_key::balance_prefix(addr);
-            let mut stream = self.prefix_raw(&prefix);
+            let mut stream = std::pin::pin!(self.prefix_raw(&prefix));
             let mut out = Vec::new();
             while let Some(item) = stream.next().await {
                 let (key, value) = item.map_err(internal)?;

@@ -1,6 +1,6 @@
 //! End-to-end tests of the node over real HTTP and WebSocket on loopback ports.
 
-#![allow(clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
+#![allow(unused_crate_dependencies, clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
 
 mod ante;
 mod crash;

@@ -202,7 +202,9 @@ impl Params {
     pub(crate) fn u64(&self, name: &str) -> Result<Option<u64>, RpcError> {
         let text = match self.raw(name) {
             None => return Ok(None),
-            Some(Raw::Json(Value::Number(n))) => return n.as_u64().map(Some).ok_or_else(|| bad(name, "expected a non-negative integer")),
+            Some(Raw::Json(Value::Number(n))) => {
+                return n.as_u64().map(Some).ok_or_else(|| bad(name, "expected a non-negative integer"))
+            }
             Some(Raw::Json(Value::String(s))) => s.as_str(),
             Some(Raw::Json(_)) => return Err(bad(name, "expected an integer")),
             Some(Raw::Uri(s)) => unquote(s).0,

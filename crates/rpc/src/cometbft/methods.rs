@@ -84,7 +84,11 @@ fn required<T>(v: Option<T>, name: &str) -> Result<T, RpcError> {
 // === info ===
 
 fn listen_addr(s: &NodeStatus) -> String {
-    if s.rpc_address.is_empty() { "tcp://127.0.0.1:26657".into() } else { s.rpc_address.clone() }
+    if s.rpc_address.is_empty() {
+        "tcp://127.0.0.1:26657".into()
+    } else {
+        s.rpc_address.clone()
+    }
 }
 
 fn validator(s: &NodeStatus) -> Value {
@@ -178,9 +182,9 @@ async fn abci_query(node: &Node, p: &Params) -> Result<Value, RpcError> {
     let height = p.u64("height")?.unwrap_or(0);
     let _prove = p.bool("prove")?;
     let app = node.app();
-    // One snapshot for both the height and the read.
-    let snapshot = app.snapshot();
+    // The height first: a commit in between makes the data newer than the height, never older.
     let last = app.last_height().await.map_err(internal)?;
+    let snapshot = app.snapshot();
     let answer = |code: u32, codespace: &str, log: String, value: Option<Vec<u8>>| {
         json!({ "response": {
             "code": code,
@@ -259,10 +263,9 @@ async fn block_results(node: &Node, p: &Params) -> Result<Value, RpcError> {
     let height = check_height(p.u64("height")?, &s)?;
     match node.block_results(height).await.map_err(internal)? {
         Some(r) => Ok(render::block_results(&r)),
-        None => Err(RpcError::internal(format!(
-            "could not find results for height #{}",
-            height.unwrap_or(s.latest_height)
-        ))),
+        None => {
+            Err(RpcError::internal(format!("could not find results for height #{}", height.unwrap_or(s.latest_height))))
+        }
     }
 }
 

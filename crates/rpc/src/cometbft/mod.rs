@@ -13,6 +13,11 @@
 //! `block`, `header`, `block_results`, `tx`, `tx_search`, `broadcast_tx_async`,
 //! `broadcast_tx_sync`, `broadcast_tx_commit`, `num_unconfirmed_txs`, `validators`.
 //!
+//! Subscriptions follow CometBFT: the ack `{}` and every event carry the subscribe request's id,
+//! events are `{query, data:{type, value}, events}`; a connection holds at most 100; one whose
+//! client falls behind the node's event channel is canceled with a `-32000` error on its id
+//! ("subscription was canceled (reason: client is not pulling messages fast enough)").
+//!
 //! Layout: `jsonrpc` (envelopes, errors, parameter decoding), `methods` (the methods),
 //! `render` (the JSON shapes), `ws` (the WebSocket and its subscriptions).
 
@@ -25,7 +30,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query as UriQuery, State};
-use axum::http::{StatusCode, Uri};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -96,8 +101,11 @@ async fn uri(State(node): State<Node>, Path(method): Path<String>, uri: Uri) -> 
     }
 }
 
-async fn index(uri: Uri) -> Html<String> {
-    let host = uri.authority().map(|a| a.to_string()).unwrap_or_default();
+async fn index(headers: HeaderMap) -> Html<String> {
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+    // The host is the client's text: keep it out of the markup unless it is plain.
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-.:[]".contains(c);
+    let host = if host.chars().all(plain) { host } else { "" };
     let mut page = String::from("<html><body><br>Available endpoints:<br>");
     for (method, args) in methods::METHODS {
         let query: Vec<String> = args.iter().map(|a| format!("{a}=_")).collect();
@@ -135,7 +143,12 @@ mod tests {
 
     #[test]
     fn json_params_decode() {
-        let p = Params::Json(json!({"tx": "AQI=", "height": "12", "hash": "q".repeat(43) + "="}).as_object().cloned().unwrap_or_default());
+        let p = Params::Json(
+            json!({"tx": "AQI=", "height": "12", "hash": "A".repeat(43) + "="})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
         assert_eq!(p.tx_bytes("tx").ok().flatten(), Some(vec![1, 2]));
         assert_eq!(p.u64("height").ok().flatten(), Some(12));
         assert!(p.hash("hash").is_ok_and(|h| h.is_some()));
@@ -144,7 +157,8 @@ mod tests {
 
     #[test]
     fn positional_params() {
-        let r = parse_request(json!({"jsonrpc":"2.0","id":3,"method":"tx_search","params":["tx.height=1", false, "2"]}));
+        let r =
+            parse_request(json!({"jsonrpc":"2.0","id":3,"method":"tx_search","params":["tx.height=1", false, "2"]}));
         let Ok(r) = r else { panic!("request rejected") };
         assert_eq!(r.params.u64("page").ok().flatten(), Some(2));
         assert!(parse_request(json!({"id":1,"method":"health","params":[1]})).is_err());

@@ -143,14 +143,35 @@ pub(crate) fn empty_block_id() -> Value {
     json!({ "hash": "", "parts": { "total": 0, "hash": "" } })
 }
 
-/// A block in CometBFT's JSON (tendermint-rs' serde rendering).
+/// Where tendermint-rs writes `null` for an absent value, CometBFT writes the empty value
+/// (clients such as cosmjs read into it): an empty block id in the header.
+fn patch_header(header: &mut Value) {
+    if let Some(id) = header.get_mut("last_block_id").filter(|v| v.is_null()) {
+        *id = empty_block_id();
+    }
+}
+
+/// A block in CometBFT's JSON: tendermint-rs' serde rendering, with CometBFT's empty values
+/// (`last_block_id`, `last_commit` and `evidence`) where tendermint-rs writes `null`.
 pub(crate) fn block(b: &Block) -> Result<Value, RpcError> {
-    serde_json::to_value(b).map_err(internal)
+    let mut v = serde_json::to_value(b).map_err(internal)?;
+    if let Some(h) = v.get_mut("header") {
+        patch_header(h);
+    }
+    if let Some(list) = v.get_mut("evidence").and_then(|e| e.get_mut("evidence")).filter(|l| l.is_null()) {
+        *list = json!([]);
+    }
+    if let Some(c) = v.get_mut("last_commit").filter(|c| c.is_null()) {
+        *c = json!({ "height": "0", "round": 0, "block_id": empty_block_id(), "signatures": [] });
+    }
+    Ok(v)
 }
 
 /// A block header in CometBFT's JSON.
 pub(crate) fn header(b: &Block) -> Result<Value, RpcError> {
-    serde_json::to_value(&b.header).map_err(internal)
+    let mut v = serde_json::to_value(&b.header).map_err(internal)?;
+    patch_header(&mut v);
+    Ok(v)
 }
 
 // === event maps ===

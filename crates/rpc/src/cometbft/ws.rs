@@ -8,7 +8,6 @@
 //! subscription table, nothing of a subscription is written after its `unsubscribe` is answered.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
@@ -19,7 +18,7 @@ use futures::{SinkExt, StreamExt};
 use lantau_event_query::Query;
 use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use super::jsonrpc::{self, failure, success, Request, RpcError};
@@ -31,8 +30,9 @@ use crate::api::{tx_event_map, NodeEvent};
 
 /// Subscriptions one connection may hold.
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 100;
-/// Methods one connection may run at once (further requests wait).
-const MAX_IN_FLIGHT: usize = 16;
+/// Methods one connection may run at once; beyond, the connection stops reading requests
+/// (while still writing answers and events) until some finish.
+const MAX_IN_FLIGHT: usize = 64;
 /// Largest accepted message.
 const MAX_MESSAGE_BYTES: usize = 4 << 20;
 /// Messages queued for the socket.
@@ -71,10 +71,12 @@ struct Connection {
     /// Token → canonical query text.
     tokens: HashMap<u64, String>,
     next_token: u64,
-    tasks: JoinSet<()>,
+    /// One per subscription.
+    forwarders: JoinSet<()>,
+    /// Running methods.
+    methods: JoinSet<()>,
     out_tx: mpsc::Sender<Out>,
     out_rx: mpsc::Receiver<Out>,
-    in_flight: Arc<Semaphore>,
 }
 
 type Sink = SplitSink<WebSocket, Message>;
@@ -98,10 +100,10 @@ impl Connection {
             subs: HashMap::new(),
             tokens: HashMap::new(),
             next_token: 0,
-            tasks: JoinSet::new(),
+            forwarders: JoinSet::new(),
+            methods: JoinSet::new(),
             out_tx,
             out_rx,
-            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
         }
     }
 
@@ -110,7 +112,7 @@ impl Connection {
         let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + PING_PERIOD, PING_PERIOD);
         loop {
             let step = tokio::select! {
-                msg = stream.next() => match msg {
+                msg = stream.next(), if self.methods.len() < MAX_IN_FLIGHT => match msg {
                     Some(Ok(Message::Text(t))) => self.on_text(t.as_str(), &mut sink).await,
                     Some(Ok(Message::Binary(b))) => match std::str::from_utf8(&b) {
                         Ok(t) => self.on_text(t, &mut sink).await,
@@ -121,14 +123,15 @@ impl Connection {
                     Some(Ok(Message::Close(_)) | Err(_)) | None => Err(Closed),
                 },
                 Some(out) = self.out_rx.recv() => self.on_out(out, &mut sink).await,
-                Some(_) = self.tasks.join_next(), if !self.tasks.is_empty() => Ok(()),
+                Some(_) = self.methods.join_next(), if !self.methods.is_empty() => Ok(()),
+                Some(_) = self.forwarders.join_next(), if !self.forwarders.is_empty() => Ok(()),
                 _ = ping.tick() => sink.send(Message::Ping(Default::default())).await.map_err(|_| Closed),
             };
             if step.is_err() {
                 break;
             }
         }
-        // Dropping `self.tasks` aborts the forwarders and the running methods.
+        // Dropping the join sets aborts the forwarders and the running methods.
         let _ = sink.close().await;
     }
 
@@ -179,13 +182,9 @@ impl Connection {
                 send(sink, &success(&req.id, json!({}))).await
             }
             _ => {
-                // Waits while MAX_IN_FLIGHT methods run; they release their permit before
-                // queueing their answer, so this never waits on the writer.
-                let Ok(permit) = self.in_flight.clone().acquire_owned().await else { return Err(Closed) };
                 let (node, out) = (self.node.clone(), self.out_tx.clone());
-                self.tasks.spawn(async move {
+                self.methods.spawn(async move {
                     let outcome = methods::call(&node, &req.method, &req.params).await;
-                    drop(permit);
                     let _ = out.send(Out::Reply(jsonrpc::envelope(&req.id, outcome).to_string())).await;
                 });
                 Ok(())
@@ -196,7 +195,8 @@ impl Connection {
     // === subscriptions ===
 
     fn query_param(req: &Request) -> Result<(String, Query), RpcError> {
-        let text = req.params.string("query")?.ok_or_else(|| RpcError::invalid_params("missing required parameter query"))?;
+        let text =
+            req.params.string("query")?.ok_or_else(|| RpcError::invalid_params("missing required parameter query"))?;
         let query = Query::parse(&text).map_err(|e| RpcError::invalid_params(format!("failed to parse query: {e}")))?;
         Ok((text, query))
     }
@@ -221,9 +221,10 @@ impl Connection {
         // the forwarder's events go through `out_rx`, which is read only after the ack is sent.
         let events = self.node.subscribe();
         let token = self.next_token;
-        self.next_token += 1;
-        let fwd = Forwarder { node: self.node.clone(), query, text, id: req.id.clone(), token, out: self.out_tx.clone() };
-        let forwarder = self.tasks.spawn(fwd.run(events));
+        self.next_token = self.next_token.wrapping_add(1);
+        let fwd =
+            Forwarder { node: self.node.clone(), query, text, id: req.id.clone(), token, out: self.out_tx.clone() };
+        let forwarder = self.forwarders.spawn(fwd.run(events));
         self.subs.insert(key.clone(), Subscription { token, forwarder });
         self.tokens.insert(token, key);
         send(sink, &success(&req.id, json!({}))).await

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lantau_app::tendermint::abci::{request, response, types::CommitInfo};
-use lantau_app::tendermint::block::{self, header::Version, parts, Commit, Header};
+use lantau_app::tendermint::block::{self, header::Version, Commit, Header};
 use lantau_app::tendermint::{account, chain, evidence, merkle, validator, Block, Hash, PublicKey, Time};
 use lantau_app::App;
 use lantau_rpc::api::{NodeEvent, TxRecord};
@@ -158,10 +158,7 @@ impl Engine {
             .await;
         let txs: Vec<Vec<u8>> = prepared.txs.iter().map(|t| t.to_vec()).collect();
 
-        let last_block_id = prev.as_ref().map(|p| block::Id {
-            hash: p.header.hash(),
-            part_set_header: parts::Header::new(1, p.header.hash()).unwrap_or_default(),
-        });
+        let last_block_id = prev.as_ref().map(lantau_rpc::api::block_id);
         let last_commit = last_block_id.map(|id| Commit {
             height: prev.as_ref().map(|p| p.header.height).unwrap_or_default(),
             round: Default::default(),

@@ -158,3 +158,22 @@ pub fn tx_event_map(rec: &TxRecord) -> std::collections::BTreeMap<String, Vec<St
     }
     m
 }
+
+/// CometBFT's block part size (`types.BlockPartSizeBytes`).
+pub const BLOCK_PART_SIZE: usize = 65536;
+
+/// The CometBFT block id of a block: the header hash and the part-set header (the protobuf
+/// block cut into 64 KiB parts, and the Merkle root of the parts), computed as CometBFT does so
+/// that `header.last_block_id` of a block equals the `block_id` of its parent.
+pub fn block_id(b: &lantau_app::tendermint::Block) -> lantau_app::tendermint::block::Id {
+    use lantau_app::tendermint::{block, crypto::default::Sha256, merkle, Hash};
+    let raw: cosmos_sdk_proto::tendermint::v0_38::types::Block = b.clone().into();
+    let bytes = prost::Message::encode_to_vec(&raw);
+    let parts: Vec<&[u8]> = bytes.chunks(BLOCK_PART_SIZE).collect();
+    let root = merkle::simple_hash_from_byte_vectors::<Sha256>(&parts);
+    let total = u32::try_from(parts.len()).unwrap_or(u32::MAX);
+    block::Id {
+        hash: b.header.hash(),
+        part_set_header: block::parts::Header::new(total, Hash::Sha256(root)).unwrap_or_default(),
+    }
+}

@@ -339,9 +339,12 @@ async fn block_json(node: &Node, height: Option<u64>) -> ApiResult {
             None => "no block committed yet".to_string(),
         }));
     };
-    let hash = block.header.hash();
+    let id = crate::api::block_id(&block);
     let block_json = serde_json::to_value(&block).map_err(ApiError::internal)?;
-    let block_id = json!({"hash": B64.encode(hash.as_bytes()), "part_set_header": {"total": 1, "hash": ""}});
+    let block_id = json!({
+        "hash": B64.encode(id.hash.as_bytes()),
+        "part_set_header": {"total": id.part_set_header.total, "hash": B64.encode(id.part_set_header.hash.as_bytes())},
+    });
     Ok(Json(json!({"block_id": block_id, "block": block_json, "sdk_block": block_json})))
 }
 

@@ -88,14 +88,18 @@ async fn kill_minus_nine_loses_nothing_committed_and_restart_continues_the_chain
     }
     // Every block links to its parent, from genesis to the new tip.
     let tip = height(&client, &base).await;
-    let mut prev_hash: Option<String> = None;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut prev: Option<(String, String)> = None;
     for h in 1..=tip {
         let b = block(&base, h).await.unwrap_or_else(|| panic!("block {h} missing"));
-        let hash = base64::engine::general_purpose::STANDARD.decode(b["block_id"]["hash"].as_str().unwrap()).unwrap();
-        if let Some(p) = &prev_hash {
-            assert_eq!(b["block"]["header"]["last_block_id"]["hash"].as_str().unwrap(), p, "block {h} does not link to {}", h - 1);
+        let hash = hex::encode_upper(b64.decode(b["block_id"]["hash"].as_str().unwrap()).unwrap());
+        let parts = hex::encode_upper(b64.decode(b["block_id"]["part_set_header"]["hash"].as_str().unwrap()).unwrap());
+        if let Some((ph, pp)) = &prev {
+            let last = &b["block"]["header"]["last_block_id"];
+            assert_eq!(last["hash"].as_str().unwrap(), ph, "block {h} does not link to {}", h - 1);
+            assert_eq!(last["parts"]["hash"].as_str().unwrap(), pp, "block {h}'s parent part set differs");
         }
-        prev_hash = Some(hex::encode_upper(hash));
+        prev = Some((hash, parts));
     }
     // The sequence is exactly the number of committed transactions of alice.
     let seq = client.account(&alice.address()).await.unwrap().unwrap().1;

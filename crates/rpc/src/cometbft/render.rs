@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use cosmos_sdk_proto::tendermint::v0_38::types::Block as RawBlock;
 use lantau_app::tendermint::abci::types::ExecTxResult;
 use lantau_app::tendermint::abci::{Event, EventAttribute};
 use lantau_app::tendermint::Block;
@@ -11,9 +10,6 @@ use serde_json::{json, Value};
 
 use super::jsonrpc::{internal, RpcError};
 use crate::api::{BlockResults, TxRecord};
-
-/// CometBFT's `types.BlockPartSizeBytes`.
-const BLOCK_PART_SIZE: usize = 65536;
 
 // === scalars ===
 
@@ -126,15 +122,10 @@ pub(crate) fn block_results(r: &BlockResults) -> Value {
 /// The block id CometBFT computes: the header hash, and the part set header of the
 /// protobuf-encoded block cut into 64 KiB parts (merkle root of the parts).
 pub(crate) fn block_id(b: &Block) -> Value {
-    let raw: RawBlock = b.clone().into();
-    let bytes = prost::Message::encode_to_vec(&raw);
-    let parts: Vec<&[u8]> = bytes.chunks(BLOCK_PART_SIZE).collect();
-    let parts_hash = lantau_app::tendermint::merkle::simple_hash_from_byte_vectors::<
-        lantau_app::tendermint::crypto::default::Sha256,
-    >(&parts);
+    let id = crate::api::block_id(b);
     json!({
-        "hash": hex_upper(b.header.hash().as_bytes()),
-        "parts": { "total": parts.len(), "hash": hex_upper(&parts_hash) },
+        "hash": hex_upper(id.hash.as_bytes()),
+        "parts": { "total": id.part_set_header.total, "hash": hex_upper(id.part_set_header.hash.as_bytes()) },
     })
 }
 

@@ -144,7 +144,12 @@ impl App {
 
     /// The height of the last committed block (0 before the first block).
     pub async fn last_height(&self) -> anyhow::Result<u64> {
-        Ok(read_u64(&self.snapshot(), state_key::HEIGHT).await?.unwrap_or(0))
+        Self::height_at(&self.snapshot()).await
+    }
+
+    /// The height of the last block in a snapshot (0 before the first block).
+    pub async fn height_at(snap: &Snapshot) -> anyhow::Result<u64> {
+        Ok(read_u64(snap, state_key::HEIGHT).await?.unwrap_or(0))
     }
 
     /// The time of the last committed block (genesis time before the first block).
@@ -419,10 +424,10 @@ impl App {
 
     // === Simulation ===
 
-    /// Runs a transaction on a throwaway overlay of the latest state without verifying its
-    /// signature, to estimate gas. Writes nothing.
+    /// Runs a transaction on a throwaway overlay of the admission state without verifying its
+    /// signature or requiring the fee floor, to estimate gas. Writes nothing.
     pub async fn simulate(&self, bytes: &[u8]) -> SimulateOutcome {
-        let decoded = match tx::decode(bytes, &self.cfg) {
+        let decoded = match tx::decode_for_simulation(bytes, &self.cfg) {
             Ok(d) => d,
             Err(e) => return SimulateOutcome { gas_used: 0, events: vec![], result: Err(e) },
         };
@@ -432,7 +437,10 @@ impl App {
         };
         let gas = GasMeter::new(self.cfg.max_gas_per_tx);
         let mut events = Vec::new();
-        let mut state = StateDelta::new(self.snapshot());
+        // On the check overlay, as CheckTx sees state: a sender with sequence n waiting in the
+        // mempool simulates n+1. The overlay on top is thrown away.
+        let check = self.check.lock().await;
+        let mut state = StateDelta::new(&*check);
         if let Err(e) = ante::run(&mut state, &decoded, &block, &gas, &self.sigs, Mode::Simulate, &mut events).await {
             return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
         }

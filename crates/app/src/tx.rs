@@ -76,6 +76,16 @@ fn err(e: SdkError) -> TxError {
 
 /// Decodes raw bytes and runs every check that needs no state.
 pub fn decode(bytes: &[u8], cfg: &AppConfig) -> Result<DecodedTx, TxError> {
+    decode_inner(bytes, cfg, true)
+}
+
+/// Like [`decode`] without the fee floor, for simulation: a client estimates gas before it
+/// knows the fee (the Cosmos SDK's simulate mode skips the minimum-gas-price check too).
+pub fn decode_for_simulation(bytes: &[u8], cfg: &AppConfig) -> Result<DecodedTx, TxError> {
+    decode_inner(bytes, cfg, false)
+}
+
+fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<DecodedTx, TxError> {
     if bytes.len() > cfg.max_tx_bytes {
         return Err(err(SdkError::TxTooLarge(format!(
             "tx is {} bytes, the maximum is {}",
@@ -87,6 +97,11 @@ pub fn decode(bytes: &[u8], cfg: &AppConfig) -> Result<DecodedTx, TxError> {
         return Err(err(SdkError::TxDecode("empty transaction".into())));
     }
     let raw = TxRaw::decode(bytes).map_err(|e| err(SdkError::TxDecode(format!("invalid TxRaw: {e}"))))?;
+    // The TxRaw envelope is not signed: refuse re-encodings (unknown or repeated fields) so that
+    // one signed transaction has one hash.
+    if raw.encoded_len() != bytes.len() {
+        return Err(err(SdkError::TxDecode("non-canonical TxRaw encoding".into())));
+    }
     let body = TxBody::decode(raw.body_bytes.as_slice())
         .map_err(|e| err(SdkError::TxDecode(format!("invalid TxBody: {e}"))))?;
     let auth = AuthInfo::decode(raw.auth_info_bytes.as_slice())
@@ -119,6 +134,7 @@ pub fn decode(bytes: &[u8], cfg: &AppConfig) -> Result<DecodedTx, TxError> {
         ))));
     }
     match (raw.signatures.len(), auth.signer_infos.len()) {
+        (0, 1) if !fee_floor => {}
         (0, _) => return Err(err(SdkError::NoSignatures("transaction has no signature".into()))),
         (1, 1) => {}
         (s, i) => {
@@ -157,8 +173,9 @@ pub fn decode(bytes: &[u8], cfg: &AppConfig) -> Result<DecodedTx, TxError> {
             ))))
         }
     };
-    let signature = raw.signatures[0].clone();
-    if signature.len() != 64 && signature.len() != 65 {
+    let signature = raw.signatures.first().cloned().unwrap_or_default();
+    // Simulation does not verify signatures; clients (CosmJS, the Go SDK) send an empty one.
+    if fee_floor && signature.len() != 64 && signature.len() != 65 {
         return Err(err(SdkError::Unauthorized(format!(
             "signature must be 64 or 65 bytes, got {}",
             signature.len()
@@ -167,6 +184,12 @@ pub fn decode(bytes: &[u8], cfg: &AppConfig) -> Result<DecodedTx, TxError> {
 
     // Fee and gas.
     let fee = auth.fee.as_ref().ok_or_else(|| err(SdkError::InsufficientFee("missing fee".into())))?;
+    if !fee.granter.is_empty() {
+        return Err(err(SdkError::InvalidRequest("fee grants are not supported: leave fee.granter empty".into())));
+    }
+    if !fee.payer.is_empty() && fee.payer != signer.to_bech32() {
+        return Err(err(SdkError::InvalidRequest(format!("fee payer {} must be the signer {signer}", fee.payer))));
+    }
     if fee.gas_limit == 0 {
         return Err(err(SdkError::InvalidGasLimit("gas limit must be positive".into())));
     }
@@ -195,7 +218,7 @@ pub fn decode(bytes: &[u8], cfg: &AppConfig) -> Result<DecodedTx, TxError> {
     let required = Amount(u128::from(fee.gas_limit)).checked_mul(MIN_GAS_PRICE).map_err(|_| {
         err(SdkError::InsufficientFee("fee overflows".into()))
     })?;
-    if fee_amount < required {
+    if fee_floor && fee_amount < required {
         return Err(err(SdkError::InsufficientFee(format!(
             "got: {fee_amount}{NATIVE_DENOM} required: {required}{NATIVE_DENOM} (1 gwei x {} gas)",
             fee.gas_limit

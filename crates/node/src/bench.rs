@@ -113,35 +113,42 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     }
     eprintln!("bench: signed in {:.1}s; broadcasting with {} workers", t_sign.elapsed().as_secs_f64(), a.concurrency);
 
-    // Count commits.
+    // Count commits (the counter reads the node's event stream until it is aborted).
+    #[derive(Default)]
+    struct Stats {
+        committed: u64,
+        first: Option<Instant>,
+        last: Option<Instant>,
+        blocks: Vec<(usize, f64, f64)>,
+    }
+    let stats = Arc::new(parking_lot::Mutex::new(Stats::default()));
     let mut sub = node.node.subscribe();
     let engine = node.node.engine().clone();
+    let st = stats.clone();
     let counter = tokio::spawn(async move {
-        let mut committed = 0u64;
-        let mut first: Option<Instant> = None;
-        let mut last = Instant::now();
-        let mut blocks: Vec<(usize, f64, f64)> = Vec::new();
         loop {
             match sub.recv().await {
                 Ok(NodeEvent::NewBlock { block, .. }) => {
                     let n = block.data.len();
                     if n > 0 {
                         let t = engine.last_timing();
-                        blocks.push((n, t.finalize_ms, t.commit_ms));
-                        first.get_or_insert_with(Instant::now);
-                        last = Instant::now();
+                        let mut s = st.lock();
+                        s.blocks.push((n, t.finalize_ms, t.commit_ms));
+                        s.first.get_or_insert_with(Instant::now);
+                        s.last = Some(Instant::now());
                     }
                 }
                 Ok(NodeEvent::Tx(rec)) => {
                     if rec.result.code.is_ok() {
-                        committed += 1;
+                        st.lock().committed += 1;
                     }
                 }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "bench counter lagged");
+                }
                 Err(_) => break,
             }
         }
-        (committed, first, last, blocks)
     });
 
     // Broadcast.
@@ -196,8 +203,12 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     tokio::time::sleep(Duration::from_millis(a.block_time_ms + 200)).await;
+    counter.abort();
     node.stop().await;
-    let (committed, first, last, blocks) = counter.await?;
+    let (committed, first, last, blocks) = {
+        let s = stats.lock();
+        (s.committed, s.first, s.last.unwrap_or_else(Instant::now), s.blocks.clone())
+    };
     lat.sort_by(|x, y| x.total_cmp(y));
     let span = first.map(|f| last.duration_since(f).as_secs_f64()).unwrap_or(0.0);
     // The first block's commit opens the span; count its transactions out of the rate.

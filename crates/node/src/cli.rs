@@ -297,11 +297,17 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 eprintln!("initialised a dev home at {}", home.display());
             }
             let block_time_ms = a.block_time.as_deref().map(parse_duration).transpose()?;
-            let node = start(&home, StartOptions { api_address: a.api_address, rpc_address: a.rpc_address, block_time_ms }).await?;
+            let mut node = start(&home, StartOptions { api_address: a.api_address, rpc_address: a.rpc_address, block_time_ms }).await?;
             print_banner(&h, &node)?;
-            tokio::signal::ctrl_c().await?;
+            let failed = tokio::select! {
+                r = tokio::signal::ctrl_c() => { r?; false }
+                _ = node.engine_stopped() => true,
+            };
             eprintln!("shutting down");
             node.stop().await;
+            if failed {
+                anyhow::bail!("block production stopped (see the log above)");
+            }
         }
         Cmd::Keys(k) => keys(&home, out, k)?,
         Cmd::Tx(TxCmd::Bank(BankTx::Send { from, to, amount, tx })) => {
@@ -350,7 +356,7 @@ async fn send_tx(out: Output, a: &TxArgs, key: &SecretKey, msgs: Vec<cosmos_sdk_
     let signer = SignerData { chain_id, account_number, sequence };
     let mut b = TxBuilder::new(msgs).memo(a.memo.clone());
     b.gas_limit = if a.gas == "auto" {
-        let sim = client.simulate(&b.clone().gas(10_000_000).fee(0).sign(key, &signer)).await?;
+        let sim = client.simulate(&b.clone().gas(200_000).fee(0).sign(key, &signer)).await?;
         sim.saturating_mul(13) / 10
     } else {
         a.gas.parse().context("--gas must be a number or auto")?

@@ -73,6 +73,8 @@ pub struct Engine {
     cfg: ConsensusConfig,
     validator: Validator,
     last_timing: Mutex<BlockTiming>,
+    /// One block at a time.
+    producing: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -91,7 +93,17 @@ impl Engine {
         cfg: ConsensusConfig,
         validator: Validator,
     ) -> Self {
-        Self { app, indexer, mempool, gate: Arc::new(RwLock::new(())), events, cfg, validator, last_timing: Mutex::new(BlockTiming::default()) }
+        Self {
+            app,
+            indexer,
+            mempool,
+            gate: Arc::new(RwLock::new(())),
+            events,
+            cfg,
+            validator,
+            last_timing: Mutex::new(BlockTiming::default()),
+            producing: tokio::sync::Mutex::new(()),
+        }
     }
 
     /// The validator.
@@ -126,6 +138,7 @@ impl Engine {
     /// Builds, executes and commits one block. Returns its height, or None when the mempool is
     /// empty and empty blocks are off.
     pub async fn produce_block(&self) -> anyhow::Result<Option<u64>> {
+        let _one_at_a_time = self.producing.lock().await;
         let reaped = self.mempool.lock().reap(self.cfg.max_block_bytes, self.cfg.max_block_txs);
         if reaped.is_empty() && !self.cfg.create_empty_blocks {
             return Ok(None);

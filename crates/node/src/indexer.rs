@@ -17,7 +17,7 @@ use lantau_app::tendermint::abci::{request, response, types::ExecTxResult};
 use lantau_app::tendermint::{Block, Time};
 use lantau_app::BlockHook;
 use lantau_event_query::{Operand, Op, Query};
-use lantau_rpc::api::{tx_event_map, BlockResults, SearchPage, TxRecord};
+use lantau_rpc::api::{BlockResults, SearchPage, TxRecord};
 use parking_lot::Mutex;
 use prost::Message;
 use tendermint_proto::v0_38 as pb;
@@ -143,32 +143,56 @@ fn parse_pos(suffix: &[u8]) -> Option<(u64, u32)> {
 }
 
 /// Upper bound on candidates one search examines, so a query can never scan without limit.
+/// Candidates are examined oldest first; a query matching more than this many transactions
+/// sees the oldest ones (narrow it with `tx.height`).
 pub const MAX_SEARCH_CANDIDATES: usize = 100_000;
 
-/// Searches committed transactions. The most selective equality condition (other than
-/// `tm.event` and `tx.height`) picks the candidates from the event index; otherwise the
-/// transactions in the query's height range are scanned. Every candidate is then matched
-/// against the whole query.
+/// The composite-key view of a stored transaction result (no block read needed).
+fn stored_event_map(height: u64, hash: &[u8; 32], result: &pb::abci::ExecTxResult) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut m: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    m.entry("tm.event".into()).or_default().push("Tx".into());
+    m.entry("tx.hash".into()).or_default().push(hex::encode_upper(hash));
+    m.entry("tx.height".into()).or_default().push(height.to_string());
+    for e in &result.events {
+        for a in &e.attributes {
+            m.entry(format!("{}.{}", e.r#type, a.key)).or_default().push(a.value.clone());
+        }
+    }
+    m
+}
+
+/// Searches committed transactions. A string equality condition (other than `tm.event`)
+/// picks the candidates from the event index; otherwise the transactions in the query's height
+/// range are scanned. Every candidate is matched against the whole query on its stored result;
+/// full records (with block time) are built only for the requested page.
 pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
     let (min_h, max_h) = q.height_range();
     let min_h = min_h.unwrap_or(0);
     let max_h = max_h.unwrap_or(u64::MAX);
+    if min_h > max_h {
+        return Ok(SearchPage::default());
+    }
     let mut candidates: Vec<[u8; 32]> = Vec::new();
 
     let hash_eq = q.conditions.iter().find_map(|c| match (&c.tag[..], &c.op) {
         ("tx.hash", Op::Eq(Operand::Str(s))) => Some(s.clone()),
         _ => None,
     });
+    let string_eq = q.conditions.iter().find_map(|c| match (&c.tag[..], &c.op) {
+        ("tm.event" | "tx.height" | "tx.hash", _) => None,
+        (tag, Op::Eq(Operand::Str(v))) => Some((tag.to_string(), v.clone())),
+        _ => None,
+    });
     if let Some(h) = hash_eq {
         if let Some(b) = hex::decode(&h).ok().and_then(|b| <[u8; 32]>::try_from(b).ok()) {
             candidates.push(b);
         }
-    } else if let Some((k, v)) = q.equality_conditions().find(|(k, _)| *k != "tm.event" && *k != "tx.height") {
-        let prefix = event_prefix(k, v);
+    } else if let Some((k, v)) = string_eq {
+        let prefix = event_prefix(&k, &v);
         let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&prefix));
         while let Some(item) = stream.next().await {
             let (key, val) = item?;
-            let Some((h, _)) = parse_pos(&key[prefix.len()..]) else { continue };
+            let Some((h, _)) = key.get(prefix.len()..).and_then(parse_pos) else { continue };
             if h < min_h || h > max_h {
                 continue;
             }
@@ -180,9 +204,16 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
             }
         }
     } else {
-        let start = height_key(min_h, 0);
-        let end = if max_h == u64::MAX { b"h0".to_vec() } else { height_key(max_h.saturating_add(1), 0) };
-        let mut stream = std::pin::pin!(snap.nonverifiable_range_raw(Some(b"h/"), start..end)?);
+        // Keys under the `h/` prefix; cnidarium prepends the prefix to the range bounds.
+        let start = [&min_h.to_be_bytes()[..], &0u32.to_be_bytes()].concat();
+        let range = match max_h.checked_add(1) {
+            Some(end) => {
+                let end = [&end.to_be_bytes()[..], &0u32.to_be_bytes()].concat();
+                snap.nonverifiable_range_raw(Some(b"h/"), start..end)?
+            }
+            None => snap.nonverifiable_range_raw(Some(b"h/"), start..)?,
+        };
+        let mut stream = std::pin::pin!(range);
         while let Some(item) = stream.next().await {
             let (_, val) = item?;
             if let Ok(hash) = <[u8; 32]>::try_from(val.as_slice()) {
@@ -194,22 +225,30 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
         }
     }
 
-    let mut matched = Vec::new();
-    for h in candidates {
-        if let Some(rec) = tx(snap, &h).await? {
-            if q.matches(&tx_event_map(&rec)) {
-                matched.push(rec);
-            }
+    // Match on the stored results; keep only positions.
+    let mut matched: Vec<(u64, u32, [u8; 32])> = Vec::new();
+    for hash in candidates {
+        let Some(raw) = snap.nonverifiable_get_raw(&tx_key(&hash)).await? else { continue };
+        let r = pb::abci::TxResult::decode(raw.as_slice())?;
+        let height = u64::try_from(r.height)?;
+        let result = r.result.unwrap_or_default();
+        if q.matches(&stored_event_map(height, &hash, &result)) {
+            matched.push((height, r.index, hash));
         }
     }
-    matched.sort_by_key(|r| (r.height, r.index));
-    matched.dedup_by_key(|r| r.hash);
+    matched.sort();
+    matched.dedup();
     if descending {
         matched.reverse();
     }
     let total = matched.len() as u64;
     let skip = usize::try_from(page.saturating_sub(1).saturating_mul(per_page)).unwrap_or(usize::MAX);
     let take = usize::try_from(per_page).unwrap_or(usize::MAX);
-    let txs = matched.into_iter().skip(skip).take(take).collect();
+    let mut txs = Vec::new();
+    for (_, _, hash) in matched.into_iter().skip(skip).take(take) {
+        if let Some(rec) = tx(snap, &hash).await? {
+            txs.push(rec);
+        }
+    }
     Ok(SearchPage { txs, total })
 }

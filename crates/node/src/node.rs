@@ -107,7 +107,7 @@ impl NodeApi for EmbeddedNode {
 
     async fn block_results(&self, height: Option<u64>) -> anyhow::Result<Option<BlockResults>> {
         let snap = self.app.snapshot();
-        let last = self.app.last_height().await?;
+        let last = lantau_app::App::height_at(&snap).await?;
         let h = height.unwrap_or(last);
         if h == 0 || h > last {
             return Ok(None);
@@ -115,7 +115,7 @@ impl NodeApi for EmbeddedNode {
         // The app hash after block h is in the header of h+1, or is the current root.
         let app_hash = match indexer::block(&snap, h.saturating_add(1)).await? {
             Some(next) => hex::encode_upper(next.header.app_hash.as_bytes()),
-            None => hex::encode_upper(self.app.app_hash().await?.as_bytes()),
+            None => hex::encode_upper(snap.root_hash().await?.0),
         };
         indexer::block_results(&snap, h, app_hash).await
     }
@@ -174,7 +174,7 @@ pub struct RunningNode {
     /// The home.
     pub home: PathBuf,
     shutdown: watch::Sender<bool>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
+    tasks: Vec<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for RunningNode {
@@ -184,10 +184,21 @@ impl std::fmt::Debug for RunningNode {
 }
 
 impl RunningNode {
+    /// Resolves when the engine stops on its own (a failure it logged); the node then no
+    /// longer produces blocks and should exit.
+    pub async fn engine_stopped(&mut self) {
+        match self.tasks.first_mut().and_then(Option::take) {
+            Some(t) => {
+                let _ = t.await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    }
+
     /// Stops the engine and the servers and waits for them.
     pub async fn stop(self) {
         let _ = self.shutdown.send(true);
-        for t in self.tasks {
+        for t in self.tasks.into_iter().flatten() {
             let _ = t.await;
         }
     }
@@ -254,9 +265,9 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let (shutdown, rx) = watch::channel(false);
     let dyn_node: Arc<dyn NodeApi> = node.clone();
     let mut tasks = Vec::new();
-    tasks.push(tokio::spawn(engine.run(rx.clone())));
-    tasks.push(tokio::spawn(serve(api_listener, lantau_rpc::rest::router(dyn_node.clone()), rx.clone())));
-    tasks.push(tokio::spawn(serve(rpc_listener, lantau_rpc::cometbft::router(dyn_node), rx)));
+    tasks.push(Some(tokio::spawn(engine.run(rx.clone()))));
+    tasks.push(Some(tokio::spawn(serve(api_listener, lantau_rpc::rest::router(dyn_node.clone()), rx.clone()))));
+    tasks.push(Some(tokio::spawn(serve(rpc_listener, lantau_rpc::cometbft::router(dyn_node), rx))));
     Ok(RunningNode { node, api_addr, rpc_addr, home: home.to_path_buf(), shutdown, tasks })
 }
 

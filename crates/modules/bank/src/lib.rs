@@ -9,10 +9,11 @@
 //! sum of all balances of a denom equals its supply; a transfer conserves supply.
 //!
 //! Layout: `msg.rs` (validated messages), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
-//! `genesis.rs`, `event.rs`, `error.rs`.
+//! `genesis.rs`, `event.rs`, `error.rs`, `deps.rs` (what it needs from auth).
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
+pub mod deps;
 pub mod error;
 pub mod event;
 pub mod genesis;

@@ -105,6 +105,8 @@ pub trait BankWrite: StateWrite + BankRead {
                 debits.push(left);
             }
             let amount = coins_to_string(coins);
+            // A recipient that has never held anything gets an account now, so it can sign.
+            crate::deps::AccountKeeper::ensure_account_exists(self, gas, to).await?;
             for (c, left) in coins.iter().zip(debits) {
                 self.set_balance(gas, from, &c.denom, left)?;
                 let have = self.balance(gas, to, &c.denom).await?;
@@ -130,6 +132,7 @@ pub trait BankWrite: StateWrite + BankRead {
         Self: Sync + Send,
     {
         async move {
+            crate::deps::AccountKeeper::ensure_account_exists(self, gas, to).await?;
             for c in coins {
                 let supply = self.supply(gas, &c.denom).await?;
                 let supply = supply.checked_add(c.amount).map_err(|_| internal("supply overflow"))?;

@@ -177,3 +177,72 @@ async fn simulate_estimates_gas_without_writing() {
     assert_eq!(seq, 0);
     n.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_address_that_receives_coins_gets_an_account_and_can_send() {
+    let n = TestNode::start().await.unwrap();
+    let alice = dev_key("alice");
+    let fresh = lantau_crypto::SecretKey::random();
+    assert!(n.client.account(&fresh.address()).await.unwrap().is_none());
+    let fund = n
+        .sign(&alice, &TxBuilder::new(vec![msg_send(&alice.address(), &fresh.address(), &[Coin::new(NATIVE_DENOM, 10u128.pow(18))])]))
+        .await
+        .unwrap();
+    let b = n.client.broadcast(&fund, "BROADCAST_MODE_SYNC").await.unwrap();
+    assert_eq!(b.code, 0, "{}", b.raw_log);
+    n.client.wait_for_tx(&b.txhash, Duration::from_secs(30), Duration::from_millis(50)).await.unwrap();
+    let (num, seq) = n.client.account(&fresh.address()).await.unwrap().expect("the recipient has an account now");
+    assert!(num >= 8, "numbered after the genesis accounts: {num}");
+    assert_eq!(seq, 0);
+    let back = n
+        .sign(&fresh, &TxBuilder::new(vec![msg_send(&fresh.address(), &alice.address(), &[Coin::new(NATIVE_DENOM, 1u128)])]).gas(100_000))
+        .await
+        .unwrap();
+    let r = match n.client.broadcast_and_confirm(&back, Duration::from_secs(30)).await.unwrap() {
+        lantau_client::Confirmation::Included(r) => r,
+        lantau_client::Confirmation::Rejected(b) => panic!("rejected: {}", b.raw_log),
+    };
+    assert_eq!(r.code, 0, "{}", r.raw_log);
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_by_height_alone_and_empty_ranges() {
+    let n = TestNode::start().await.unwrap();
+    let alice = dev_key("alice");
+    let tx = n.sign(&alice, &TxBuilder::new(vec![msg_send(&alice.address(), &dev_addr("bob"), &[Coin::new(NATIVE_DENOM, 3u128)])])).await.unwrap();
+    let b = n.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.unwrap();
+    let r = n.client.wait_for_tx(&b.txhash, Duration::from_secs(30), Duration::from_millis(50)).await.unwrap();
+    let h: u64 = r.height.parse().unwrap();
+    let (total, txs) = n.client.search(&format!("tx.height={h}"), false, 10).await.unwrap();
+    assert_eq!(total, 1);
+    assert_eq!(txs[0].txhash, b.txhash);
+    let (total, _) = n.client.search("tm.event='Tx'", false, 10).await.unwrap();
+    assert_eq!(total, 1);
+    let (total, _) = n.client.search(&format!("tx.height>={h} AND tx.height<={h}"), true, 10).await.unwrap();
+    assert_eq!(total, 1);
+    let (total, _) = n.client.search("tx.height>10 AND tx.height<5", false, 10).await.unwrap();
+    assert_eq!(total, 0);
+    let (total, _) = n.client.search(&format!("tx.hash='{}'", b.txhash), false, 10).await.unwrap();
+    assert_eq!(total, 1);
+    // A number compared to a value like "3alantau" matches as CometBFT does (by its numeric prefix).
+    let (total, _) = n.client.search(&format!("tx.height={h} AND transfer.amount=3"), false, 10).await.unwrap();
+    assert_eq!(total, 1);
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simulate_accepts_an_unsigned_transaction_as_wallet_libraries_send_it() {
+    use cosmos_sdk_proto::cosmos::tx::v1beta1::TxRaw;
+    use prost::Message;
+    let n = TestNode::start().await.unwrap();
+    let alice = dev_key("alice");
+    let signed = n.sign(&alice, &TxBuilder::new(vec![msg_send(&alice.address(), &dev_addr("bob"), &[Coin::new(NATIVE_DENOM, 5u128)])]).fee(0)).await.unwrap();
+    let mut raw = TxRaw::decode(signed.as_slice()).unwrap();
+    raw.signatures = vec![vec![]];
+    let gas = n.client.simulate(&raw.encode_to_vec()).await.unwrap();
+    assert!(gas > 10_000, "gas {gas}");
+    raw.signatures = vec![];
+    assert!(n.client.simulate(&raw.encode_to_vec()).await.unwrap() > 10_000);
+    n.stop().await;
+}

@@ -195,6 +195,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         lat.extend(l);
         rejected += r;
     }
+    drop(http);
     let sent = lat.len() as u64;
     let broadcast_secs = start_at.elapsed().as_secs_f64();
     // Wait (bounded) for the mempool to drain.

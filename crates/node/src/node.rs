@@ -198,8 +198,12 @@ impl RunningNode {
     /// Stops the engine and the servers and waits for them.
     pub async fn stop(self) {
         let _ = self.shutdown.send(true);
-        for t in self.tasks.into_iter().flatten() {
-            let _ = t.await;
+        // Servers drain open connections gracefully, for a bounded time: an idle keep-alive
+        // client must not hold the node up.
+        for mut t in self.tasks.into_iter().flatten() {
+            if tokio::time::timeout(std::time::Duration::from_secs(5), &mut t).await.is_err() {
+                t.abort();
+            }
         }
     }
 }

@@ -58,6 +58,9 @@ pub struct App {
     chain_id: parking_lot::RwLock<String>,
     check: tokio::sync::Mutex<StateDelta<Snapshot>>,
     staged: parking_lot::Mutex<Option<Staged>>,
+    /// The context admissions run in (next height, last block time), refreshed at every
+    /// commit so that CheckTx does not read it from the store each time.
+    check_ctx: parking_lot::RwLock<Option<BlockCtx>>,
 }
 
 impl std::fmt::Debug for App {
@@ -113,6 +116,7 @@ impl App {
             hook,
             chain_id: parking_lot::RwLock::new(chain_id),
             staged: parking_lot::Mutex::new(None),
+            check_ctx: parking_lot::RwLock::new(None),
         })
     }
 
@@ -206,18 +210,23 @@ impl App {
             .map_err(|e| anyhow::anyhow!(e.log))?;
         let root = self.storage.commit(delta).await?;
         *self.chain_id.write() = req.chain_id.clone();
-        *self.check.lock().await = StateDelta::new(self.snapshot());
+        self.reset_check_state().await;
         Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: AppHash::try_from(root.0.to_vec())? })
     }
 
     // === CheckTx ===
 
     async fn check_block_ctx(&self) -> anyhow::Result<BlockCtx> {
-        Ok(BlockCtx {
+        if let Some(c) = self.check_ctx.read().clone() {
+            return Ok(c);
+        }
+        let ctx = BlockCtx {
             height: self.last_height().await?.saturating_add(1),
             time: self.last_block_time().await?,
             chain_id: self.chain_id(),
-        })
+        };
+        *self.check_ctx.write() = Some(ctx.clone());
+        Ok(ctx)
     }
 
     /// Admits a transaction against the check overlay (the latest committed state plus the
@@ -299,6 +308,7 @@ impl App {
     /// Drops every admission effect and starts a new check overlay on the latest committed
     /// state. The mempool then re-admits what it still holds.
     pub async fn reset_check_state(&self) {
+        *self.check_ctx.write() = None;
         *self.check.lock().await = StateDelta::new(self.snapshot());
     }
 

@@ -98,7 +98,7 @@ impl App {
     /// Opens (or creates) the state at `path`.
     pub async fn load(path: std::path::PathBuf, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> anyhow::Result<Self> {
         let storage = Storage::load(path, vec![]).await?;
-        Ok(Self::with_storage(storage, cfg, hook).await?)
+        Self::with_storage(storage, cfg, hook).await
     }
 
     /// Wraps an opened storage.

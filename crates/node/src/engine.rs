@@ -255,7 +255,7 @@ impl Engine {
         let timestamp = indexer::rfc3339(time);
         let block = Arc::new(block);
         let _no_subscribers = self.events.send(NodeEvent::NewBlock { block, events: resp.events.clone() });
-        for (i, (t, r)) in txs.into_iter().zip(resp.tx_results.into_iter()).enumerate() {
+        for (i, (t, r)) in txs.into_iter().zip(resp.tx_results).enumerate() {
             let rec = TxRecord {
                 hash: lantau_crypto::sha256(&t),
                 height,

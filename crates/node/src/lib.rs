@@ -5,7 +5,6 @@
 //! `engine.rs` (embedded single-validator engine), `indexer.rs` (block hook: tx index and
 //! blocks, written in the same commit as the state), `node.rs` (start, `NodeApi`), `cli/`.
 
-#![cfg_attr(test, allow(unused_crate_dependencies))]
 
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // the node is not the state machine
 #![allow(unused_crate_dependencies)] // clap, rpassword, tracing-subscriber... serve the `lantaud` binary target

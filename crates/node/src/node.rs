@@ -268,10 +268,11 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
 
     let (shutdown, rx) = watch::channel(false);
     let dyn_node: Arc<dyn NodeApi> = node.clone();
-    let mut tasks = Vec::new();
-    tasks.push(Some(tokio::spawn(engine.run(rx.clone()))));
-    tasks.push(Some(tokio::spawn(serve(api_listener, lantau_rpc::rest::router(dyn_node.clone()), rx.clone()))));
-    tasks.push(Some(tokio::spawn(serve(rpc_listener, lantau_rpc::cometbft::router(dyn_node), rx))));
+    let tasks = vec![
+        Some(tokio::spawn(engine.run(rx.clone()))),
+        Some(tokio::spawn(serve(api_listener, lantau_rpc::rest::router(dyn_node.clone()), rx.clone()))),
+        Some(tokio::spawn(serve(rpc_listener, lantau_rpc::cometbft::router(dyn_node), rx))),
+    ];
     Ok(RunningNode { node, api_addr, rpc_addr, home: home.to_path_buf(), shutdown, tasks })
 }
 

@@ -11,7 +11,7 @@ use cnidarium::StateWrite;
 use lantau_auth::{AuthRead, AuthWrite};
 use lantau_bank::BankWrite;
 use lantau_module_api::{event, gas, BlockCtx, Event, GasMeter, SdkError, TxError};
-use lantau_primitives::{Address, Amount, Coin, MIN_GAS_PRICE, NATIVE_DENOM};
+use lantau_primitives::{Address, Coin, NATIVE_DENOM};
 
 use crate::sigcache::SigCache;
 use crate::tx::DecodedTx;
@@ -122,7 +122,7 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     // A simulation without a fee still pays the floor for its gas limit, so the estimate
     // includes the fee payment the real transaction will make.
     let fee_amount = if mode == Mode::Simulate && tx.fee.is_zero() {
-        Amount(u128::from(tx.gas_limit).saturating_mul(MIN_GAS_PRICE))
+        lantau_primitives::min_fee(tx.gas_limit)
     } else {
         tx.fee
     };

@@ -8,7 +8,7 @@
 use cosmos_sdk_proto::cosmos::tx::signing::v1beta1::SignMode;
 use cosmos_sdk_proto::cosmos::tx::v1beta1::{mode_info, AuthInfo, SignDoc, TxBody, TxRaw};
 use lantau_module_api::{SdkError, TxError};
-use lantau_primitives::{Address, Amount, NATIVE_DENOM, MIN_GAS_PRICE};
+use lantau_primitives::{Address, Amount, NATIVE_DENOM};
 use lantau_proto::ethsecp256k1::PubKey;
 use lantau_proto::ETH_SECP256K1_PUBKEY_TYPE_URL;
 use prost::Message;
@@ -215,9 +215,7 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
             .checked_add(a)
             .map_err(|_| err(SdkError::InsufficientFee("fee overflows".into())))?;
     }
-    let required = Amount(u128::from(fee.gas_limit)).checked_mul(MIN_GAS_PRICE).map_err(|_| {
-        err(SdkError::InsufficientFee("fee overflows".into()))
-    })?;
+    let required = lantau_primitives::min_fee(fee.gas_limit);
     if fee_floor && fee_amount < required {
         return Err(err(SdkError::InsufficientFee(format!(
             "got: {fee_amount}{NATIVE_DENOM} required: {required}{NATIVE_DENOM} (1 gwei x {} gas)",

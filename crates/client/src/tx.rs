@@ -10,7 +10,7 @@ use cosmos_sdk_proto::cosmos::tx::signing::v1beta1::SignMode;
 use cosmos_sdk_proto::cosmos::tx::v1beta1::{mode_info, AuthInfo, Fee, ModeInfo, SignDoc, SignerInfo, TxBody, TxRaw};
 use cosmos_sdk_proto::Any;
 use lantau_crypto::SecretKey;
-use lantau_primitives::{Address, Coin, MIN_GAS_PRICE, NATIVE_DENOM};
+use lantau_primitives::{Address, Coin, NATIVE_DENOM};
 use prost::Message;
 
 fn pb_coins(coins: &[Coin]) -> Vec<PbCoin> {
@@ -97,7 +97,7 @@ impl TxBuilder {
             non_critical_extension_options: vec![],
         };
         let pk = lantau_proto::ethsecp256k1::PubKey { key: key.public_key().to_compressed().to_vec().into() };
-        let fee_amount = self.fee.unwrap_or_else(|| u128::from(self.gas_limit).saturating_mul(MIN_GAS_PRICE));
+        let fee_amount = self.fee.unwrap_or_else(|| lantau_primitives::min_fee(self.gas_limit).0);
         let auth = AuthInfo {
             signer_infos: vec![SignerInfo {
                 public_key: if self.omit_pubkey {

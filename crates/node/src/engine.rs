@@ -196,7 +196,7 @@ impl Engine {
             time,
             last_block_id,
             last_commit_hash: last_commit.as_ref().map(|_| merkle_root(&[])),
-            data_hash: Some(merkle_root(&txs.iter().map(|t| lantau_crypto::sha256(t).to_vec()).collect::<Vec<_>>())),
+            data_hash: Some(merkle_root(&txs.iter().map(|t| lantau_app::tx::tx_hash(t).to_vec()).collect::<Vec<_>>())),
             validators_hash: vals_hash,
             next_validators_hash: vals_hash,
             consensus_hash: Hash::Sha256(lantau_crypto::sha256(b"lantau/consensus-params/v1")),
@@ -244,7 +244,7 @@ impl Engine {
         {
             let _exclusive = self.gate.write().await;
             self.app.commit().await?;
-            let included: Vec<[u8; 32]> = txs.iter().map(|t| lantau_crypto::sha256(t)).collect();
+            let included: Vec<[u8; 32]> = txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect();
             self.mempool.lock().remove(included);
             self.recheck().await;
         }
@@ -257,7 +257,7 @@ impl Engine {
         let _no_subscribers = self.events.send(NodeEvent::NewBlock { block, events: resp.events.clone() });
         for (i, (t, r)) in txs.into_iter().zip(resp.tx_results).enumerate() {
             let rec = TxRecord {
-                hash: lantau_crypto::sha256(&t),
+                hash: lantau_app::tx::tx_hash(&t),
                 height,
                 index: u32::try_from(i).unwrap_or(u32::MAX),
                 tx: t,

@@ -17,7 +17,7 @@ use lantau_app::tendermint::abci::{request, response, types::ExecTxResult};
 use lantau_app::tendermint::{Block, Time};
 use lantau_app::BlockHook;
 use lantau_event_query::{Operand, Op, Query};
-use lantau_rpc::api::{BlockResults, SearchPage, TxRecord};
+use lantau_rpc::api::{event_map, BlockResults, SearchPage, TxRecord};
 use parking_lot::Mutex;
 use prost::Message;
 use tendermint_proto::v0_38 as pb;
@@ -147,20 +147,6 @@ fn parse_pos(suffix: &[u8]) -> Option<(u64, u32)> {
 /// sees the oldest ones (narrow it with `tx.height`).
 pub const MAX_SEARCH_CANDIDATES: usize = 100_000;
 
-/// The composite-key view of a stored transaction result (no block read needed).
-fn stored_event_map(height: u64, hash: &[u8; 32], result: &pb::abci::ExecTxResult) -> std::collections::BTreeMap<String, Vec<String>> {
-    let mut m: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
-    m.entry("tm.event".into()).or_default().push("Tx".into());
-    m.entry("tx.hash".into()).or_default().push(hex::encode_upper(hash));
-    m.entry("tx.height".into()).or_default().push(height.to_string());
-    for e in &result.events {
-        for a in &e.attributes {
-            m.entry(format!("{}.{}", e.r#type, a.key)).or_default().push(a.value.clone());
-        }
-    }
-    m
-}
-
 /// Searches committed transactions. A string equality condition (other than `tm.event`)
 /// picks the candidates from the event index; otherwise the transactions in the query's height
 /// range are scanned. Every candidate is matched against the whole query on its stored result;
@@ -232,7 +218,9 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
         let r = pb::abci::TxResult::decode(raw.as_slice())?;
         let height = u64::try_from(r.height)?;
         let result = r.result.unwrap_or_default();
-        if q.matches(&stored_event_map(height, &hash, &result)) {
+        // Matched on the stored result: no block read needed.
+        let attrs = result.events.iter().flat_map(|e| e.attributes.iter().map(move |a| (e.r#type.as_str(), a.key.as_str(), a.value.as_str())));
+        if q.matches(&event_map(height, &hash, attrs)) {
             matched.push((height, r.index, hash));
         }
     }

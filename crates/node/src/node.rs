@@ -45,7 +45,7 @@ impl EmbeddedNode {
     }
 
     async fn admit(&self, tx: Vec<u8>) -> BroadcastResult {
-        let hash = lantau_crypto::sha256(&tx);
+        let hash = lantau_app::tx::tx_hash(&tx);
         if self.mempool.lock().contains(&hash) {
             let e = lantau_app::module_api::TxError::from(lantau_app::module_api::SdkError::TxInMempoolCache);
             return BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 };
@@ -73,7 +73,7 @@ impl NodeApi for EmbeddedNode {
     }
 
     async fn broadcast_async(&self, tx: Vec<u8>) -> BroadcastResult {
-        let hash = lantau_crypto::sha256(&tx);
+        let hash = lantau_app::tx::tx_hash(&tx);
         let me = self.me.lock().upgrade();
         if let Some(node) = me {
             tokio::spawn(async move {

@@ -52,6 +52,11 @@ impl Address {
         bech32::encode::<Bech32>(hrp, &self.0).unwrap_or_default()
     }
 
+    /// Lower-case hex without `0x`: the form addresses take inside store keys.
+    pub fn to_key_hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
     /// The EIP-55 mixed-case hex form, `0x...`.
     pub fn to_hex(&self) -> String {
         let lower = hex::encode(self.0);

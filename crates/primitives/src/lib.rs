@@ -23,3 +23,9 @@ pub type Height = u64;
 
 /// The smallest gas price the chain accepts: 1 gwei, in `alantau` per gas unit.
 pub const MIN_GAS_PRICE: u128 = 1_000_000_000;
+
+/// The smallest fee, in `alantau`, a transaction with this gas limit may pay (1 gwei per gas).
+pub fn min_fee(gas_limit: u64) -> Amount {
+    // u64::MAX * 1e9 < 2^128: cannot overflow.
+    Amount(u128::from(gas_limit).saturating_mul(MIN_GAS_PRICE))
+}

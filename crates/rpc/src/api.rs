@@ -146,15 +146,25 @@ pub struct BlockResults {
 /// builds it: `tm.event=Tx`, `tx.hash` (upper hex), `tx.height`, and `<type>.<key>` for every
 /// attribute of every event of the result.
 pub fn tx_event_map(rec: &TxRecord) -> std::collections::BTreeMap<String, Vec<String>> {
+    let attrs = rec.result.events.iter().flat_map(|e| {
+        e.attributes.iter().filter_map(move |a| Some((e.kind.as_str(), a.key_str().ok()?, a.value_str().ok()?)))
+    });
+    event_map(rec.height, &rec.hash, attrs)
+}
+
+/// The composite-key view from its parts: `tm.event=Tx`, `tx.hash`, `tx.height`, and
+/// `<type>.<key>` for each (event type, attribute key, attribute value).
+pub fn event_map<'a>(
+    height: u64,
+    hash: &[u8; 32],
+    attributes: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+) -> std::collections::BTreeMap<String, Vec<String>> {
     let mut m: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
     m.entry("tm.event".into()).or_default().push("Tx".into());
-    m.entry("tx.hash".into()).or_default().push(hex::encode_upper(rec.hash));
-    m.entry("tx.height".into()).or_default().push(rec.height.to_string());
-    for e in &rec.result.events {
-        for a in &e.attributes {
-            let (Ok(k), Ok(v)) = (a.key_str(), a.value_str()) else { continue };
-            m.entry(format!("{}.{}", e.kind, k)).or_default().push(v.to_string());
-        }
+    m.entry("tx.hash".into()).or_default().push(hex::encode_upper(hash));
+    m.entry("tx.height".into()).or_default().push(height.to_string());
+    for (kind, k, v) in attributes {
+        m.entry(format!("{kind}.{k}")).or_default().push(v.to_string());
     }
     m
 }

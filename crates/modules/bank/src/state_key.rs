@@ -4,12 +4,12 @@ use lantau_primitives::Address;
 
 /// `bank/bal/<lower-hex address>/<denom>` → u128 big-endian (absent means zero).
 pub fn balance(addr: &Address, denom: &str) -> String {
-    format!("bank/bal/{}/{denom}", hex(addr))
+    format!("bank/bal/{}/{denom}", addr.to_key_hex())
 }
 
 /// Prefix of every balance of `addr`; the suffix after it is the denom.
 pub fn balance_prefix(addr: &Address) -> String {
-    format!("bank/bal/{}/", hex(addr))
+    format!("bank/bal/{}/", addr.to_key_hex())
 }
 
 /// `bank/supply/<denom>` → u128 big-endian.
@@ -19,12 +19,3 @@ pub fn supply(denom: &str) -> String {
 
 /// Prefix of every supply key.
 pub const SUPPLY_PREFIX: &str = "bank/supply/";
-
-fn hex(addr: &Address) -> String {
-    let mut s = String::with_capacity(40);
-    for b in addr.0 {
-        s.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-        s.push(char::from(b"0123456789abcdef"[usize::from(b & 0x0f)]));
-    }
-    s
-}

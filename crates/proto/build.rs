@@ -31,6 +31,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut config = prost_build::Config::new();
     config.bytes(["."]);
+    config.enable_type_names();
+    // Shared types come from their upstream crates, so ours and theirs are one type.
+    config.extern_path(".cosmos.base.v1beta1", "::cosmos_sdk_proto::cosmos::base::v1beta1");
+    config.compile_well_known_types();
+    config.extern_path(".google.protobuf", "::pbjson_types");
     config.skip_protoc_run();
     config.file_descriptor_set_path(&descriptor_path);
     config.compile_fds(fds)?;
@@ -40,6 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .register_descriptors(&descriptor)?
         .preserve_proto_field_names()
         .emit_fields()
-        .build(&[".chain"])?;
+        .extern_path(".cosmos.base.v1beta1", "::cosmos_sdk_proto::cosmos::base::v1beta1")
+        .build(&[".chain", ".cosmos.evm.erc20"])?;
     Ok(())
 }

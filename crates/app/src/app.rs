@@ -204,7 +204,7 @@ impl App {
         }
         let genesis = AppGenesis::from_json(&req.app_state_bytes).map_err(|e| anyhow::anyhow!(e.log))?;
         let mut delta = StateDelta::new(self.snapshot());
-        genesis.apply(&mut delta, &req.chain_id).await.map_err(|e| anyhow::anyhow!(e.log))?;
+        genesis.apply(&mut delta, &req.chain_id, to_offset(req.time)).await.map_err(|e| anyhow::anyhow!(e.log))?;
         let gas = GasMeter::infinite();
         store::put(&mut delta, &gas, state_key::GENESIS_TIME.to_string(), to_offset(req.time).unix_timestamp_nanos().to_be_bytes().to_vec())
             .map_err(|e| anyhow::anyhow!(e.log))?;

@@ -6,6 +6,10 @@ use cnidarium::StateWrite;
 use cosmos_sdk_proto::cosmos::bank::v1beta1 as bankpb;
 use cosmos_sdk_proto::Any;
 use lantau_bank::{MultiSendMsg, SendMsg};
+use lantau_compliance::ComplianceMsg;
+use lantau_kyc::KycMsg;
+use lantau_reserve::ReserveMsg;
+use lantau_stablecoin::StablecoinMsg;
 use lantau_module_api::{ExecCtx, MsgHandler, SdkError, TxError};
 use lantau_primitives::Address;
 use prost::Message;
@@ -16,12 +20,20 @@ pub const MSG_SEND: &str = "/cosmos.bank.v1beta1.MsgSend";
 pub const MSG_MULTI_SEND: &str = "/cosmos.bank.v1beta1.MsgMultiSend";
 
 /// A decoded, statelessly validated message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
     /// Bank send.
     Send(SendMsg),
     /// Bank multi-send (one input).
     MultiSend(MultiSendMsg),
+    /// The identity registry's messages.
+    Kyc(KycMsg),
+    /// Stablecoin denoms, issuance, pause and freeze.
+    Stablecoin(StablecoinMsg),
+    /// Reserve attestations.
+    Reserve(ReserveMsg),
+    /// The compliance module's messages.
+    Compliance(ComplianceMsg),
 }
 
 fn decode<M: Message + Default>(any: &Any) -> Result<M, TxError> {
@@ -36,7 +48,12 @@ impl Msg {
         match any.type_url.as_str() {
             MSG_SEND => Ok(Msg::Send(SendMsg::from_proto(&decode::<bankpb::MsgSend>(any)?)?)),
             MSG_MULTI_SEND => Ok(Msg::MultiSend(MultiSendMsg::from_proto(&decode::<bankpb::MsgMultiSend>(any)?)?)),
-            other => Err(SdkError::TxDecode(format!("unable to resolve type URL {other}")).into()),
+            other => KycMsg::from_any(any)
+                .map(|r| r.map(Msg::Kyc))
+                .or_else(|| StablecoinMsg::from_any(any).map(|r| r.map(Msg::Stablecoin)))
+                .or_else(|| ReserveMsg::from_any(any).map(|r| r.map(Msg::Reserve)))
+                .or_else(|| ComplianceMsg::from_any(any).map(|r| r.map(Msg::Compliance)))
+                .unwrap_or_else(|| Err(SdkError::TxDecode(format!("unable to resolve type URL {other}")).into())),
         }
     }
 
@@ -45,6 +62,10 @@ impl Msg {
         match self {
             Msg::Send(_) => MSG_SEND,
             Msg::MultiSend(_) => MSG_MULTI_SEND,
+            Msg::Kyc(m) => m.type_url(),
+            Msg::Stablecoin(m) => m.type_url(),
+            Msg::Reserve(m) => m.type_url(),
+            Msg::Compliance(m) => m.type_url(),
         }
     }
 
@@ -53,6 +74,10 @@ impl Msg {
         match self {
             Msg::Send(m) => m.from,
             Msg::MultiSend(m) => m.from,
+            Msg::Kyc(m) => m.signer(),
+            Msg::Stablecoin(m) => m.signer(),
+            Msg::Reserve(m) => m.signer(),
+            Msg::Compliance(m) => m.signer(),
         }
     }
 
@@ -60,6 +85,10 @@ impl Msg {
     pub fn module(&self) -> &'static str {
         match self {
             Msg::Send(_) | Msg::MultiSend(_) => lantau_bank::MODULE_NAME,
+            Msg::Kyc(_) => lantau_kyc::MODULE_NAME,
+            Msg::Stablecoin(_) => lantau_stablecoin::MODULE_NAME,
+            Msg::Reserve(_) => lantau_reserve::MODULE_NAME,
+            Msg::Compliance(_) => lantau_compliance::MODULE_NAME,
         }
     }
 
@@ -68,6 +97,10 @@ impl Msg {
         match self {
             Msg::Send(m) => m.check_stateless(),
             Msg::MultiSend(m) => m.check_stateless(),
+            Msg::Kyc(m) => m.check_stateless(),
+            Msg::Stablecoin(m) => m.check_stateless(),
+            Msg::Reserve(m) => m.check_stateless(),
+            Msg::Compliance(m) => m.check_stateless(),
         }
     }
 
@@ -76,6 +109,10 @@ impl Msg {
         match self {
             Msg::Send(m) => m.check_and_execute(state, ctx).await,
             Msg::MultiSend(m) => m.check_and_execute(state, ctx).await,
+            Msg::Kyc(m) => m.check_and_execute(state, ctx).await,
+            Msg::Stablecoin(m) => m.check_and_execute(state, ctx).await,
+            Msg::Reserve(m) => m.check_and_execute(state, ctx).await,
+            Msg::Compliance(m) => m.check_and_execute(state, ctx).await,
         }
     }
 }

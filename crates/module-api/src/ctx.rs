@@ -44,3 +44,10 @@ impl<'a> ExecCtx<'a> {
         self.events.push(e);
     }
 }
+
+impl ExecCtx<'_> {
+    /// Records a typed event (the Cosmos SDK's `EmitTypedEvent` shape).
+    pub fn emit_typed<M: prost::Name + serde::Serialize>(&mut self, msg: &M) {
+        self.events.push(crate::event::typed(msg));
+    }
+}

@@ -27,3 +27,14 @@ pub use error::{ErrorCode, SdkError, TxError};
 pub use event::{event, Event};
 pub use gas::{GasMeter, OutOfGas};
 pub use handler::MsgHandler;
+
+/// Parses a bech32 address field of a message; failure is sdk code 7 (invalid address), naming
+/// the field.
+pub fn parse_address(s: &str, field: &str) -> Result<lantau_primitives::Address, TxError> {
+    lantau_primitives::Address::from_bech32(s).map_err(|e| SdkError::InvalidAddress(format!("{field}: {e}")).into())
+}
+
+/// The block time as a protobuf timestamp.
+pub fn block_timestamp(block: &BlockCtx) -> lantau_proto::pbjson_types::Timestamp {
+    lantau_proto::timestamp(block.time)
+}

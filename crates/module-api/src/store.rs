@@ -44,3 +44,37 @@ pub fn delete<S: StateWrite + ?Sized>(
 pub fn decode<M: prost::Message + Default>(bytes: &[u8], what: &str) -> Result<M, TxError> {
     M::decode(bytes).map_err(|e| internal(format!("corrupt {what} record: {e}")))
 }
+
+/// Reads and decodes a protobuf record, charging gas.
+pub async fn get_proto<S: StateRead + ?Sized, M: prost::Message + Default>(
+    state: &S,
+    gas: &GasMeter,
+    key: &str,
+) -> Result<Option<M>, TxError> {
+    match get(state, gas, key).await? {
+        Some(b) => Ok(Some(decode(&b, key)?)),
+        None => Ok(None),
+    }
+}
+
+/// Encodes and writes a protobuf record, charging gas.
+pub fn put_proto<S: StateWrite + ?Sized, M: prost::Message>(
+    state: &mut S,
+    gas: &GasMeter,
+    key: String,
+    record: &M,
+) -> Result<(), TxError> {
+    put(state, gas, key, record.encode_to_vec())
+}
+
+/// Every (key, value) under `prefix`, in key order. Unmetered: for queries and genesis export,
+/// never for handlers (a prefix scan in a handler would be unbounded work without gas).
+pub async fn scan_prefix<S: StateRead + ?Sized>(state: &S, prefix: &str) -> Result<Vec<(String, Vec<u8>)>, TxError> {
+    use futures::StreamExt;
+    let mut stream = std::pin::pin!(state.prefix_raw(prefix));
+    let mut out = Vec::new();
+    while let Some(item) = stream.next().await {
+        out.push(item.map_err(internal)?);
+    }
+    Ok(out)
+}

@@ -66,9 +66,12 @@ struct InitArgs {
     /// Moniker.
     #[arg(long, default_value = "lantau-dev")]
     moniker: String,
-    /// Create and fund the named dev accounts.
-    #[arg(long, default_value_t = true)]
+    /// Create and fund the named dev accounts and give them their roles.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     dev: bool,
+    /// The governance authority (bech32); the dev `governance` account by default.
+    #[arg(long)]
+    governance: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -284,7 +287,15 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
     let out = cli.output;
     match cli.cmd {
         Cmd::Init(a) => {
-            let opts = InitOptions { chain_id: a.chain_id, evm_chain_id: a.evm_chain_id, moniker: a.moniker, dev: a.dev, ..Default::default() };
+            let governance = a.governance.as_deref().map(Address::from_bech32).transpose()?;
+            let opts = InitOptions {
+                chain_id: a.chain_id,
+                evm_chain_id: a.evm_chain_id,
+                moniker: a.moniker,
+                dev: a.dev,
+                governance,
+                ..Default::default()
+            };
             let accounts = init_home(&home, &opts)?;
             print(out, json!({"home": home, "chain_id": opts.chain_id, "accounts": accounts}), || {
                 format!("initialised {} for chain {} ({} dev accounts)", home.display(), opts.chain_id, accounts.len())

@@ -5,7 +5,7 @@ use lantau_app::AppGenesis;
 use serde::{Deserialize, Serialize};
 
 /// `<home>/config/genesis.json`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GenesisFile {
     /// RFC 3339 genesis time.
     pub genesis_time: String,

@@ -12,8 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
-use lantau_app::auth::genesis::GenesisState as AuthGenesis;
-use lantau_app::bank::genesis::{Balance, GenesisState as BankGenesis};
+use lantau_app::bank::genesis::Balance;
 use lantau_app::AppGenesis;
 use lantau_crypto::{secret_key_from_mnemonic, Keyring, KeyringBackend};
 use lantau_primitives::{Coin, NATIVE_DENOM};
@@ -32,6 +31,18 @@ pub const DEV_ACCOUNT_NAMES: [&str; 8] =
 
 /// Native coin each dev account starts with: 1,000,000 LANTAU.
 pub const DEV_NATIVE_BALANCE: u128 = 1_000_000 * 1_000_000_000_000_000_000;
+
+/// The dev chain's stablecoin.
+pub const DEV_DENOM: &str = "hkd.demo";
+
+/// `hkd.demo` each dev customer (alice, bob, carol) starts with: 1,000,000.00 HKD.
+pub const DEV_HKD_BALANCE: u128 = 100_000_000;
+
+/// VASP identifier of the dev issuer.
+pub const DEV_ISSUER_VASP: &str = "VASP-LANTAU-DEMO-ISSUER";
+
+/// VASP identifier of alice's VASP.
+pub const DEV_ALICE_VASP: &str = "VASP-HARBOUR-EXCHANGE";
 
 /// Default dev chain ids.
 pub const DEV_CHAIN_ID: &str = "lantau-local-1";
@@ -109,6 +120,8 @@ pub struct InitOptions {
     pub extra_accounts: Vec<lantau_primitives::Address>,
     /// Genesis time (RFC 3339).
     pub genesis_time: String,
+    /// The governance authority; the dev `governance` account when `dev`, required otherwise.
+    pub governance: Option<lantau_primitives::Address>,
 }
 
 impl Default for InitOptions {
@@ -120,6 +133,7 @@ impl Default for InitOptions {
             dev: true,
             extra_accounts: Vec::new(),
             genesis_time: "2026-01-01T00:00:00Z".into(),
+            governance: None,
         }
     }
 }
@@ -156,22 +170,31 @@ pub fn init_home(home: &Path, opts: &InitOptions) -> anyhow::Result<Vec<DevAccou
             accounts.push(dev_account(name, u32::try_from(i)?)?);
         }
     }
-    let mut auth = AuthGenesis::default();
-    let mut bank = BankGenesis::default();
+    let mut app_state = AppGenesis { evm_chain_id: opts.evm_chain_id, ..Default::default() };
     let funded = accounts
         .iter()
         .map(|a| lantau_primitives::Address::from_bech32(&a.address))
         .collect::<Result<Vec<_>, _>>()?;
-    for addr in funded.into_iter().chain(opts.extra_accounts.iter().copied()) {
-        auth.accounts.push(addr);
-        bank.balances.push(Balance { address: addr, coins: vec![Coin::new(NATIVE_DENOM, DEV_NATIVE_BALANCE)] });
+    for addr in funded.iter().copied().chain(opts.extra_accounts.iter().copied()) {
+        app_state.auth.accounts.push(addr);
+        app_state.bank.balances.push(Balance { address: addr, coins: vec![Coin::new(NATIVE_DENOM, DEV_NATIVE_BALANCE)] });
     }
+    if opts.dev {
+        dev_roles(&mut app_state, &accounts, &opts.genesis_time)?;
+    }
+    if let Some(g) = opts.governance {
+        app_state.authority.governance = Some(g);
+    }
+    anyhow::ensure!(
+        app_state.authority.governance.is_some(),
+        "a governance authority is required: pass one, or create the dev accounts"
+    );
     let genesis = GenesisFile {
         genesis_time: opts.genesis_time.clone(),
         chain_id: opts.chain_id.clone(),
         initial_height: "1".into(),
         app_hash: String::new(),
-        app_state: AppGenesis { evm_chain_id: opts.evm_chain_id, auth, bank },
+        app_state,
     };
     std::fs::write(h.genesis(), serde_json::to_vec_pretty(&genesis)?)?;
 
@@ -183,6 +206,57 @@ pub fn init_home(home: &Path, opts: &InitOptions) -> anyhow::Result<Vec<DevAccou
         std::fs::write(h.dev_accounts(), serde_json::to_vec_pretty(&accounts)?)?;
     }
     Ok(accounts)
+}
+
+/// Gives the named dev accounts their roles: governance; the compliance authority; `issuer`
+/// (LEVEL_LICENSED_ISSUER with a VASP id, issuer of `hkd.demo`); `registrar`; `auditor`;
+/// `alice` (full tier, VASP and reference), `bob` (minimal tier, reference), `carol` (no
+/// identity); the customers hold `hkd.demo`.
+fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) -> anyhow::Result<()> {
+    use lantau_proto::chain::kyc::v1::{Identity, Level};
+    let addr = |name: &str| -> anyhow::Result<String> {
+        Ok(accounts.iter().find(|a| a.name == name).ok_or_else(|| anyhow::anyhow!("no dev account {name}"))?.address.clone())
+    };
+    let t = time::OffsetDateTime::parse(genesis_time, &time::format_description::well_known::Rfc3339)?;
+    let ts = lantau_proto::timestamp(t);
+    let id = |name: &str, level: Level, vasp: &str, reference: &str| -> anyhow::Result<Identity> {
+        Ok(Identity {
+            address: addr(name)?,
+            level: level as i32,
+            vasp_identifier: vasp.into(),
+            ivms101_off_chain_ref: reference.into(),
+            enrolled_at: Some(ts.clone()),
+            last_level_change: Some(ts.clone()),
+        })
+    };
+    g.authority.governance = Some(lantau_primitives::Address::from_bech32(&addr("governance")?)?);
+    g.compliance.params = Some(lantau_app::compliance::Params {
+        authority: addr("compliance_authority")?,
+        rules: Some(lantau_app::compliance::default_rules()),
+    });
+    let mut kyc_params = lantau_app::kyc::tier::default_params();
+    kyc_params.registrars.push(addr("registrar")?);
+    g.kyc.params = Some(kyc_params);
+    g.kyc.identities = vec![
+        id("issuer", Level::LicensedIssuer, DEV_ISSUER_VASP, "ivms101:lantau-demo-issuer")?,
+        id("alice", Level::RetailPlus, DEV_ALICE_VASP, "ivms101:alice-0001")?,
+        id("bob", Level::RetailBasic, "", "ivms101:bob-0001")?,
+    ];
+    g.stablecoin.denoms.push(lantau_proto::chain::stablecoin::v1::Denom {
+        denom: DEV_DENOM.into(),
+        display: "HKD".into(),
+        issuer: addr("issuer")?,
+        decimals: 2,
+    });
+    g.reserve.params = Some(lantau_proto::chain::reserve::v1::Params { auditors: vec![addr("auditor")?] });
+    for customer in ["alice", "bob", "carol"] {
+        let a = lantau_primitives::Address::from_bech32(&addr(customer)?)?;
+        if let Some(b) = g.bank.balances.iter_mut().find(|b| b.address == a) {
+            b.coins.push(Coin::new(DEV_DENOM, DEV_HKD_BALANCE));
+            b.coins.sort();
+        }
+    }
+    Ok(())
 }
 
 /// The embedded validator's key file, in CometBFT's `priv_validator_key.json` layout.

@@ -26,6 +26,74 @@ pub mod chain {
             include!(concat!(env!("OUT_DIR"), "/chain.auth.v1.serde.rs"));
         }
     }
+    /// `chain.kyc.v1`: the identity registry.
+    pub mod kyc {
+        /// Version 1.
+        pub mod v1 {
+            include!(concat!(env!("OUT_DIR"), "/chain.kyc.v1.rs"));
+            include!(concat!(env!("OUT_DIR"), "/chain.kyc.v1.serde.rs"));
+        }
+    }
+    /// `chain.stablecoin.v1`: stablecoin denoms and issuance.
+    pub mod stablecoin {
+        /// Version 1.
+        pub mod v1 {
+            include!(concat!(env!("OUT_DIR"), "/chain.stablecoin.v1.rs"));
+            include!(concat!(env!("OUT_DIR"), "/chain.stablecoin.v1.serde.rs"));
+        }
+    }
+    /// `chain.reserve.v1`: reserve attestations.
+    pub mod reserve {
+        /// Version 1.
+        pub mod v1 {
+            include!(concat!(env!("OUT_DIR"), "/chain.reserve.v1.rs"));
+            include!(concat!(env!("OUT_DIR"), "/chain.reserve.v1.serde.rs"));
+        }
+    }
+    /// `chain.compliance.v1`: the compliance module.
+    pub mod compliance {
+        /// Version 1.
+        pub mod v1 {
+            include!(concat!(env!("OUT_DIR"), "/chain.compliance.v1.rs"));
+            include!(concat!(env!("OUT_DIR"), "/chain.compliance.v1.serde.rs"));
+        }
+    }
+}
+
+/// `cosmos.evm.erc20.v1`: Cosmos EVM's token pair record.
+pub mod erc20 {
+    include!(concat!(env!("OUT_DIR"), "/cosmos.evm.erc20.v1.rs"));
+    include!(concat!(env!("OUT_DIR"), "/cosmos.evm.erc20.v1.serde.rs"));
+}
+
+pub use pbjson_types;
+
+/// Converts a block time into a protobuf timestamp.
+pub fn timestamp(t: time::OffsetDateTime) -> pbjson_types::Timestamp {
+    let nanos = t.unix_timestamp_nanos();
+    let secs = nanos.div_euclid(1_000_000_000);
+    let sub = nanos.rem_euclid(1_000_000_000);
+    pbjson_types::Timestamp {
+        seconds: i64::try_from(secs).unwrap_or(i64::MAX),
+        nanos: i32::try_from(sub).unwrap_or(0),
+    }
+}
+
+/// Converts a protobuf timestamp into a time; `None` when out of range.
+pub fn from_timestamp(t: &pbjson_types::Timestamp) -> Option<time::OffsetDateTime> {
+    let nanos = i128::from(t.seconds).checked_mul(1_000_000_000)?.checked_add(i128::from(t.nanos))?;
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos).ok()
+}
+
+/// A typed event as the Cosmos SDK emits one (`EmitTypedEvent`): the event type is the
+/// message's full protobuf name and each attribute value is the field's JSON value (strings
+/// quoted, enums by name, 64-bit integers as quoted strings).
+pub fn typed_event<M: prost::Name + serde::Serialize>(msg: &M) -> (String, Vec<(String, String)>) {
+    let attrs = match serde_json::to_value(msg) {
+        Ok(serde_json::Value::Object(m)) => m.into_iter().map(|(k, v)| (k, v.to_string())).collect(),
+        _ => Vec::new(),
+    };
+    (M::full_name(), attrs)
 }
 
 /// `cosmos.evm.crypto.v1.ethsecp256k1`: the eth_secp256k1 key types.

@@ -16,6 +16,7 @@ pub mod api;
 pub mod cometbft;
 pub mod error;
 pub mod json;
+pub mod modules;
 pub mod rest;
 
 pub use api::{BroadcastResult, NodeApi, NodeEvent, NodeStatus, TxRecord};

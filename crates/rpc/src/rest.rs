@@ -39,8 +39,9 @@ pub fn router(node: Node) -> Router {
         .route("/cosmos/base/tendermint/v1beta1/node_info", get(node_info))
         .route("/cosmos/base/tendermint/v1beta1/blocks/latest", get(latest_block))
         .route("/cosmos/base/tendermint/v1beta1/blocks/{height}", get(block_by_height))
+        .with_state(node.clone())
+        .merge(crate::modules::router(node))
         .fallback(not_found)
-        .with_state(node)
 }
 
 /// The gateway's answer for an unknown path.

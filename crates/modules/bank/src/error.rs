@@ -14,9 +14,15 @@ pub enum BankError {
     /// 4: the sum of inputs differs from the sum of outputs.
     #[error("sum inputs != sum outputs: {0}")]
     InputOutputMismatch(String),
+    /// 5: the denom's movements are paused by its issuer.
+    #[error("{0} transfers are paused by its issuer")]
+    SendDisabled(String),
     /// 9: a multi-send with more than one input (one signer per transaction).
     #[error("multiple senders not allowed")]
     MultipleSenders,
+    /// 10: a frozen address cannot send or receive stablecoins.
+    #[error("{0} is frozen: it cannot send or receive stablecoins")]
+    AddressFrozen(String),
 }
 
 impl ErrorCode for BankError {
@@ -28,7 +34,9 @@ impl ErrorCode for BankError {
             BankError::NoInputs => 2,
             BankError::NoOutputs => 3,
             BankError::InputOutputMismatch(_) => 4,
+            BankError::SendDisabled(_) => 5,
             BankError::MultipleSenders => 9,
+            BankError::AddressFrozen(_) => 10,
         }
     }
 }

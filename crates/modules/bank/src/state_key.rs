@@ -19,3 +19,15 @@ pub fn supply(denom: &str) -> String {
 
 /// Prefix of every supply key.
 pub const SUPPLY_PREFIX: &str = "bank/supply/";
+
+/// `bank/paused/<denom>` → `[1]`: movements of the denom are paused (its issuer paused
+/// it). Absent means enabled.
+pub fn paused(denom: &str) -> String {
+    format!("bank/paused/{denom}")
+}
+
+/// `bank/frozen/<lower-hex address>` → `[1]`: the address may neither send nor receive
+/// stablecoins. Absent means not frozen.
+pub fn frozen(addr: &Address) -> String {
+    format!("bank/frozen/{}", addr.to_key_hex())
+}

@@ -1,0 +1,24 @@
+//! The chain's two authorities.
+//!
+//! - The **governance authority** signs every module's `MsgUpdateParams`, whitelists issuers
+//!   (stablecoin `MsgCreateDenom`) and registers auditors and registrars (through those modules'
+//!   params). Today it is one address fixed in genesis (`authority.governance`); a governance
+//!   module (proposals and votes) would later own that address as its module account, so that
+//!   the messages keep the same signer field and the same checks.
+//! - The **compliance authority** signs `MsgUpdateSanctionsList`, `MsgUpdateRule`, and the
+//!   freeze and single-address blacklist messages of the stablecoin and KYC modules. It is the
+//!   `authority` of the compliance params; governance rotates it with the compliance module's
+//!   `MsgUpdateParams`.
+//!
+//! Both live here, below every module that checks them, so that no module depends on another
+//! module's params to know who may sign. Invariant: both are always set after genesis.
+//!
+//! Layout: `state_key.rs`, `state.rs`, `genesis.rs`.
+
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
+pub mod genesis;
+pub mod state;
+pub mod state_key;
+
+pub use state::{AuthorityRead, AuthorityWrite};

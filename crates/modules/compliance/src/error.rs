@@ -1,0 +1,48 @@
+//! Compliance errors (codespace `compliance`). Gate rejections use 11, 13, 14 and 18-21 (fixed
+//! by the brief); handler failures use the other numbers. All are listed in
+//! `docs/modules/compliance.md`.
+
+use lantau_module_api::{ErrorCode, TxError};
+
+/// A compliance handler failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ComplianceError {
+    /// 2: the signer is not the governance authority.
+    #[error("unauthorized: expected the governance authority {expected}, got {signer}")]
+    NotGovernance {
+        /// Governance.
+        expected: String,
+        /// Who signed.
+        signer: String,
+    },
+    /// 3: the signer is not the compliance authority.
+    #[error("unauthorized: expected the compliance authority {expected}, got {signer}")]
+    NotComplianceAuthority {
+        /// The compliance authority.
+        expected: String,
+        /// Who signed.
+        signer: String,
+    },
+    /// 4: the params or rules are invalid.
+    #[error("invalid params: {0}")]
+    InvalidParams(String),
+}
+
+impl ErrorCode for ComplianceError {
+    fn codespace(&self) -> &'static str {
+        "compliance"
+    }
+    fn code(&self) -> u32 {
+        match self {
+            ComplianceError::NotGovernance { .. } => 2,
+            ComplianceError::NotComplianceAuthority { .. } => 3,
+            ComplianceError::InvalidParams(_) => 4,
+        }
+    }
+}
+
+impl From<ComplianceError> for TxError {
+    fn from(e: ComplianceError) -> Self {
+        TxError::from_code(&e)
+    }
+}

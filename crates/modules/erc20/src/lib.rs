@@ -1,0 +1,46 @@
+//! The erc20 module: one token pair per stablecoin denom, binding the denom to the address of
+//! its ERC-20 precompile (served by the EVM module), in Cosmos EVM's `TokenPair` shape.
+//!
+//! A pair is registered by the stablecoin module when governance creates the denom; it has no
+//! messages of its own. The address is deterministic: the last 20 bytes of
+//! keccak256(`"erc20|" ‖ denom`), so every node and every client derives the same one, and it
+//! can never collide with a key-derived account in practice.
+//!
+//! Invariants: one pair per denom, one denom per address, pairs are never removed.
+//!
+//! Layout: `state_key.rs`, `state.rs`, `query.rs`, `error.rs` (codespace `erc20`).
+
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
+pub mod error;
+pub mod query;
+pub mod state;
+pub mod state_key;
+
+pub use error::Erc20Error;
+pub use lantau_proto::erc20::{Owner, TokenPair};
+pub use state::{Erc20Read, Erc20Write};
+
+use lantau_primitives::Address;
+
+/// The module name.
+pub const MODULE_NAME: &str = "erc20";
+
+/// The ERC-20 precompile address of a native denom.
+pub fn token_address(denom: &str) -> Address {
+    let h = lantau_crypto::keccak256(format!("erc20|{denom}").as_bytes());
+    let mut a = [0u8; 20];
+    a.copy_from_slice(&h[12..]);
+    Address(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_deterministic_and_distinct() {
+        assert_eq!(token_address("hkd.demo"), token_address("hkd.demo"));
+        assert_ne!(token_address("hkd.demo"), token_address("hkd.other"));
+    }
+}

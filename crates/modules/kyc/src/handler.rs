@@ -1,0 +1,113 @@
+//! KYC message handlers: authority and state checks, then writes.
+
+use cnidarium::StateWrite;
+use lantau_authority::AuthorityRead;
+use lantau_module_api::{ExecCtx, MsgHandler, TxError};
+use lantau_primitives::Address;
+use lantau_proto::chain::kyc::v1 as pb;
+
+use crate::error::KycError;
+use crate::msg::{IdentityFields, KycMsg};
+use crate::state::{level_of, KycRead, KycWrite};
+use crate::{Identity, Level};
+
+async fn ensure_registrar<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, who: &Address) -> Result<(), TxError> {
+    let params = state.kyc_params(ctx.gas).await?;
+    let me = who.to_bech32();
+    if params.registrars.iter().any(|r| *r == me) {
+        Ok(())
+    } else {
+        Err(KycError::NotRegistrar(me).into())
+    }
+}
+
+impl MsgHandler for KycMsg {
+    fn check_stateless(&self) -> Result<(), TxError> {
+        // Everything stateless was validated when the message was decoded.
+        Ok(())
+    }
+
+    async fn check_and_execute<S: StateWrite + Send + Sync>(&self, state: &mut S, ctx: &mut ExecCtx<'_>) -> Result<(), TxError> {
+        let now = lantau_module_api::block_timestamp(ctx.block);
+        match self {
+            KycMsg::Enroll(m) => {
+                ensure_registrar(state, ctx, &m.registrar).await?;
+                if state.identity(ctx.gas, &m.address).await?.is_some() {
+                    return Err(KycError::IdentityExists(m.address.to_bech32()).into());
+                }
+                let id = record(m, Some(now.clone()), Some(now));
+                state.put_identity(ctx.gas, &m.address, &id)?;
+                ctx.emit_typed(&pb::EventIdentityEnrolled {
+                    address: m.address.to_bech32(),
+                    level: m.level as i32,
+                    registrar: m.registrar.to_bech32(),
+                });
+                Ok(())
+            }
+            KycMsg::Update(m) => {
+                ensure_registrar(state, ctx, &m.registrar).await?;
+                let old = state
+                    .identity(ctx.gas, &m.address)
+                    .await?
+                    .ok_or_else(|| KycError::IdentityNotFound(m.address.to_bech32()))?;
+                let previous = level_of(&old);
+                if previous == Level::Blacklisted {
+                    return Err(KycError::Blacklisted(m.address.to_bech32()).into());
+                }
+                let changed = previous != m.level;
+                let last_change = if changed { Some(now) } else { old.last_level_change.clone() };
+                let id = record(m, old.enrolled_at.clone(), last_change);
+                state.put_identity(ctx.gas, &m.address, &id)?;
+                ctx.emit_typed(&pb::EventIdentityUpdated {
+                    address: m.address.to_bech32(),
+                    level: m.level as i32,
+                    registrar: m.registrar.to_bech32(),
+                });
+                if changed {
+                    ctx.emit_typed(&pb::EventLevelChanged {
+                        address: m.address.to_bech32(),
+                        previous_level: previous as i32,
+                        level: m.level as i32,
+                        reason: "registrar_update".into(),
+                        evidence_ref: String::new(),
+                    });
+                }
+                Ok(())
+            }
+            KycMsg::Blacklist(m) => {
+                let expected = state.compliance_authority(ctx.gas).await?;
+                if m.authority != expected {
+                    return Err(KycError::NotComplianceAuthority { expected: expected.to_bech32(), signer: m.authority.to_bech32() }.into());
+                }
+                let mut events = Vec::new();
+                state.blacklist(ctx.gas, ctx.block, &m.address, &m.reason, &m.evidence_ref, &mut events).await?;
+                ctx.events.extend(events);
+                Ok(())
+            }
+            KycMsg::UpdateParams(m) => {
+                let expected = state.governance_authority(ctx.gas).await?;
+                if m.authority != expected {
+                    return Err(KycError::NotGovernance { expected: expected.to_bech32(), signer: m.authority.to_bech32() }.into());
+                }
+                state.put_kyc_params(ctx.gas, &m.params)?;
+                ctx.emit_typed(&pb::EventParamsUpdated { authority: m.authority.to_bech32() });
+                Ok(())
+            }
+        }
+    }
+}
+
+fn record(
+    m: &IdentityFields,
+    enrolled_at: Option<lantau_proto::pbjson_types::Timestamp>,
+    last_level_change: Option<lantau_proto::pbjson_types::Timestamp>,
+) -> Identity {
+    Identity {
+        address: m.address.to_bech32(),
+        level: m.level as i32,
+        vasp_identifier: m.vasp_identifier.clone(),
+        ivms101_off_chain_ref: m.ivms101_off_chain_ref.clone(),
+        enrolled_at,
+        last_level_change,
+    }
+}

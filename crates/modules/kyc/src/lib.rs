@@ -1,0 +1,47 @@
+//! The KYC module: the identity registry.
+//!
+//! It owns one [`Identity`] per enrolled address (level, VASP identifier, IVMS 101 reference,
+//! enrolment and level-change times), the params (`level_definitions[]`: level → Travel Rule
+//! tier; `registrars[]`: who may enrol), and the internal, idempotent [`KycWrite::blacklist`]
+//! that the compliance module (sanctions pushes, BLOCKED flag decisions) and this module's
+//! `MsgBlacklistAddress` call.
+//!
+//! Invariants:
+//! - blacklisting changes only the level; VASP and reference stay;
+//! - a blacklisted identity is never changed by a registrar (there is no un-blacklist path in
+//!   v1, as the sanctions list has no removal path);
+//! - a level that the params do not map has tier `none`; LEVEL_BLACKLISTED is never "above"
+//!   any level;
+//! - an address without a record has tier `none` and no reference.
+//!
+//! The rules here are the module's own authority and state checks, not compliance gates.
+//!
+//! Layout: `msg.rs` (validated messages, [`KycMsg`]), `handler.rs`, `state.rs`,
+//! `state_key.rs`, `query.rs`, `genesis.rs`, `error.rs` (codespace `kyc`), `tier.rs`.
+
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
+pub mod error;
+pub mod genesis;
+pub mod handler;
+pub mod msg;
+pub mod query;
+pub mod state;
+pub mod state_key;
+pub mod tier;
+
+pub use error::KycError;
+pub use lantau_proto::chain::kyc::v1::{Identity, Level, LevelDefinition, Params};
+pub use msg::KycMsg;
+pub use state::{KycRead, KycWrite};
+pub use tier::Tier;
+
+/// The module name (`message.module`).
+pub const MODULE_NAME: &str = "kyc";
+
+/// Longest `vasp_identifier`, in bytes.
+pub const MAX_VASP_LEN: usize = 128;
+/// Longest `ivms101_off_chain_ref`, `evidence_ref`, in bytes.
+pub const MAX_REF_LEN: usize = 512;
+/// Longest `reason`, in bytes.
+pub const MAX_REASON_LEN: usize = 256;

@@ -1,0 +1,168 @@
+//! Typed access to KYC state: the module's keeper.
+
+use std::future::Future;
+
+use cnidarium::{StateRead, StateWrite};
+use lantau_module_api::{event, store, BlockCtx, Event, GasMeter, TxError};
+use lantau_primitives::Address;
+
+use crate::tier::{default_params, tier_for, Tier};
+use crate::{state_key, Identity, Level, Params};
+
+/// Reads of KYC state.
+pub trait KycRead: StateRead {
+    /// The identity record of `addr`, if any.
+    fn identity(&self, gas: &GasMeter, addr: &Address) -> impl Future<Output = Result<Option<Identity>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { store::get_proto(self, gas, &state_key::identity(addr)).await }
+    }
+
+    /// The params (the defaults until genesis writes them).
+    fn kyc_params(&self, gas: &GasMeter) -> impl Future<Output = Result<Params, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { Ok(store::get_proto(self, gas, state_key::PARAMS).await?.unwrap_or_else(default_params)) }
+    }
+
+    /// The level of `addr` (UNSPECIFIED without a record) and its Travel Rule tier.
+    fn level_and_tier(&self, gas: &GasMeter, addr: &Address) -> impl Future<Output = Result<(Option<Identity>, Tier), TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            let id = self.identity(gas, addr).await?;
+            let tier = match &id {
+                Some(i) => tier_for(&self.kyc_params(gas).await?, level_of(i)),
+                None => Tier::None,
+            };
+            Ok((id, tier))
+        }
+    }
+}
+
+impl<T: StateRead + ?Sized> KycRead for T {}
+
+/// The level of a record; an out-of-range stored value reads as UNSPECIFIED.
+pub fn level_of(id: &Identity) -> Level {
+    Level::try_from(id.level).unwrap_or(Level::Unspecified)
+}
+
+/// Writes of KYC state.
+pub trait KycWrite: StateWrite + KycRead {
+    /// Stores an identity record.
+    fn put_identity(&mut self, gas: &GasMeter, addr: &Address, id: &Identity) -> Result<(), TxError> {
+        store::put_proto(self, gas, state_key::identity(addr), id)
+    }
+
+    /// Stores the params.
+    fn put_kyc_params(&mut self, gas: &GasMeter, params: &Params) -> Result<(), TxError> {
+        store::put_proto(self, gas, state_key::PARAMS.to_string(), params)
+    }
+
+    /// Sets `addr` to LEVEL_BLACKLISTED, keeping its VASP and reference; an address without a
+    /// record gets one with empty fields. Idempotent: an address already blacklisted is left
+    /// as it is and no event is emitted. Otherwise emits `EventLevelChanged` carrying `reason`
+    /// and `evidence_ref`. Returns whether the level changed. Callers validate the lengths of
+    /// `reason` and `evidence_ref`.
+    fn blacklist(
+        &mut self,
+        gas: &GasMeter,
+        block: &BlockCtx,
+        addr: &Address,
+        reason: &str,
+        evidence_ref: &str,
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<bool, TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        async move {
+            let now = lantau_module_api::block_timestamp(block);
+            let mut id = match self.identity(gas, addr).await? {
+                Some(id) if level_of(&id) == Level::Blacklisted => return Ok(false),
+                Some(id) => id,
+                None => Identity {
+                    address: addr.to_bech32(),
+                    level: Level::Unspecified as i32,
+                    vasp_identifier: String::new(),
+                    ivms101_off_chain_ref: String::new(),
+                    enrolled_at: Some(now),
+                    last_level_change: None,
+                },
+            };
+            let previous = level_of(&id);
+            id.level = Level::Blacklisted as i32;
+            id.last_level_change = Some(now);
+            self.put_identity(gas, addr, &id)?;
+            events.push(event::typed(&lantau_proto::chain::kyc::v1::EventLevelChanged {
+                address: addr.to_bech32(),
+                previous_level: previous as i32,
+                level: Level::Blacklisted as i32,
+                reason: reason.to_string(),
+                evidence_ref: evidence_ref.to_string(),
+            }));
+            Ok(true)
+        }
+    }
+
+    /// Makes `addr` a LEVEL_LICENSED_ISSUER, as governance's issuer whitelisting does: an
+    /// address without a record gets one with empty VASP and reference (EventIdentityEnrolled,
+    /// `registrar` = the authority); a record at another level is raised to it, keeping its
+    /// fields (EventLevelChanged, reason `issuer_whitelisted`); a blacklisted record fails with
+    /// [`KycError::Blacklisted`](crate::KycError::Blacklisted).
+    fn ensure_licensed_issuer(
+        &mut self,
+        gas: &GasMeter,
+        block: &BlockCtx,
+        addr: &Address,
+        authority: &Address,
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        async move {
+            let now = lantau_module_api::block_timestamp(block);
+            match self.identity(gas, addr).await? {
+                None => {
+                    let id = Identity {
+                        address: addr.to_bech32(),
+                        level: Level::LicensedIssuer as i32,
+                        vasp_identifier: String::new(),
+                        ivms101_off_chain_ref: String::new(),
+                        enrolled_at: Some(now.clone()),
+                        last_level_change: Some(now),
+                    };
+                    self.put_identity(gas, addr, &id)?;
+                    events.push(event::typed(&lantau_proto::chain::kyc::v1::EventIdentityEnrolled {
+                        address: addr.to_bech32(),
+                        level: Level::LicensedIssuer as i32,
+                        registrar: authority.to_bech32(),
+                    }));
+                    Ok(())
+                }
+                Some(id) if level_of(&id) == Level::Blacklisted => Err(crate::KycError::Blacklisted(addr.to_bech32()).into()),
+                Some(id) if level_of(&id) == Level::LicensedIssuer => Ok(()),
+                Some(mut id) => {
+                    let previous = level_of(&id);
+                    id.level = Level::LicensedIssuer as i32;
+                    id.last_level_change = Some(now);
+                    self.put_identity(gas, addr, &id)?;
+                    events.push(event::typed(&lantau_proto::chain::kyc::v1::EventLevelChanged {
+                        address: addr.to_bech32(),
+                        previous_level: previous as i32,
+                        level: Level::LicensedIssuer as i32,
+                        reason: "issuer_whitelisted".into(),
+                        evidence_ref: String::new(),
+                    }));
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+impl<T: StateWrite + ?Sized> KycWrite for T {}

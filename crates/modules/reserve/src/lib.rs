@@ -1,0 +1,32 @@
+//! The reserve module: auditors registered by governance, and issuers' reserve attestations
+//! that a registered auditor co-signs.
+//!
+//! An issuer (the issuer of a stablecoin denom) submits an attestation (circulation and
+//! reserve market value in its denom, and the `random_day` the reserve was measured); it is
+//! ATTESTATION_STATE_SUBMITTED. A registered auditor other than the issuer co-signs it once,
+//! which makes it ATTESTATION_STATE_ATTESTED. Attestation ids are sequential from 1. The
+//! latest attestation of an issuer is the one it submitted last, whatever its state.
+//!
+//! Invariants: an attestation is never deleted; ATTESTED is terminal; its auditor was
+//! registered when it co-signed.
+//!
+//! Layout: `msg.rs` ([`ReserveMsg`]), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
+//! `genesis.rs`, `error.rs` (codespace `reserve`).
+
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
+pub mod error;
+pub mod genesis;
+pub mod handler;
+pub mod msg;
+pub mod query;
+pub mod state;
+pub mod state_key;
+
+pub use error::ReserveError;
+pub use lantau_proto::chain::reserve::v1::{Attestation, AttestationState, Params};
+pub use msg::ReserveMsg;
+pub use state::{ReserveRead, ReserveWrite};
+
+/// The module name.
+pub const MODULE_NAME: &str = "reserve";

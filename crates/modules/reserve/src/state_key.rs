@@ -1,0 +1,19 @@
+//! Key layout of the reserve module. Treated as a public API.
+
+use lantau_primitives::Address;
+
+/// `reserve/params` → `Params` (protobuf).
+pub const PARAMS: &str = "reserve/params";
+
+/// `reserve/next_id` → u64 big-endian: the id the next attestation gets (from 1).
+pub const NEXT_ID: &str = "reserve/next_id";
+
+/// `reserve/att/<id as 20-digit decimal>` → `Attestation` (protobuf).
+pub fn attestation(id: u64) -> String {
+    format!("reserve/att/{id:020}")
+}
+
+/// `reserve/latest/<lower-hex issuer>` → u64 big-endian: the issuer's latest attestation id.
+pub fn latest(issuer: &Address) -> String {
+    format!("reserve/latest/{}", issuer.to_key_hex())
+}

@@ -1,0 +1,118 @@
+//! Stablecoin handler errors (codespace `stablecoin`), listed in `docs/modules/stablecoin.md`.
+
+use lantau_module_api::{ErrorCode, TxError};
+
+/// A stablecoin handler failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StablecoinError {
+    /// 2: the denom is malformed or does not start with `hkd.`.
+    #[error("invalid stablecoin denom {0:?}: expected hkd.<name> following the Cosmos denom rules")]
+    InvalidDenom(String),
+    /// 3: decimals other than 2.
+    #[error("invalid decimals {0}: stablecoins have exactly 2 decimals")]
+    InvalidDecimals(u32),
+    /// 4: the denom exists already.
+    #[error("denom {0} already exists")]
+    DenomExists(String),
+    /// 5: the issuer already has a denom.
+    #[error("issuer {issuer} already issues {denom}")]
+    IssuerHasDenom {
+        /// The issuer.
+        issuer: String,
+        /// Its denom.
+        denom: String,
+    },
+    /// 6: no such stablecoin denom.
+    #[error("unknown stablecoin denom {0}")]
+    UnknownDenom(String),
+    /// 7: the signer is not the denom's issuer.
+    #[error("unauthorized: {signer} is not the issuer of {denom} ({issuer} is)")]
+    NotIssuer {
+        /// Who signed.
+        signer: String,
+        /// The denom.
+        denom: String,
+        /// Its issuer.
+        issuer: String,
+    },
+    /// 8: the signer is not the governance authority.
+    #[error("unauthorized: expected the governance authority {expected}, got {signer}")]
+    NotGovernance {
+        /// Governance.
+        expected: String,
+        /// Who signed.
+        signer: String,
+    },
+    /// 9: the signer is not the compliance authority.
+    #[error("unauthorized: expected the compliance authority {expected}, got {signer}")]
+    NotComplianceAuthority {
+        /// The compliance authority.
+        expected: String,
+        /// Who signed.
+        signer: String,
+    },
+    /// 10: the amount is missing, zero, negative or malformed.
+    #[error("invalid amount: {0}")]
+    InvalidAmount(String),
+    /// 11: the issuer's denom is paused already.
+    #[error("{0} is already paused")]
+    AlreadyPaused(String),
+    /// 12: the issuer's denom is not paused.
+    #[error("{0} is not paused")]
+    NotPaused(String),
+    /// 13: the address is frozen already.
+    #[error("{0} is already frozen")]
+    AlreadyFrozen(String),
+    /// 14: the address is not frozen.
+    #[error("{0} is not frozen")]
+    NotFrozen(String),
+    /// 15: coins cannot be minted to a blacklisted address.
+    #[error("recipient={0}: address is blacklisted")]
+    RecipientBlacklisted(String),
+    /// 16: a blacklisted address cannot become an issuer.
+    #[error("issuer={0}: address is blacklisted")]
+    IssuerBlacklisted(String),
+    /// 17: the denom is paused; mint and burn wait for unpause.
+    #[error("{0} is paused by its issuer")]
+    Paused(String),
+    /// 18: the display name is empty or too long.
+    #[error("invalid display {0:?}: 1 to 32 characters")]
+    InvalidDisplay(String),
+    /// 19: the signer issues no denom.
+    #[error("{0} is not a stablecoin issuer")]
+    NotAnIssuer(String),
+}
+
+impl ErrorCode for StablecoinError {
+    fn codespace(&self) -> &'static str {
+        "stablecoin"
+    }
+    fn code(&self) -> u32 {
+        match self {
+            StablecoinError::InvalidDenom(_) => 2,
+            StablecoinError::InvalidDecimals(_) => 3,
+            StablecoinError::DenomExists(_) => 4,
+            StablecoinError::IssuerHasDenom { .. } => 5,
+            StablecoinError::UnknownDenom(_) => 6,
+            StablecoinError::NotIssuer { .. } => 7,
+            StablecoinError::NotGovernance { .. } => 8,
+            StablecoinError::NotComplianceAuthority { .. } => 9,
+            StablecoinError::InvalidAmount(_) => 10,
+            StablecoinError::AlreadyPaused(_) => 11,
+            StablecoinError::NotPaused(_) => 12,
+            StablecoinError::AlreadyFrozen(_) => 13,
+            StablecoinError::NotFrozen(_) => 14,
+            StablecoinError::RecipientBlacklisted(_) => 15,
+            StablecoinError::IssuerBlacklisted(_) => 16,
+            StablecoinError::Paused(_) => 17,
+            StablecoinError::InvalidDisplay(_) => 18,
+            StablecoinError::NotAnIssuer(_) => 19,
+        }
+    }
+}
+
+impl From<StablecoinError> for TxError {
+    fn from(e: StablecoinError) -> Self {
+        TxError::from_code(&e)
+    }
+}

@@ -1,0 +1,54 @@
+//! Stablecoin genesis: denoms (with their token pairs and issuer identities), paused issuers,
+//! frozen addresses. Runs after the KYC and bank genesis.
+
+use cnidarium::StateWrite;
+use lantau_bank::BankWrite;
+use lantau_module_api::{parse_address, BlockCtx, GasMeter, SdkError, TxError};
+
+use crate::deps::{IdentityKeeper, TokenPairKeeper};
+use crate::msg::validate_denom;
+use crate::state::{StablecoinRead, StablecoinWrite};
+use crate::DECIMALS;
+
+pub use lantau_proto::chain::stablecoin::v1::GenesisState;
+
+/// Validates and writes the genesis state. `block` carries the genesis time; `governance`
+/// is recorded as the whitelisting authority of issuer identities it creates.
+pub async fn init_genesis<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    genesis: &GenesisState,
+    block: &BlockCtx,
+    governance: &lantau_primitives::Address,
+) -> Result<(), TxError> {
+    let gas = GasMeter::infinite();
+    let bad = |m: String| -> TxError { SdkError::InvalidRequest(format!("genesis stablecoin: {m}")).into() };
+    let mut events = Vec::new();
+    for d in &genesis.denoms {
+        validate_denom(&d.denom).map_err(|e| bad(e.to_string()))?;
+        if d.decimals != DECIMALS {
+            return Err(bad(format!("{}: decimals must be 2", d.denom)));
+        }
+        let issuer = parse_address(&d.issuer, "issuer").map_err(|e| bad(e.log))?;
+        if state.denom_record(&gas, &d.denom).await?.is_some() {
+            return Err(bad(format!("{} listed twice", d.denom)));
+        }
+        if state.issuer_denom(&gas, &issuer).await?.is_some() {
+            return Err(bad(format!("issuer {} has two denoms", d.issuer)));
+        }
+        state.make_licensed_issuer(&gas, block, &issuer, governance, &mut events).await?;
+        state.register_pair(&gas, &d.denom).await?;
+        let mut rec = d.clone();
+        rec.issuer = issuer.to_bech32();
+        state.put_denom_record(&gas, &issuer, &rec)?;
+    }
+    for p in &genesis.paused_issuers {
+        let issuer = parse_address(p, "paused_issuers").map_err(|e| bad(e.log))?;
+        let denom = state.issuer_denom(&gas, &issuer).await?.ok_or_else(|| bad(format!("paused issuer {p} has no denom")))?;
+        state.set_send_paused(&gas, &denom, true)?;
+    }
+    for f in &genesis.frozen_addresses {
+        let a = parse_address(f, "frozen_addresses").map_err(|e| bad(e.log))?;
+        state.set_frozen(&gas, &a, true)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,136 @@
+//! Stablecoin message handlers: authority and state checks, then writes.
+
+use cnidarium::StateWrite;
+use lantau_authority::AuthorityRead;
+use lantau_bank::{BankRead, BankWrite};
+use lantau_module_api::{ExecCtx, MsgHandler, TxError};
+use lantau_primitives::Address;
+use lantau_proto::chain::stablecoin::v1 as pb;
+
+use crate::deps::{IdentityKeeper, TokenPairKeeper};
+use crate::error::StablecoinError;
+use crate::msg::StablecoinMsg;
+use crate::state::{StablecoinRead, StablecoinWrite};
+use crate::{DenomRecord, DECIMALS};
+
+fn pb_coin(c: &lantau_primitives::Coin) -> cosmos_sdk_proto::cosmos::base::v1beta1::Coin {
+    cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: c.denom.clone(), amount: c.amount.to_string() }
+}
+
+/// The denom record of `denom`, checking that `signer` is its issuer.
+async fn issued_by<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, denom: &str, signer: &Address) -> Result<DenomRecord, TxError> {
+    let rec = state.denom_record(ctx.gas, denom).await?.ok_or_else(|| StablecoinError::UnknownDenom(denom.to_string()))?;
+    if rec.issuer != signer.to_bech32() {
+        return Err(StablecoinError::NotIssuer { signer: signer.to_bech32(), denom: denom.to_string(), issuer: rec.issuer }.into());
+    }
+    Ok(rec)
+}
+
+/// The denom the signer issues.
+async fn own_denom<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, issuer: &Address) -> Result<String, TxError> {
+    state.issuer_denom(ctx.gas, issuer).await?.ok_or_else(|| StablecoinError::NotAnIssuer(issuer.to_bech32()).into())
+}
+
+async fn ensure_compliance<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, signer: &Address) -> Result<(), TxError> {
+    let expected = state.compliance_authority(ctx.gas).await?;
+    if *signer != expected {
+        return Err(StablecoinError::NotComplianceAuthority { expected: expected.to_bech32(), signer: signer.to_bech32() }.into());
+    }
+    Ok(())
+}
+
+impl MsgHandler for StablecoinMsg {
+    fn check_stateless(&self) -> Result<(), TxError> {
+        Ok(())
+    }
+
+    async fn check_and_execute<S: StateWrite + Send + Sync>(&self, state: &mut S, ctx: &mut ExecCtx<'_>) -> Result<(), TxError> {
+        match self {
+            StablecoinMsg::CreateDenom(m) => {
+                let gov = state.governance_authority(ctx.gas).await?;
+                if m.authority != gov {
+                    return Err(StablecoinError::NotGovernance { expected: gov.to_bech32(), signer: m.authority.to_bech32() }.into());
+                }
+                let denom = m.denom.as_str();
+                if state.denom_record(ctx.gas, denom).await?.is_some() {
+                    return Err(StablecoinError::DenomExists(denom.to_string()).into());
+                }
+                if let Some(existing) = state.issuer_denom(ctx.gas, &m.issuer).await? {
+                    return Err(StablecoinError::IssuerHasDenom { issuer: m.issuer.to_bech32(), denom: existing }.into());
+                }
+                if state.is_blacklisted(ctx.gas, &m.issuer).await? {
+                    return Err(StablecoinError::IssuerBlacklisted(m.issuer.to_bech32()).into());
+                }
+                let mut events = Vec::new();
+                state.make_licensed_issuer(ctx.gas, ctx.block, &m.issuer, &m.authority, &mut events).await?;
+                let erc20 = state.register_pair(ctx.gas, denom).await?;
+                let rec = DenomRecord { denom: denom.to_string(), display: m.display.clone(), issuer: m.issuer.to_bech32(), decimals: DECIMALS };
+                state.put_denom_record(ctx.gas, &m.issuer, &rec)?;
+                ctx.events.extend(events);
+                ctx.emit_typed(&pb::EventDenomCreated { denom: denom.to_string(), issuer: m.issuer.to_bech32(), erc20_address: erc20.to_hex() });
+                Ok(())
+            }
+            StablecoinMsg::Mint(m) => {
+                issued_by(state, ctx, &m.amount.denom, &m.issuer).await?;
+                if state.is_send_paused(ctx.gas, &m.amount.denom).await? {
+                    return Err(StablecoinError::Paused(m.amount.denom.clone()).into());
+                }
+                if state.is_blacklisted(ctx.gas, &m.recipient).await? {
+                    return Err(StablecoinError::RecipientBlacklisted(m.recipient.to_bech32()).into());
+                }
+                let mut events = Vec::new();
+                state.mint(ctx.gas, &m.recipient, std::slice::from_ref(&m.amount), &mut events).await?;
+                ctx.events.extend(events);
+                ctx.emit_typed(&pb::EventMinted { issuer: m.issuer.to_bech32(), recipient: m.recipient.to_bech32(), amount: Some(pb_coin(&m.amount)) });
+                Ok(())
+            }
+            StablecoinMsg::Burn(m) => {
+                issued_by(state, ctx, &m.amount.denom, &m.issuer).await?;
+                if state.is_send_paused(ctx.gas, &m.amount.denom).await? {
+                    return Err(StablecoinError::Paused(m.amount.denom.clone()).into());
+                }
+                let mut events = Vec::new();
+                state.burn(ctx.gas, &m.issuer, std::slice::from_ref(&m.amount), &mut events).await?;
+                ctx.events.extend(events);
+                ctx.emit_typed(&pb::EventBurned { issuer: m.issuer.to_bech32(), amount: Some(pb_coin(&m.amount)) });
+                Ok(())
+            }
+            StablecoinMsg::Pause(issuer) => {
+                let denom = own_denom(state, ctx, issuer).await?;
+                if state.is_send_paused(ctx.gas, &denom).await? {
+                    return Err(StablecoinError::AlreadyPaused(denom).into());
+                }
+                state.set_send_paused(ctx.gas, &denom, true)?;
+                ctx.emit_typed(&pb::EventPaused { issuer: issuer.to_bech32(), denom });
+                Ok(())
+            }
+            StablecoinMsg::Unpause(issuer) => {
+                let denom = own_denom(state, ctx, issuer).await?;
+                if !state.is_send_paused(ctx.gas, &denom).await? {
+                    return Err(StablecoinError::NotPaused(denom).into());
+                }
+                state.set_send_paused(ctx.gas, &denom, false)?;
+                ctx.emit_typed(&pb::EventUnpaused { issuer: issuer.to_bech32(), denom });
+                Ok(())
+            }
+            StablecoinMsg::Freeze(authority, addr) => {
+                ensure_compliance(state, ctx, authority).await?;
+                if state.is_frozen(ctx.gas, addr).await? {
+                    return Err(StablecoinError::AlreadyFrozen(addr.to_bech32()).into());
+                }
+                state.set_frozen(ctx.gas, addr, true)?;
+                ctx.emit_typed(&pb::EventFrozen { address: addr.to_bech32(), authority: authority.to_bech32() });
+                Ok(())
+            }
+            StablecoinMsg::Unfreeze(authority, addr) => {
+                ensure_compliance(state, ctx, authority).await?;
+                if !state.is_frozen(ctx.gas, addr).await? {
+                    return Err(StablecoinError::NotFrozen(addr.to_bech32()).into());
+                }
+                state.set_frozen(ctx.gas, addr, false)?;
+                ctx.emit_typed(&pb::EventUnfrozen { address: addr.to_bech32(), authority: authority.to_bech32() });
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! Stablecoin messages, validated, and [`StablecoinMsg`], the module's typed message enum.
+
+use cosmos_sdk_proto::cosmos::base::v1beta1::Coin as PbCoin;
+use cosmos_sdk_proto::Any;
+use lantau_module_api::{parse_address, SdkError, TxError};
+use lantau_primitives::{Address, Amount, Coin, Denom};
+use lantau_proto::chain::stablecoin::v1 as pb;
+use prost::Message;
+
+use crate::error::StablecoinError;
+use crate::{DECIMALS, MAX_DISPLAY_LEN};
+
+/// Validates a stablecoin denom: Cosmos denom rules and the `hkd.` prefix.
+pub fn validate_denom(d: &str) -> Result<Denom, StablecoinError> {
+    match Denom::new(d) {
+        Ok(denom) if denom.is_stablecoin() && d.len() > lantau_primitives::STABLECOIN_PREFIX.len() => Ok(denom),
+        _ => Err(StablecoinError::InvalidDenom(d.to_string())),
+    }
+}
+
+/// Validates a stablecoin amount: a known-shaped denom and a positive integer.
+pub fn validate_coin(c: Option<&PbCoin>) -> Result<Coin, StablecoinError> {
+    let c = c.ok_or_else(|| StablecoinError::InvalidAmount("amount is required".into()))?;
+    let denom = validate_denom(&c.denom)?;
+    let amount: Amount = c
+        .amount
+        .parse()
+        .map_err(|_| StablecoinError::InvalidAmount(format!("{:?} is not a non-negative integer", c.amount)))?;
+    if amount.is_zero() {
+        return Err(StablecoinError::InvalidAmount("amount must be positive".into()));
+    }
+    Ok(Coin::new(denom.as_str(), amount))
+}
+
+/// `MsgCreateDenom`, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateDenom {
+    /// Governance.
+    pub authority: Address,
+    /// The whitelisted issuer.
+    pub issuer: Address,
+    /// The new denom.
+    pub denom: Denom,
+    /// Display name.
+    pub display: String,
+}
+
+/// `MsgMint`, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mint {
+    /// The issuer.
+    pub issuer: Address,
+    /// Who receives.
+    pub recipient: Address,
+    /// What.
+    pub amount: Coin,
+}
+
+/// `MsgBurn`, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Burn {
+    /// The issuer (burns its own coins).
+    pub issuer: Address,
+    /// What.
+    pub amount: Coin,
+}
+
+/// Every stablecoin message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StablecoinMsg {
+    /// `MsgCreateDenom`.
+    CreateDenom(CreateDenom),
+    /// `MsgMint`.
+    Mint(Mint),
+    /// `MsgBurn`.
+    Burn(Burn),
+    /// `MsgPause`: the issuer.
+    Pause(Address),
+    /// `MsgUnpause`: the issuer.
+    Unpause(Address),
+    /// `MsgFreeze`: (authority, address).
+    Freeze(Address, Address),
+    /// `MsgUnfreeze`: (authority, address).
+    Unfreeze(Address, Address),
+}
+
+/// `/chain.stablecoin.v1.MsgCreateDenom`.
+pub const MSG_CREATE_DENOM: &str = "/chain.stablecoin.v1.MsgCreateDenom";
+/// `/chain.stablecoin.v1.MsgMint`.
+pub const MSG_MINT: &str = "/chain.stablecoin.v1.MsgMint";
+/// `/chain.stablecoin.v1.MsgBurn`.
+pub const MSG_BURN: &str = "/chain.stablecoin.v1.MsgBurn";
+/// `/chain.stablecoin.v1.MsgPause`.
+pub const MSG_PAUSE: &str = "/chain.stablecoin.v1.MsgPause";
+/// `/chain.stablecoin.v1.MsgUnpause`.
+pub const MSG_UNPAUSE: &str = "/chain.stablecoin.v1.MsgUnpause";
+/// `/chain.stablecoin.v1.MsgFreeze`.
+pub const MSG_FREEZE: &str = "/chain.stablecoin.v1.MsgFreeze";
+/// `/chain.stablecoin.v1.MsgUnfreeze`.
+pub const MSG_UNFREEZE: &str = "/chain.stablecoin.v1.MsgUnfreeze";
+
+fn decode<M: Message + Default>(any: &Any) -> Result<M, TxError> {
+    M::decode(any.value.as_slice()).map_err(|e| SdkError::TxDecode(format!("invalid {}: {e}", any.type_url)).into())
+}
+
+impl StablecoinMsg {
+    /// Decodes and validates; `None` when the type URL is not this module's.
+    pub fn from_any(any: &Any) -> Option<Result<Self, TxError>> {
+        Some(match any.type_url.as_str() {
+            MSG_CREATE_DENOM => decode::<pb::MsgCreateDenom>(any).and_then(|m| {
+                let denom = validate_denom(&m.denom)?;
+                if m.decimals != DECIMALS {
+                    return Err(StablecoinError::InvalidDecimals(m.decimals).into());
+                }
+                if m.display.is_empty() || m.display.len() > MAX_DISPLAY_LEN {
+                    return Err(StablecoinError::InvalidDisplay(m.display).into());
+                }
+                Ok(StablecoinMsg::CreateDenom(CreateDenom {
+                    authority: parse_address(&m.authority, "authority")?,
+                    issuer: parse_address(&m.issuer, "issuer")?,
+                    denom,
+                    display: m.display,
+                }))
+            }),
+            MSG_MINT => decode::<pb::MsgMint>(any).and_then(|m| {
+                Ok(StablecoinMsg::Mint(Mint {
+                    issuer: parse_address(&m.issuer, "issuer")?,
+                    recipient: parse_address(&m.recipient, "recipient")?,
+                    amount: validate_coin(m.amount.as_ref())?,
+                }))
+            }),
+            MSG_BURN => decode::<pb::MsgBurn>(any).and_then(|m| {
+                Ok(StablecoinMsg::Burn(Burn {
+                    issuer: parse_address(&m.issuer, "issuer")?,
+                    amount: validate_coin(m.amount.as_ref())?,
+                }))
+            }),
+            MSG_PAUSE => decode::<pb::MsgPause>(any).and_then(|m| Ok(StablecoinMsg::Pause(parse_address(&m.issuer, "issuer")?))),
+            MSG_UNPAUSE => {
+                decode::<pb::MsgUnpause>(any).and_then(|m| Ok(StablecoinMsg::Unpause(parse_address(&m.issuer, "issuer")?)))
+            }
+            MSG_FREEZE => decode::<pb::MsgFreeze>(any).and_then(|m| {
+                Ok(StablecoinMsg::Freeze(parse_address(&m.authority, "authority")?, parse_address(&m.address, "address")?))
+            }),
+            MSG_UNFREEZE => decode::<pb::MsgUnfreeze>(any).and_then(|m| {
+                Ok(StablecoinMsg::Unfreeze(parse_address(&m.authority, "authority")?, parse_address(&m.address, "address")?))
+            }),
+            _ => return None,
+        })
+    }
+
+    /// The type URL.
+    pub fn type_url(&self) -> &'static str {
+        match self {
+            StablecoinMsg::CreateDenom(_) => MSG_CREATE_DENOM,
+            StablecoinMsg::Mint(_) => MSG_MINT,
+            StablecoinMsg::Burn(_) => MSG_BURN,
+            StablecoinMsg::Pause(_) => MSG_PAUSE,
+            StablecoinMsg::Unpause(_) => MSG_UNPAUSE,
+            StablecoinMsg::Freeze(..) => MSG_FREEZE,
+            StablecoinMsg::Unfreeze(..) => MSG_UNFREEZE,
+        }
+    }
+
+    /// The address that must sign.
+    pub fn signer(&self) -> Address {
+        match self {
+            StablecoinMsg::CreateDenom(m) => m.authority,
+            StablecoinMsg::Mint(m) => m.issuer,
+            StablecoinMsg::Burn(m) => m.issuer,
+            StablecoinMsg::Pause(a) | StablecoinMsg::Unpause(a) => *a,
+            StablecoinMsg::Freeze(a, _) | StablecoinMsg::Unfreeze(a, _) => *a,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Name;
+
+    #[test]
+    fn type_urls_match_the_schema() {
+        assert_eq!(MSG_CREATE_DENOM, pb::MsgCreateDenom::type_url());
+        assert_eq!(MSG_MINT, pb::MsgMint::type_url());
+        assert_eq!(MSG_BURN, pb::MsgBurn::type_url());
+        assert_eq!(MSG_PAUSE, pb::MsgPause::type_url());
+        assert_eq!(MSG_UNPAUSE, pb::MsgUnpause::type_url());
+        assert_eq!(MSG_FREEZE, pb::MsgFreeze::type_url());
+        assert_eq!(MSG_UNFREEZE, pb::MsgUnfreeze::type_url());
+    }
+
+    #[test]
+    fn denoms_and_amounts() {
+        assert!(validate_denom("hkd.demo").is_ok());
+        assert!(validate_denom("hkd.").is_err());
+        assert!(validate_denom("usd.demo").is_err());
+        assert!(validate_denom("hkd demo").is_err());
+        let coin = |a: &str| PbCoin { denom: "hkd.demo".into(), amount: a.into() };
+        assert!(validate_coin(Some(&coin("1"))).is_ok());
+        assert!(validate_coin(Some(&coin("0"))).is_err());
+        assert!(validate_coin(Some(&coin("-5"))).is_err());
+        assert!(validate_coin(Some(&coin("1.5"))).is_err());
+        assert!(validate_coin(None).is_err());
+    }
+}

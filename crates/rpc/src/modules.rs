@@ -1,0 +1,138 @@
+//! REST routes of the chain's own modules (`/chain/<module>/v1/...`) and Cosmos EVM's token
+//! pairs, rendered from their protobuf responses in gRPC-gateway JSON (snake_case, 64-bit
+//! integers as strings, enums by name, timestamps RFC 3339, defaults emitted).
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use lantau_app::{compliance, erc20, kyc, reserve, stablecoin};
+use lantau_primitives::Address;
+use serde_json::{json, Value};
+
+use crate::api::NodeApi;
+use crate::error::ApiError;
+use crate::rest::parse_bech32;
+
+type Node = Arc<dyn NodeApi>;
+type ApiResult = Result<Json<Value>, ApiError>;
+
+/// The module routes.
+pub fn router(node: Node) -> Router {
+    Router::new()
+        .route("/chain/kyc/v1/identity/{address}", get(identity))
+        .route("/chain/kyc/v1/params", get(kyc_params))
+        .route("/chain/stablecoin/v1/denoms", get(denoms))
+        .route("/chain/stablecoin/v1/denoms/{denom}", get(denom))
+        .route("/chain/stablecoin/v1/frozen/{address}", get(frozen))
+        .route("/cosmos/evm/erc20/v1/token_pairs", get(token_pairs))
+        .route("/cosmos/evm/erc20/v1/token_pairs/{token}", get(token_pair))
+        .route("/chain/reserve/v1/attestations/{issuer}/latest", get(latest_attestation))
+        .route("/chain/reserve/v1/reserve_for_address/{address}", get(reserve_for_address))
+        .route("/chain/reserve/v1/params", get(reserve_params))
+        .route("/chain/compliance/v1/params", get(compliance_params))
+        .with_state(node)
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(v).map_err(ApiError::internal)
+}
+
+fn internal(e: lantau_app::module_api::TxError) -> ApiError {
+    ApiError::internal(e.log)
+}
+
+fn pagination(total: usize) -> Value {
+    json!({"next_key": null, "total": total.to_string()})
+}
+
+// === kyc ===
+
+async fn identity(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
+    let addr = parse_bech32(&address)?;
+    match kyc::query::identity(&node.app().snapshot(), &addr).await.map_err(internal)? {
+        Some(id) => Ok(Json(json!({"identity": to_json(&id)?}))),
+        None => Err(ApiError::not_found(format!("no identity record for {}", addr.to_bech32()))),
+    }
+}
+
+async fn kyc_params(State(node): State<Node>) -> ApiResult {
+    let p = kyc::query::params(&node.app().snapshot()).await.map_err(internal)?;
+    Ok(Json(json!({"params": to_json(&p)?})))
+}
+
+// === stablecoin ===
+
+async fn denoms(State(node): State<Node>) -> ApiResult {
+    let d = stablecoin::query::denoms(&node.app().snapshot()).await.map_err(internal)?;
+    Ok(Json(json!({"denoms": to_json(&d)?, "pagination": pagination(d.len())})))
+}
+
+async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult {
+    let snap = node.app().snapshot();
+    let Some((rec, paused)) = stablecoin::query::denom(&snap, &denom).await.map_err(internal)? else {
+        return Err(ApiError::not_found(format!("unknown stablecoin denom {denom}")));
+    };
+    let supply = lantau_app::bank::query::supply(&snap, &denom).await.map_err(internal)?;
+    Ok(Json(json!({
+        "denom": to_json(&rec)?,
+        "paused": paused,
+        "supply": {"denom": denom, "amount": supply.to_string()},
+    })))
+}
+
+async fn frozen(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
+    let addr = parse_bech32(&address)?;
+    let f = stablecoin::query::frozen(&node.app().snapshot(), &addr).await.map_err(internal)?;
+    Ok(Json(json!({"address": addr.to_bech32(), "frozen": f})))
+}
+
+// === erc20 ===
+
+async fn token_pairs(State(node): State<Node>) -> ApiResult {
+    let p = erc20::query::token_pairs(&node.app().snapshot()).await.map_err(internal)?;
+    Ok(Json(json!({"token_pairs": to_json(&p)?, "pagination": pagination(p.len())})))
+}
+
+/// One pair, by denom or by ERC-20 address (hex), as Cosmos EVM's `TokenPair` query takes it.
+async fn token_pair(State(node): State<Node>, Path(token): Path<String>) -> ApiResult {
+    let pairs = erc20::query::token_pairs(&node.app().snapshot()).await.map_err(internal)?;
+    let by_addr = Address::from_hex(&token).ok();
+    let found = pairs.into_iter().find(|p| match by_addr {
+        Some(a) => Address::from_hex(&p.erc20_address).ok() == Some(a),
+        None => p.denom == token,
+    });
+    match found {
+        Some(p) => Ok(Json(json!({"token_pair": to_json(&p)?}))),
+        None => Err(ApiError::not_found(format!("token pair for {token} not found"))),
+    }
+}
+
+// === reserve ===
+
+async fn latest_attestation(State(node): State<Node>, Path(issuer): Path<String>) -> ApiResult {
+    let addr = parse_bech32(&issuer)?;
+    match reserve::query::latest(&node.app().snapshot(), &addr).await.map_err(internal)? {
+        Some(a) => Ok(Json(json!({"attestation": to_json(&a)?}))),
+        None => Err(ApiError::not_found(format!("no attestation for issuer {}", addr.to_bech32()))),
+    }
+}
+
+async fn reserve_for_address(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
+    let addr = parse_bech32(&address)?;
+    let b = reserve::query::reserve_for_address(&node.app().snapshot(), &addr).await.map_err(internal)?;
+    Ok(Json(json!({"bindings": to_json(&b)?})))
+}
+
+async fn reserve_params(State(node): State<Node>) -> ApiResult {
+    let p = reserve::query::params(&node.app().snapshot()).await.map_err(internal)?;
+    Ok(Json(json!({"params": to_json(&p)?})))
+}
+
+// === compliance ===
+
+async fn compliance_params(State(node): State<Node>) -> ApiResult {
+    let p = compliance::query::params(&node.app().snapshot()).await.map_err(internal)?;
+    Ok(Json(json!({"params": to_json(&p)?})))
+}

@@ -35,7 +35,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Shared types come from their upstream crates, so ours and theirs are one type.
     config.extern_path(".cosmos.base.v1beta1", "::cosmos_sdk_proto::cosmos::base::v1beta1");
     config.compile_well_known_types();
-    config.extern_path(".google.protobuf", "::pbjson_types");
+    // Timestamps render as the gRPC gateway renders them (RFC 3339 with `Z`).
+    config.extern_path(".google.protobuf.Timestamp", "crate::Timestamp");
     config.skip_protoc_run();
     config.file_descriptor_set_path(&descriptor_path);
     config.compile_fds(fds)?;
@@ -46,6 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .preserve_proto_field_names()
         .emit_fields()
         .extern_path(".cosmos.base.v1beta1", "::cosmos_sdk_proto::cosmos::base::v1beta1")
+        .extern_path(".google.protobuf.Timestamp", "crate::Timestamp")
         .build(&[".chain", ".cosmos.evm.erc20"])?;
     Ok(())
 }

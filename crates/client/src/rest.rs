@@ -117,6 +117,33 @@ impl RestClient {
         Ok(v)
     }
 
+    /// GETs any REST path (e.g. `/chain/kyc/v1/params`) and returns its JSON.
+    pub async fn query(&self, path: &str) -> Result<Value, ClientError> {
+        self.get(path).await
+    }
+
+    /// Like [`RestClient::query`], with a 404 whose body code is 5 (NotFound) as `None`.
+    pub async fn query_opt(&self, path: &str) -> Result<Option<Value>, ClientError> {
+        match self.get(path).await {
+            Ok(v) => Ok(Some(v)),
+            Err(ClientError::Api { status: 404, code: 5, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The identity record of an address. Both spellings of "no record" the spec allows (404,
+    /// or an empty `identity`) give `None`.
+    pub async fn identity(&self, addr: &Address) -> Result<Option<lantau_proto::chain::kyc::v1::Identity>, ClientError> {
+        let Some(v) = self.query_opt(&format!("/chain/kyc/v1/identity/{}", addr.to_bech32())).await? else {
+            return Ok(None);
+        };
+        match v.get("identity") {
+            None | Some(Value::Null) => Ok(None),
+            Some(id) if id.get("address").and_then(Value::as_str).unwrap_or_default().is_empty() => Ok(None),
+            Some(id) => serde_json::from_value(id.clone()).map(Some).map_err(|e| ClientError::Decode(format!("identity: {e}"))),
+        }
+    }
+
     /// The chain id (`default_node_info.network`).
     pub async fn chain_id(&self) -> Result<String, ClientError> {
         let v = self.get("/cosmos/base/tendermint/v1beta1/node_info").await?;

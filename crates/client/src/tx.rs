@@ -32,6 +32,16 @@ pub fn msg_multi_send(from: &Address, input: &[Coin], outputs: &[(Address, Vec<C
     Any { type_url: "/cosmos.bank.v1beta1.MsgMultiSend".into(), value: m.encode_to_vec() }
 }
 
+/// Any protobuf message as an `Any`, with its type URL (`/chain.kyc.v1.MsgEnrollIdentity`).
+pub fn to_any<M: prost::Name>(m: &M) -> Any {
+    Any { type_url: M::type_url(), value: m.encode_to_vec() }
+}
+
+/// A protobuf coin.
+pub fn pb_coin(c: &Coin) -> PbCoin {
+    PbCoin { denom: c.denom.clone(), amount: c.amount.to_string() }
+}
+
 /// What the signature commits to besides the body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignerData {

@@ -35,6 +35,6 @@ pub fn parse_address(s: &str, field: &str) -> Result<lantau_primitives::Address,
 }
 
 /// The block time as a protobuf timestamp.
-pub fn block_timestamp(block: &BlockCtx) -> lantau_proto::pbjson_types::Timestamp {
+pub fn block_timestamp(block: &BlockCtx) -> lantau_proto::Timestamp {
     lantau_proto::timestamp(block.time)
 }

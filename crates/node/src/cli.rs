@@ -12,6 +12,8 @@ use lantau_node::{start, StartOptions};
 use lantau_primitives::{Address, Coin};
 use serde_json::json;
 
+mod registry;
+
 /// The Lantau node and CLI.
 #[derive(Debug, Parser)]
 #[command(name = "lantaud", version, about = "Lantau: a regulated-stablecoin chain node (Cosmos SDK style, with an EVM interface)")]
@@ -198,6 +200,18 @@ enum TxCmd {
     /// Bank transactions.
     #[command(subcommand)]
     Bank(BankTx),
+    /// Identity registry transactions.
+    #[command(subcommand)]
+    Kyc(registry::KycTx),
+    /// Stablecoin transactions.
+    #[command(subcommand)]
+    Stablecoin(registry::StablecoinTx),
+    /// Reserve attestation transactions.
+    #[command(subcommand)]
+    Reserve(registry::ReserveTx),
+    /// Compliance transactions.
+    #[command(subcommand)]
+    Compliance(registry::ComplianceTx),
 }
 
 #[derive(Debug, Subcommand)]
@@ -223,6 +237,9 @@ enum QueryCmd {
     /// Auth queries.
     #[command(subcommand)]
     Auth(AuthQuery),
+    /// Registry queries (kyc, stablecoin, erc20, reserve, compliance).
+    #[command(flatten)]
+    Module(registry::ModuleQuery),
     /// A transaction by hash.
     Tx {
         /// Hash (hex).
@@ -329,6 +346,10 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             let msg = msg_send(&key.address(), &to, &coins);
             send_tx(out, &tx, &key, vec![msg]).await?;
         }
+        Cmd::Tx(TxCmd::Kyc(t)) => registry::kyc_tx(&home, out, t).await?,
+        Cmd::Tx(TxCmd::Stablecoin(t)) => registry::stablecoin_tx(&home, out, t).await?,
+        Cmd::Tx(TxCmd::Reserve(t)) => registry::reserve_tx(&home, out, t).await?,
+        Cmd::Tx(TxCmd::Compliance(t)) => registry::compliance_tx(&home, out, t).await?,
         Cmd::Query(q) => query(&home, out, q).await?,
         Cmd::Bench(b) => crate::bench::run(b, out == Output::Json).await?,
     }
@@ -477,6 +498,7 @@ async fn query(home: &std::path::Path, out: Output, q: QueryCmd) -> anyhow::Resu
                 None => anyhow::bail!("account {addr} not found"),
             }
         }
+        QueryCmd::Module(q) => registry::module_query(home, out, q).await?,
         QueryCmd::Tx { hash, node } => match RestClient::new(&node.node).tx(&hash).await? {
             Some(r) => print(out, json!({"txhash": r.txhash, "height": r.height, "code": r.code, "codespace": r.codespace, "raw_log": r.raw_log, "gas_wanted": r.gas_wanted, "gas_used": r.gas_used, "events": r.events}), || {
                 format!("{} height {} code {} {}{}", r.txhash, r.height, r.code, r.codespace, if r.raw_log.is_empty() { String::new() } else { format!(": {}", r.raw_log) })

@@ -66,23 +66,98 @@ pub mod erc20 {
     include!(concat!(env!("OUT_DIR"), "/cosmos.evm.erc20.v1.serde.rs"));
 }
 
-pub use pbjson_types;
+/// `google.protobuf.Timestamp`, with the gRPC gateway's JSON: an RFC 3339 string in UTC with
+/// a `Z` suffix and only as many fractional digits as needed (0, 3, 6 or 9).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Message)]
+pub struct Timestamp {
+    /// Seconds since the Unix epoch.
+    #[prost(int64, tag = "1")]
+    pub seconds: i64,
+    /// Nanoseconds, 0..1e9.
+    #[prost(int32, tag = "2")]
+    pub nanos: i32,
+}
 
-/// Converts a block time into a protobuf timestamp.
-pub fn timestamp(t: time::OffsetDateTime) -> pbjson_types::Timestamp {
-    let nanos = t.unix_timestamp_nanos();
-    let secs = nanos.div_euclid(1_000_000_000);
-    let sub = nanos.rem_euclid(1_000_000_000);
-    pbjson_types::Timestamp {
-        seconds: i64::try_from(secs).unwrap_or(i64::MAX),
-        nanos: i32::try_from(sub).unwrap_or(0),
+impl prost::Name for Timestamp {
+    const NAME: &'static str = "Timestamp";
+    const PACKAGE: &'static str = "google.protobuf";
+}
+
+impl Timestamp {
+    /// The RFC 3339 rendering; `None` when out of range.
+    pub fn to_rfc3339(&self) -> Option<String> {
+        let t = from_timestamp(self)?;
+        let nanos = t.nanosecond();
+        let frac = if nanos == 0 {
+            String::new()
+        } else if nanos % 1_000_000 == 0 {
+            format!(".{:03}", nanos / 1_000_000)
+        } else if nanos % 1_000 == 0 {
+            format!(".{:06}", nanos / 1_000)
+        } else {
+            format!(".{nanos:09}")
+        };
+        Some(format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{frac}Z",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
+        ))
     }
 }
 
+impl serde::Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.to_rfc3339() {
+            Some(v) => s.serialize_str(&v),
+            None => Err(serde::ser::Error::custom("timestamp out of range")),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        let t = time::OffsetDateTime::parse(&s, &time::format_description::well_known::Rfc3339)
+            .map_err(|e| serde::de::Error::custom(format!("invalid timestamp {s:?}: {e}")))?;
+        Ok(timestamp(t))
+    }
+}
+
+/// Converts a block time into a protobuf timestamp.
+pub fn timestamp(t: time::OffsetDateTime) -> Timestamp {
+    let nanos = t.unix_timestamp_nanos();
+    let secs = nanos.div_euclid(1_000_000_000);
+    let sub = nanos.rem_euclid(1_000_000_000);
+    Timestamp { seconds: i64::try_from(secs).unwrap_or(i64::MAX), nanos: i32::try_from(sub).unwrap_or(0) }
+}
+
 /// Converts a protobuf timestamp into a time; `None` when out of range.
-pub fn from_timestamp(t: &pbjson_types::Timestamp) -> Option<time::OffsetDateTime> {
+pub fn from_timestamp(t: &Timestamp) -> Option<time::OffsetDateTime> {
+    if !(0..1_000_000_000).contains(&t.nanos) {
+        return None;
+    }
     let nanos = i128::from(t.seconds).checked_mul(1_000_000_000)?.checked_add(i128::from(t.nanos))?;
     time::OffsetDateTime::from_unix_timestamp_nanos(nanos).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_render_as_the_gateway_does() {
+        let t = Timestamp { seconds: 1_767_225_600, nanos: 0 };
+        assert_eq!(serde_json::to_string(&t).unwrap(), "\"2026-01-01T00:00:00Z\"");
+        let t = Timestamp { seconds: 1_767_225_600, nanos: 500_000_000 };
+        assert_eq!(t.to_rfc3339().unwrap(), "2026-01-01T00:00:00.500Z");
+        let back: Timestamp = serde_json::from_str("\"2026-01-01T08:00:00.5+08:00\"").unwrap();
+        assert_eq!(back, t);
+        assert!(from_timestamp(&Timestamp { seconds: 0, nanos: -1 }).is_none());
+    }
 }
 
 /// A typed event as the Cosmos SDK emits one (`EmitTypedEvent`): the event type is the

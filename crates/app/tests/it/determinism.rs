@@ -26,6 +26,8 @@ fn genesis(keys: &[SecretKey]) -> Vec<u8> {
                 .map(|k| Balance { address: k.address(), coins: vec![Coin::new(NATIVE_DENOM, 10u128.pow(24))] })
                 .collect(),
         },
+        authority: lantau_app::authority::genesis::GenesisState { governance: Some(keys[0].address()) },
+        ..Default::default()
     };
     serde_json::to_vec(&g).unwrap()
 }

@@ -99,8 +99,8 @@ impl MsgHandler for KycMsg {
 
 fn record(
     m: &IdentityFields,
-    enrolled_at: Option<lantau_proto::pbjson_types::Timestamp>,
-    last_level_change: Option<lantau_proto::pbjson_types::Timestamp>,
+    enrolled_at: Option<lantau_proto::Timestamp>,
+    last_level_change: Option<lantau_proto::Timestamp>,
 ) -> Identity {
     Identity {
         address: m.address.to_bech32(),

@@ -20,7 +20,7 @@ pub struct SubmitAttestation {
     /// Reserve market value.
     pub reserve_market_value: Coin,
     /// When the reserve was measured.
-    pub random_day: lantau_proto::pbjson_types::Timestamp,
+    pub random_day: lantau_proto::Timestamp,
 }
 
 /// Every reserve message.

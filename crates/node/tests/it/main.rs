@@ -5,4 +5,5 @@
 mod ante;
 mod cli;
 mod crash;
+mod registries;
 mod tx_service;

@@ -1,0 +1,535 @@
+//! `lantaud tx|query` for the registries: kyc, stablecoin, erc20, reserve, and the compliance
+//! params. Each transaction command builds one message and hands it to the shared signing and
+//! confirmation path (`send_tx`); each query prints the node's JSON (`--output json`) or a
+//! short human rendering.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Subcommand;
+use lantau_client::{pb_coin, to_any, RestClient};
+use lantau_primitives::Coin;
+use lantau_proto::chain::{compliance::v1 as cpb, kyc::v1 as kpb, reserve::v1 as rpb, stablecoin::v1 as spb};
+use serde_json::{json, Value};
+
+use super::{print, resolve_address, send_tx, NodeArgs, Output, TxArgs};
+
+/// Parses a level: `LEVEL_RETAIL_BASIC`, `retail_basic` or `1`.
+fn parse_level(s: &str) -> anyhow::Result<i32> {
+    if let Ok(n) = s.parse::<i32>() {
+        return Ok(n);
+    }
+    let upper = s.to_ascii_uppercase();
+    let name = if upper.starts_with("LEVEL_") { upper } else { format!("LEVEL_{upper}") };
+    kpb::Level::from_str_name(&name).map(|l| l as i32).with_context(|| {
+        format!("unknown level {s:?}: retail_basic, retail_plus, professional, institutional or licensed_issuer")
+    })
+}
+
+fn read_json_file<T: serde::de::DeserializeOwned>(path: &PathBuf) -> anyhow::Result<T> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: Value = serde_json::from_slice(&bytes).with_context(|| format!("{} is not JSON", path.display()))?;
+    // Accept both the bare params and the query's `{"params": ...}` answer.
+    let v = v.get("params").cloned().unwrap_or(v);
+    serde_json::from_value(v).with_context(|| format!("{} does not hold valid params", path.display()))
+}
+
+// === tx ===
+
+/// KYC transactions.
+#[derive(Debug, Subcommand)]
+pub(super) enum KycTx {
+    /// Enrol an identity (signed by a registrar).
+    Enroll {
+        /// Key name of the registrar.
+        from: String,
+        /// The identity's address.
+        address: String,
+        /// Level: retail_basic, retail_plus, professional, institutional, licensed_issuer.
+        level: String,
+        /// VASP identifier.
+        #[arg(long, default_value = "")]
+        vasp: String,
+        /// IVMS 101 off-chain reference.
+        #[arg(long = "ivms-ref", default_value = "")]
+        ivms_ref: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Replace level, VASP and reference of an identity (signed by a registrar).
+    Update {
+        /// Key name of the registrar.
+        from: String,
+        /// The identity's address.
+        address: String,
+        /// Level.
+        level: String,
+        /// VASP identifier.
+        #[arg(long, default_value = "")]
+        vasp: String,
+        /// IVMS 101 off-chain reference.
+        #[arg(long = "ivms-ref", default_value = "")]
+        ivms_ref: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Blacklist one address (signed by the compliance authority).
+    Blacklist {
+        /// Key name of the compliance authority.
+        from: String,
+        /// The address.
+        address: String,
+        /// Why.
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// The source document.
+        #[arg(long, default_value = "")]
+        evidence_ref: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Replace the KYC params (signed by governance) with a JSON file: the answer of
+    /// `query kyc params --output json`, edited.
+    UpdateParams {
+        /// Key name of the governance authority.
+        from: String,
+        /// JSON file.
+        file: PathBuf,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+}
+
+/// Stablecoin transactions.
+#[derive(Debug, Subcommand)]
+pub(super) enum StablecoinTx {
+    /// Whitelist an issuer and create its denom (signed by governance).
+    CreateDenom {
+        /// Key name of the governance authority.
+        from: String,
+        /// The issuer's address.
+        issuer: String,
+        /// The denom, hkd.<name>.
+        denom: String,
+        /// Display name.
+        #[arg(long, default_value = "HKD")]
+        display: String,
+        /// Decimals (must be 2).
+        #[arg(long, default_value_t = 2)]
+        decimals: u32,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Mint coins of the issuer's denom: `mint <issuer-key> <recipient> 1000hkd.demo`.
+    Mint {
+        /// Key name of the issuer.
+        from: String,
+        /// Recipient.
+        recipient: String,
+        /// Amount with denom.
+        amount: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Burn coins from the issuer's own balance.
+    Burn {
+        /// Key name of the issuer.
+        from: String,
+        /// Amount with denom.
+        amount: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Pause every movement of the issuer's denom.
+    Pause {
+        /// Key name of the issuer.
+        from: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Lift a pause.
+    Unpause {
+        /// Key name of the issuer.
+        from: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Freeze an address (signed by the compliance authority).
+    Freeze {
+        /// Key name of the compliance authority.
+        from: String,
+        /// The address.
+        address: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Unfreeze an address (signed by the compliance authority).
+    Unfreeze {
+        /// Key name of the compliance authority.
+        from: String,
+        /// The address.
+        address: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+}
+
+/// Reserve transactions.
+#[derive(Debug, Subcommand)]
+pub(super) enum ReserveTx {
+    /// Submit a reserve attestation (signed by the issuer).
+    SubmitAttestation {
+        /// Key name of the issuer.
+        from: String,
+        /// Circulation, e.g. 300000000hkd.demo.
+        circulation: String,
+        /// Reserve market value, e.g. 300500000hkd.demo.
+        reserve_market_value: String,
+        /// The day the reserve was measured (RFC 3339).
+        #[arg(long)]
+        random_day: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Co-sign an attestation (signed by a registered auditor).
+    Cosign {
+        /// Key name of the auditor.
+        from: String,
+        /// Attestation id.
+        id: u64,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Replace the reserve params (registered auditors) from a JSON file (signed by governance).
+    UpdateParams {
+        /// Key name of the governance authority.
+        from: String,
+        /// JSON file.
+        file: PathBuf,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+}
+
+/// Compliance transactions (this far: the params).
+#[derive(Debug, Subcommand)]
+pub(super) enum ComplianceTx {
+    /// Replace the compliance params (authority and rules) from a JSON file (signed by
+    /// governance).
+    UpdateParams {
+        /// Key name of the governance authority.
+        from: String,
+        /// JSON file.
+        file: PathBuf,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+}
+
+fn coin(s: &str) -> anyhow::Result<cosmos_sdk_proto::cosmos::base::v1beta1::Coin> {
+    Ok(pb_coin(&Coin::parse(s)?))
+}
+
+pub(super) async fn kyc_tx(home: &std::path::Path, out: Output, t: KycTx) -> anyhow::Result<()> {
+    let (from, tx, msg) = match t {
+        KycTx::Enroll { from, address, level, vasp, ivms_ref, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = kpb::MsgEnrollIdentity {
+                registrar: key.address().to_bech32(),
+                address: resolve_address(home, &address)?.to_bech32(),
+                level: parse_level(&level)?,
+                vasp_identifier: vasp,
+                ivms101_off_chain_ref: ivms_ref,
+            };
+            (key, tx, to_any(&m))
+        }
+        KycTx::Update { from, address, level, vasp, ivms_ref, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = kpb::MsgUpdateIdentity {
+                registrar: key.address().to_bech32(),
+                address: resolve_address(home, &address)?.to_bech32(),
+                level: parse_level(&level)?,
+                vasp_identifier: vasp,
+                ivms101_off_chain_ref: ivms_ref,
+            };
+            (key, tx, to_any(&m))
+        }
+        KycTx::Blacklist { from, address, reason, evidence_ref, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = kpb::MsgBlacklistAddress {
+                authority: key.address().to_bech32(),
+                address: resolve_address(home, &address)?.to_bech32(),
+                reason,
+                evidence_ref,
+            };
+            (key, tx, to_any(&m))
+        }
+        KycTx::UpdateParams { from, file, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = kpb::MsgUpdateParams { authority: key.address().to_bech32(), params: Some(read_json_file(&file)?) };
+            (key, tx, to_any(&m))
+        }
+    };
+    send_tx(out, &tx, &from, vec![msg]).await
+}
+
+pub(super) async fn stablecoin_tx(home: &std::path::Path, out: Output, t: StablecoinTx) -> anyhow::Result<()> {
+    let (from, tx, msg) = match t {
+        StablecoinTx::CreateDenom { from, issuer, denom, display, decimals, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = spb::MsgCreateDenom {
+                authority: key.address().to_bech32(),
+                issuer: resolve_address(home, &issuer)?.to_bech32(),
+                denom,
+                display,
+                decimals,
+            };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::Mint { from, recipient, amount, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = spb::MsgMint {
+                issuer: key.address().to_bech32(),
+                recipient: resolve_address(home, &recipient)?.to_bech32(),
+                amount: Some(coin(&amount)?),
+            };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::Burn { from, amount, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = spb::MsgBurn { issuer: key.address().to_bech32(), amount: Some(coin(&amount)?) };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::Pause { from, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = spb::MsgPause { issuer: key.address().to_bech32() };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::Unpause { from, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = spb::MsgUnpause { issuer: key.address().to_bech32() };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::Freeze { from, address, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = spb::MsgFreeze { authority: key.address().to_bech32(), address: resolve_address(home, &address)?.to_bech32() };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::Unfreeze { from, address, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = spb::MsgUnfreeze { authority: key.address().to_bech32(), address: resolve_address(home, &address)?.to_bech32() };
+            (key, tx, to_any(&m))
+        }
+    };
+    send_tx(out, &tx, &from, vec![msg]).await
+}
+
+pub(super) async fn reserve_tx(home: &std::path::Path, out: Output, t: ReserveTx) -> anyhow::Result<()> {
+    let (from, tx, msg) = match t {
+        ReserveTx::SubmitAttestation { from, circulation, reserve_market_value, random_day, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let day: lantau_proto::Timestamp =
+                serde_json::from_value(json!(random_day)).context("--random-day must be an RFC 3339 timestamp")?;
+            let m = rpb::MsgSubmitAttestation {
+                issuer: key.address().to_bech32(),
+                circulation: Some(coin(&circulation)?),
+                reserve_market_value: Some(coin(&reserve_market_value)?),
+                random_day: Some(day),
+            };
+            (key, tx, to_any(&m))
+        }
+        ReserveTx::Cosign { from, id, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = rpb::MsgCosignAttestation { auditor: key.address().to_bech32(), attestation_id: id };
+            (key, tx, to_any(&m))
+        }
+        ReserveTx::UpdateParams { from, file, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = rpb::MsgUpdateParams { authority: key.address().to_bech32(), params: Some(read_json_file(&file)?) };
+            (key, tx, to_any(&m))
+        }
+    };
+    send_tx(out, &tx, &from, vec![msg]).await
+}
+
+pub(super) async fn compliance_tx(home: &std::path::Path, out: Output, t: ComplianceTx) -> anyhow::Result<()> {
+    let ComplianceTx::UpdateParams { from, file, tx } = t;
+    let key = tx.kr.open(home)?.secret(&from)?;
+    let m = cpb::MsgUpdateParams { authority: key.address().to_bech32(), params: Some(read_json_file(&file)?) };
+    send_tx(out, &tx, &key, vec![to_any(&m)]).await
+}
+
+// === query ===
+
+/// KYC queries.
+#[derive(Debug, Subcommand)]
+pub(super) enum KycQuery {
+    /// The identity record of an address (or key name).
+    Identity {
+        /// Address or key name.
+        address: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Level definitions and registrars.
+    Params {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+/// Stablecoin queries.
+#[derive(Debug, Subcommand)]
+pub(super) enum StablecoinQuery {
+    /// Every stablecoin denom.
+    Denoms {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// One denom with its pause state and supply.
+    Denom {
+        /// The denom.
+        denom: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Whether an address is frozen.
+    Frozen {
+        /// Address or key name.
+        address: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+/// erc20 queries.
+#[derive(Debug, Subcommand)]
+pub(super) enum Erc20Query {
+    /// Every token pair (denom ↔ ERC-20 address).
+    TokenPairs {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+/// Reserve queries.
+#[derive(Debug, Subcommand)]
+pub(super) enum ReserveQuery {
+    /// The latest attestation of an issuer.
+    Latest {
+        /// Issuer address or key name.
+        issuer: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// The stablecoins an address holds, with their issuers' latest attestations.
+    ForAddress {
+        /// Address or key name.
+        address: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Registered auditors.
+    Params {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+/// Runs a module query and prints it.
+pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQuery) -> anyhow::Result<()> {
+    let (node, path) = match q {
+        ModuleQuery::Kyc(KycQuery::Identity { address, node }) => {
+            (node, format!("/chain/kyc/v1/identity/{}", resolve_address(home, &address)?.to_bech32()))
+        }
+        ModuleQuery::Kyc(KycQuery::Params { node }) => (node, "/chain/kyc/v1/params".to_string()),
+        ModuleQuery::Stablecoin(StablecoinQuery::Denoms { node }) => (node, "/chain/stablecoin/v1/denoms".to_string()),
+        ModuleQuery::Stablecoin(StablecoinQuery::Denom { denom, node }) => (node, format!("/chain/stablecoin/v1/denoms/{denom}")),
+        ModuleQuery::Stablecoin(StablecoinQuery::Frozen { address, node }) => {
+            (node, format!("/chain/stablecoin/v1/frozen/{}", resolve_address(home, &address)?.to_bech32()))
+        }
+        ModuleQuery::Erc20(Erc20Query::TokenPairs { node }) => (node, "/cosmos/evm/erc20/v1/token_pairs".to_string()),
+        ModuleQuery::Reserve(ReserveQuery::Latest { issuer, node }) => {
+            (node, format!("/chain/reserve/v1/attestations/{}/latest", resolve_address(home, &issuer)?.to_bech32()))
+        }
+        ModuleQuery::Reserve(ReserveQuery::ForAddress { address, node }) => {
+            (node, format!("/chain/reserve/v1/reserve_for_address/{}", resolve_address(home, &address)?.to_bech32()))
+        }
+        ModuleQuery::Reserve(ReserveQuery::Params { node }) => (node, "/chain/reserve/v1/params".to_string()),
+        ModuleQuery::Compliance(ComplianceQuery::Params { node }) => (node, "/chain/compliance/v1/params".to_string()),
+    };
+    let v = match RestClient::new(&node.node).query_opt(&path).await? {
+        Some(v) => v,
+        None => anyhow::bail!("not found: {path}"),
+    };
+    print(out, v.clone(), || render(&v));
+    Ok(())
+}
+
+/// A compact human rendering: `key: value` lines, nested objects indented.
+fn render(v: &Value) -> String {
+    fn walk(v: &Value, indent: usize, out: &mut String) {
+        let pad = " ".repeat(indent);
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    match x {
+                        Value::Object(_) | Value::Array(_) => {
+                            out.push_str(&format!("{pad}{k}:\n"));
+                            walk(x, indent + 2, out);
+                        }
+                        _ => out.push_str(&format!("{pad}{k}: {}\n", scalar(x))),
+                    }
+                }
+            }
+            Value::Array(a) if a.is_empty() => out.push_str(&format!("{pad}(none)\n")),
+            Value::Array(a) => {
+                for x in a {
+                    out.push_str(&format!("{pad}-\n"));
+                    walk(x, indent + 2, out);
+                }
+            }
+            x => out.push_str(&format!("{pad}{}\n", scalar(x))),
+        }
+    }
+    fn scalar(v: &Value) -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Null => "-".into(),
+            x => x.to_string(),
+        }
+    }
+    let mut s = String::new();
+    walk(v, 0, &mut s);
+    s.trim_end().to_string()
+}
+
+/// Queries of the registries.
+#[derive(Debug, Subcommand)]
+pub(super) enum ModuleQuery {
+    /// KYC queries.
+    #[command(subcommand)]
+    Kyc(KycQuery),
+    /// Stablecoin queries.
+    #[command(subcommand)]
+    Stablecoin(StablecoinQuery),
+    /// erc20 queries.
+    #[command(subcommand)]
+    Erc20(Erc20Query),
+    /// Reserve queries.
+    #[command(subcommand)]
+    Reserve(ReserveQuery),
+    /// Compliance queries.
+    #[command(subcommand)]
+    Compliance(ComplianceQuery),
+}
+
+/// Compliance queries.
+#[derive(Debug, Subcommand)]
+pub(super) enum ComplianceQuery {
+    /// The compliance authority and the rules.
+    Params {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}

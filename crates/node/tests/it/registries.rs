@@ -1,0 +1,517 @@
+//! The registries (kyc, stablecoin, erc20 token pairs, reserve, authorities) through signed
+//! transactions end to end: broadcast, block, query.
+
+use std::time::Duration;
+
+use cosmos_sdk_proto::cosmos::base::v1beta1::Coin as PbCoin;
+use cosmos_sdk_proto::Any;
+use lantau_client::{msg_send, to_any, TxBuilder};
+use lantau_crypto::SecretKey;
+use lantau_primitives::{Address, Coin};
+use lantau_proto::chain::{compliance::v1 as cpb, kyc::v1 as kpb, reserve::v1 as rpb, stablecoin::v1 as spb};
+use lantau_test_utils::{dev_addr, dev_key, TestNode};
+use serde_json::Value;
+
+/// The verdict of a transaction: the admission rejection, or the execution result once it is
+/// included.
+#[derive(Debug)]
+struct Outcome {
+    admitted: bool,
+    code: u32,
+    codespace: String,
+    log: String,
+    events: Vec<Value>,
+}
+
+impl Outcome {
+    fn ok(&self) -> &Self {
+        assert!(self.admitted && self.code == 0, "expected success, got {self:?}");
+        self
+    }
+    fn fails(&self, codespace: &str, code: u32) -> &Self {
+        assert_eq!((self.codespace.as_str(), self.code), (codespace, code), "{self:?}");
+        self
+    }
+    fn log_has(&self, s: &str) -> &Self {
+        assert!(self.log.contains(s), "{s:?} not in {:?}", self.log);
+        self
+    }
+    fn event(&self, kind: &str) -> Option<&Value> {
+        self.events.iter().find(|e| e["type"] == kind)
+    }
+    fn attr(&self, kind: &str, key: &str) -> Option<String> {
+        let e = self.event(kind)?;
+        e["attributes"].as_array()?.iter().find(|a| a["key"] == key).and_then(|a| a["value"].as_str().map(str::to_string))
+    }
+}
+
+async fn exec(n: &TestNode, key: &SecretKey, msg: Any) -> Outcome {
+    let tx = n.sign(key, &TxBuilder::new(vec![msg]).gas(400_000)).await.unwrap();
+    let b = n.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.unwrap();
+    if b.code != 0 {
+        return Outcome { admitted: false, code: b.code, codespace: b.codespace, log: b.raw_log, events: vec![] };
+    }
+    let r = n.client.wait_for_tx(&b.txhash, Duration::from_secs(30), Duration::from_millis(20)).await.unwrap();
+    Outcome { admitted: true, code: r.code, codespace: r.codespace, log: r.raw_log, events: r.events }
+}
+
+fn b32(name: &str) -> String {
+    dev_addr(name).to_bech32()
+}
+
+fn coin(amount: &str, denom: &str) -> Option<PbCoin> {
+    Some(PbCoin { denom: denom.into(), amount: amount.into() })
+}
+
+fn enroll(registrar: &str, addr: &Address, level: kpb::Level, vasp: &str, reference: &str) -> Any {
+    to_any(&kpb::MsgEnrollIdentity {
+        registrar: b32(registrar),
+        address: addr.to_bech32(),
+        level: level as i32,
+        vasp_identifier: vasp.into(),
+        ivms101_off_chain_ref: reference.into(),
+    })
+}
+
+fn update(registrar: &str, addr: &Address, level: i32, vasp: &str, reference: &str) -> Any {
+    to_any(&kpb::MsgUpdateIdentity {
+        registrar: b32(registrar),
+        address: addr.to_bech32(),
+        level,
+        vasp_identifier: vasp.into(),
+        ivms101_off_chain_ref: reference.into(),
+    })
+}
+
+async fn identity(n: &TestNode, addr: &Address) -> Option<kpb::Identity> {
+    n.client.identity(addr).await.unwrap()
+}
+
+fn fresh() -> Address {
+    SecretKey::random().address()
+}
+
+// === kyc ===
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registrars_enrol_and_update_identities_and_no_one_else_can() {
+    let n = TestNode::start().await.unwrap();
+    let reg = dev_key("registrar");
+    let carol = dev_addr("carol");
+
+    exec(&n, &reg, enroll("registrar", &carol, kpb::Level::RetailBasic, "", "ivms101:carol")).await.ok();
+    let id = identity(&n, &carol).await.unwrap();
+    assert_eq!((id.level, id.ivms101_off_chain_ref.as_str()), (kpb::Level::RetailBasic as i32, "ivms101:carol"));
+    assert!(id.enrolled_at.is_some() && id.enrolled_at == id.last_level_change);
+
+    // Enrolling twice, or by a non-registrar, fails in the handler and writes nothing.
+    exec(&n, &reg, enroll("registrar", &carol, kpb::Level::RetailPlus, "", "x")).await.fails("kyc", 3);
+    let stranger = fresh();
+    exec(&n, &dev_key("alice"), enroll("alice", &stranger, kpb::Level::RetailBasic, "", "x"))
+        .await
+        .fails("kyc", 5)
+        .log_has("not a registrar");
+    assert!(identity(&n, &stranger).await.is_none());
+
+    // Update: the level change is stamped and announced.
+    let o = exec(&n, &reg, update("registrar", &carol, kpb::Level::RetailPlus as i32, "VASP-X", "ivms101:carol")).await;
+    o.ok();
+    assert_eq!(o.attr("chain.kyc.v1.EventLevelChanged", "level").as_deref(), Some("\"LEVEL_RETAIL_PLUS\""));
+    let id2 = identity(&n, &carol).await.unwrap();
+    assert_eq!((id2.level, id2.vasp_identifier.as_str()), (kpb::Level::RetailPlus as i32, "VASP-X"));
+    assert_eq!(id2.enrolled_at, id.enrolled_at);
+    exec(&n, &reg, update("registrar", &stranger, 1, "", "")).await.fails("kyc", 4);
+    exec(&n, &dev_key("bob"), update("bob", &carol, 1, "", "")).await.fails("kyc", 5);
+
+    // Bad input is refused at admission with the module's code.
+    for (level, why) in [(0, "cannot be assigned"), (99, "unknown level"), (6, "cannot assign LEVEL_BLACKLISTED")] {
+        exec(&n, &reg, update("registrar", &carol, level, "", "")).await.fails("kyc", 2).log_has(why);
+    }
+    exec(&n, &reg, update("registrar", &carol, 1, &"v".repeat(200), "")).await.fails("kyc", 10);
+    let bad_addr = to_any(&kpb::MsgEnrollIdentity { registrar: b32("registrar"), address: "lantau1nope".into(), level: 1, ..Default::default() });
+    exec(&n, &reg, bad_addr).await.fails("sdk", 7);
+    assert_eq!(identity(&n, &carol).await.unwrap(), id2);
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_compliance_authority_blacklists_one_address_keeping_its_vasp_and_reference() {
+    let n = TestNode::start().await.unwrap();
+    let alice = dev_addr("alice");
+    let before = identity(&n, &alice).await.unwrap();
+    let bl = |signer: &str, addr: &Address| {
+        to_any(&kpb::MsgBlacklistAddress {
+            authority: b32(signer),
+            address: addr.to_bech32(),
+            reason: "court order".into(),
+            evidence_ref: "doc://hk/2026/17".into(),
+        })
+    };
+    exec(&n, &dev_key("governance"), bl("governance", &alice)).await.fails("kyc", 6).log_has("compliance authority");
+
+    let o = exec(&n, &dev_key("compliance_authority"), bl("compliance_authority", &alice)).await;
+    o.ok();
+    assert_eq!(o.attr("chain.kyc.v1.EventLevelChanged", "reason").as_deref(), Some("\"court order\""));
+    assert_eq!(o.attr("chain.kyc.v1.EventLevelChanged", "evidence_ref").as_deref(), Some("\"doc://hk/2026/17\""));
+    assert_eq!(o.attr("chain.kyc.v1.EventLevelChanged", "previous_level").as_deref(), Some("\"LEVEL_RETAIL_PLUS\""));
+    let after = identity(&n, &alice).await.unwrap();
+    assert_eq!(after.level, kpb::Level::Blacklisted as i32);
+    assert_eq!((after.vasp_identifier, after.ivms101_off_chain_ref), (before.vasp_identifier, before.ivms101_off_chain_ref));
+
+    // Idempotent: again succeeds, changes nothing, announces nothing.
+    let again = exec(&n, &dev_key("compliance_authority"), bl("compliance_authority", &alice)).await;
+    again.ok();
+    assert!(again.event("chain.kyc.v1.EventLevelChanged").is_none());
+
+    // A registrar cannot lift it.
+    exec(&n, &dev_key("registrar"), update("registrar", &alice, 1, "", "")).await.fails("kyc", 8);
+
+    // An address without a record gets a blacklisted one.
+    let stranger = fresh();
+    exec(&n, &dev_key("compliance_authority"), bl("compliance_authority", &stranger)).await.ok();
+    let id = identity(&n, &stranger).await.unwrap();
+    assert_eq!(id.level, kpb::Level::Blacklisted as i32);
+    assert!(id.vasp_identifier.is_empty() && id.ivms101_off_chain_ref.is_empty());
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identity_queries_answer_the_spec_shapes() {
+    let n = TestNode::start().await.unwrap();
+    let http = reqwest::Client::new();
+    let carol = b32("carol");
+    let r = http.get(format!("{}/chain/kyc/v1/identity/{carol}", n.rest_url)).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["code"], 5);
+    assert_eq!(body["details"], serde_json::json!([]));
+    assert!(body["message"].as_str().unwrap().contains(&carol));
+
+    let r = http.get(format!("{}/chain/kyc/v1/identity/not-an-address", n.rest_url)).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.unwrap()["code"], 3);
+
+    let v: Value = http.get(format!("{}/chain/kyc/v1/identity/{}", n.rest_url, b32("alice"))).send().await.unwrap().json().await.unwrap();
+    let id = &v["identity"];
+    assert_eq!(id["address"], b32("alice"));
+    assert_eq!(id["level"], "LEVEL_RETAIL_PLUS");
+    assert_eq!(id["vasp_identifier"], lantau_node::home::DEV_ALICE_VASP);
+    assert_eq!(id["enrolled_at"], "2026-01-01T00:00:00Z");
+    assert_eq!(id["last_level_change"], "2026-01-01T00:00:00Z");
+
+    let v: Value = http.get(format!("{}/chain/kyc/v1/params", n.rest_url)).send().await.unwrap().json().await.unwrap();
+    let defs = v["params"]["level_definitions"].as_array().unwrap();
+    assert_eq!(defs[0], serde_json::json!({"level": "LEVEL_RETAIL_BASIC", "travel_rule_tier": "minimal"}));
+    assert!(defs[1..].iter().all(|d| d["travel_rule_tier"] == "full"), "{v}");
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_governance_changes_kyc_params() {
+    let n = TestNode::start().await.unwrap();
+    let mut params = lantau_app::kyc::tier::default_params();
+    params.registrars = vec![b32("registrar"), b32("alice")];
+    params.level_definitions[0].travel_rule_tier = "none".into();
+    let msg = |signer: &str, p: &kpb::Params| to_any(&kpb::MsgUpdateParams { authority: b32(signer), params: Some(p.clone()) });
+
+    exec(&n, &dev_key("registrar"), msg("registrar", &params)).await.fails("kyc", 7).log_has("governance authority");
+    exec(&n, &dev_key("compliance_authority"), msg("compliance_authority", &params)).await.fails("kyc", 7);
+    let mut bad = params.clone();
+    bad.level_definitions[0].travel_rule_tier = "medium".into();
+    exec(&n, &dev_key("governance"), msg("governance", &bad)).await.fails("kyc", 9);
+    let mut dup = params.clone();
+    dup.registrars.push(b32("alice"));
+    exec(&n, &dev_key("governance"), msg("governance", &dup)).await.fails("kyc", 9);
+
+    exec(&n, &dev_key("governance"), msg("governance", &params)).await.ok();
+    let v = n.client.query("/chain/kyc/v1/params").await.unwrap();
+    assert_eq!(v["params"]["level_definitions"][0]["travel_rule_tier"], "none");
+    // The new registrar enrols.
+    exec(&n, &dev_key("alice"), enroll("alice", &fresh(), kpb::Level::RetailBasic, "", "r")).await.ok();
+    n.stop().await;
+}
+
+// === stablecoin and token pairs ===
+
+fn create_denom(signer: &str, issuer: &Address, denom: &str, decimals: u32) -> Any {
+    to_any(&spb::MsgCreateDenom { authority: b32(signer), issuer: issuer.to_bech32(), denom: denom.into(), display: "ACME HKD".into(), decimals })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn governance_whitelists_an_issuer_and_creates_its_denom_and_token_pair() {
+    let n = TestNode::start().await.unwrap();
+    let gov = dev_key("governance");
+    let carol = dev_addr("carol");
+    assert!(identity(&n, &carol).await.is_none());
+
+    exec(&n, &dev_key("alice"), create_denom("alice", &carol, "hkd.acme", 2)).await.fails("stablecoin", 8);
+    let o = exec(&n, &gov, create_denom("governance", &carol, "hkd.acme", 2)).await;
+    o.ok();
+    let erc20 = lantau_app::erc20::token_address("hkd.acme").to_hex();
+    assert_eq!(o.attr("chain.stablecoin.v1.EventDenomCreated", "erc20_address"), Some(format!("\"{erc20}\"")));
+
+    // The issuer had no identity: it is now a level-5 record with both fields empty.
+    let id = identity(&n, &carol).await.unwrap();
+    assert_eq!(id.level, kpb::Level::LicensedIssuer as i32);
+    assert!(id.vasp_identifier.is_empty() && id.ivms101_off_chain_ref.is_empty());
+
+    let v = n.client.query("/chain/stablecoin/v1/denoms").await.unwrap();
+    let denoms = v["denoms"].as_array().unwrap();
+    assert_eq!(denoms.len(), 2, "{v}");
+    assert_eq!(denoms[0], serde_json::json!({"denom": "hkd.acme", "display": "ACME HKD", "issuer": carol.to_bech32(), "decimals": 2}));
+    assert_eq!(denoms[1]["denom"], "hkd.demo");
+
+    let v = n.client.query("/cosmos/evm/erc20/v1/token_pairs").await.unwrap();
+    let pairs = v["token_pairs"].as_array().unwrap();
+    let acme = pairs.iter().find(|p| p["denom"] == "hkd.acme").unwrap();
+    assert_eq!(acme["erc20_address"], erc20);
+    assert_eq!(acme["enabled"], true);
+    let demo = pairs.iter().find(|p| p["denom"] == "hkd.demo").unwrap();
+    assert_eq!(demo["erc20_address"], lantau_app::erc20::token_address("hkd.demo").to_hex());
+    let one = n.client.query(&format!("/cosmos/evm/erc20/v1/token_pairs/{erc20}")).await.unwrap();
+    assert_eq!(one["token_pair"]["denom"], "hkd.acme");
+
+    // Duplicates and bad input.
+    exec(&n, &gov, create_denom("governance", &fresh(), "hkd.acme", 2)).await.fails("stablecoin", 4);
+    exec(&n, &gov, create_denom("governance", &carol, "hkd.acme2", 2)).await.fails("stablecoin", 5);
+    exec(&n, &gov, create_denom("governance", &fresh(), "usd.acme", 2)).await.fails("stablecoin", 2);
+    exec(&n, &gov, create_denom("governance", &fresh(), "hkd.", 2)).await.fails("stablecoin", 2);
+    exec(&n, &gov, create_denom("governance", &fresh(), "hkd.six", 6)).await.fails("stablecoin", 3).log_has("exactly 2 decimals");
+    // A blacklisted address cannot become an issuer.
+    let bad = fresh();
+    exec(&n, &dev_key("compliance_authority"), to_any(&kpb::MsgBlacklistAddress { authority: b32("compliance_authority"), address: bad.to_bech32(), ..Default::default() })).await.ok();
+    exec(&n, &gov, create_denom("governance", &bad, "hkd.bad", 2)).await.fails("stablecoin", 16);
+    assert_eq!(n.client.query("/chain/stablecoin/v1/denoms").await.unwrap()["denoms"].as_array().unwrap().len(), 2);
+    n.stop().await;
+}
+
+fn mint(signer: &str, to: &Address, amount: &str, denom: &str) -> Any {
+    to_any(&spb::MsgMint { issuer: b32(signer), recipient: to.to_bech32(), amount: coin(amount, denom) })
+}
+
+async fn supply(n: &TestNode, denom: &str) -> String {
+    n.client.query(&format!("/chain/stablecoin/v1/denoms/{denom}")).await.unwrap()["supply"]["amount"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_issuer_mints_and_burns() {
+    let n = TestNode::start().await.unwrap();
+    let issuer = dev_key("issuer");
+    let alice = dev_addr("alice");
+    assert_eq!(supply(&n, "hkd.demo").await, "300000000");
+
+    exec(&n, &issuer, mint("issuer", &alice, "500", "hkd.demo")).await.ok();
+    assert_eq!(n.client.balance(&alice, "hkd.demo").await.unwrap().0, 100_000_500);
+    assert_eq!(supply(&n, "hkd.demo").await, "300000500");
+
+    exec(&n, &dev_key("alice"), mint("alice", &alice, "500", "hkd.demo")).await.fails("stablecoin", 7).log_has("not the issuer");
+    exec(&n, &dev_key("governance"), mint("governance", &alice, "500", "hkd.demo")).await.fails("stablecoin", 7);
+    exec(&n, &issuer, mint("issuer", &alice, "0", "hkd.demo")).await.fails("stablecoin", 10);
+    exec(&n, &issuer, mint("issuer", &alice, "-5", "hkd.demo")).await.fails("stablecoin", 10);
+    exec(&n, &issuer, mint("issuer", &alice, "5", "hkd.nope")).await.fails("stablecoin", 6);
+    exec(&n, &issuer, mint("issuer", &alice, "5", "HKD")).await.fails("stablecoin", 2);
+    let no_amount = to_any(&spb::MsgMint { issuer: b32("issuer"), recipient: alice.to_bech32(), amount: None });
+    exec(&n, &issuer, no_amount).await.fails("stablecoin", 10);
+
+    // Minting to a blacklisted address fails.
+    let bad = fresh();
+    exec(&n, &dev_key("compliance_authority"), to_any(&kpb::MsgBlacklistAddress { authority: b32("compliance_authority"), address: bad.to_bech32(), ..Default::default() })).await.ok();
+    exec(&n, &issuer, mint("issuer", &bad, "5", "hkd.demo")).await.fails("stablecoin", 15).log_has("blacklisted");
+
+    // Burn from the issuer's own balance.
+    let burn = |amount: &str| to_any(&spb::MsgBurn { issuer: b32("issuer"), amount: coin(amount, "hkd.demo") });
+    exec(&n, &issuer, burn("1")).await.fails("sdk", 5);
+    exec(&n, &issuer, mint("issuer", &dev_addr("issuer"), "300", "hkd.demo")).await.ok();
+    exec(&n, &issuer, burn("100")).await.ok();
+    assert_eq!(n.client.balance(&dev_addr("issuer"), "hkd.demo").await.unwrap().0, 200);
+    assert_eq!(supply(&n, "hkd.demo").await, "300000700");
+    exec(&n, &dev_key("alice"), to_any(&spb::MsgBurn { issuer: b32("alice"), amount: coin("1", "hkd.demo") })).await.fails("stablecoin", 7);
+    n.stop().await;
+}
+
+fn hkd_send(from: &str, to: &str, amount: u128) -> Any {
+    msg_send(&dev_addr(from), &dev_addr(to), &[Coin::new("hkd.demo", amount)])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_denom_cannot_move_and_an_admitted_transfer_fails_in_the_block() {
+    // A long block time so that the pause and the transfer share a block.
+    let n = TestNode::start_with(Default::default(), 1_500).await.unwrap();
+    let issuer = dev_key("issuer");
+    let alice = dev_key("alice");
+    let pause = n.sign(&issuer, &TxBuilder::new(vec![to_any(&spb::MsgPause { issuer: b32("issuer") })]).gas(300_000)).await.unwrap();
+    let send = n.sign(&alice, &TxBuilder::new(vec![hkd_send("alice", "bob", 100)]).gas(300_000)).await.unwrap();
+    let p = n.client.broadcast(&pause, "BROADCAST_MODE_SYNC").await.unwrap();
+    let s = n.client.broadcast(&send, "BROADCAST_MODE_SYNC").await.unwrap();
+    assert_eq!((p.code, s.code), (0, 0), "both admitted: {p:?} {s:?}");
+    let pr = n.client.wait_for_tx(&p.txhash, Duration::from_secs(30), Duration::from_millis(20)).await.unwrap();
+    let sr = n.client.wait_for_tx(&s.txhash, Duration::from_secs(30), Duration::from_millis(20)).await.unwrap();
+    assert_eq!(pr.code, 0, "{}", pr.raw_log);
+    assert_eq!((sr.codespace.as_str(), sr.code), ("bank", 5), "{}", sr.raw_log);
+    assert!(sr.raw_log.contains("hkd.demo transfers are paused"), "{}", sr.raw_log);
+    assert_eq!(n.client.balance(&dev_addr("bob"), "hkd.demo").await.unwrap().0, 100_000_000);
+    assert_eq!(n.client.query("/chain/stablecoin/v1/denoms/hkd.demo").await.unwrap()["paused"], true);
+
+    // Mint waits too; pausing twice, or by someone who issues nothing, fails.
+    exec(&n, &issuer, mint("issuer", &dev_addr("alice"), "1", "hkd.demo")).await.fails("stablecoin", 17);
+    exec(&n, &issuer, to_any(&spb::MsgPause { issuer: b32("issuer") })).await.fails("stablecoin", 11);
+    exec(&n, &alice, to_any(&spb::MsgUnpause { issuer: b32("alice") })).await.fails("stablecoin", 19);
+    // Native coin still moves.
+    exec(&n, &alice, msg_send(&dev_addr("alice"), &dev_addr("bob"), &[Coin::new("alantau", 1u128)])).await.ok();
+
+    exec(&n, &issuer, to_any(&spb::MsgUnpause { issuer: b32("issuer") })).await.ok();
+    exec(&n, &issuer, to_any(&spb::MsgUnpause { issuer: b32("issuer") })).await.fails("stablecoin", 12);
+    exec(&n, &alice, hkd_send("alice", "bob", 100)).await.ok();
+    assert_eq!(n.client.balance(&dev_addr("bob"), "hkd.demo").await.unwrap().0, 100_000_100);
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_address_can_neither_send_nor_receive_stablecoins() {
+    let n = TestNode::start().await.unwrap();
+    let ca = dev_key("compliance_authority");
+    let freeze = |signer: &str, who: &str| to_any(&spb::MsgFreeze { authority: b32(signer), address: b32(who) });
+    let unfreeze = |signer: &str, who: &str| to_any(&spb::MsgUnfreeze { authority: b32(signer), address: b32(who) });
+
+    exec(&n, &dev_key("issuer"), freeze("issuer", "bob")).await.fails("stablecoin", 9);
+    exec(&n, &ca, freeze("compliance_authority", "bob")).await.ok();
+    assert_eq!(n.client.query(&format!("/chain/stablecoin/v1/frozen/{}", b32("bob"))).await.unwrap()["frozen"], true);
+    exec(&n, &ca, freeze("compliance_authority", "bob")).await.fails("stablecoin", 13);
+
+    exec(&n, &dev_key("alice"), hkd_send("alice", "bob", 5)).await.fails("bank", 10).log_has("is frozen");
+    exec(&n, &dev_key("bob"), hkd_send("bob", "alice", 5)).await.fails("bank", 10);
+    exec(&n, &dev_key("issuer"), mint("issuer", &dev_addr("bob"), "5", "hkd.demo")).await.fails("bank", 10);
+    // Gas money still moves.
+    exec(&n, &dev_key("bob"), msg_send(&dev_addr("bob"), &dev_addr("alice"), &[Coin::new("alantau", 1u128)])).await.ok();
+
+    exec(&n, &dev_key("alice"), unfreeze("alice", "bob")).await.fails("stablecoin", 9);
+    exec(&n, &ca, unfreeze("compliance_authority", "bob")).await.ok();
+    exec(&n, &ca, unfreeze("compliance_authority", "bob")).await.fails("stablecoin", 14);
+    exec(&n, &dev_key("bob"), hkd_send("bob", "alice", 5)).await.ok();
+    n.stop().await;
+}
+
+// === reserve ===
+
+fn submit(signer: &str, circulation: &str, reserve: &str, denom: &str, day: &str) -> Any {
+    to_any(&rpb::MsgSubmitAttestation {
+        issuer: b32(signer),
+        circulation: coin(circulation, denom),
+        reserve_market_value: coin(reserve, denom),
+        random_day: Some(serde_json::from_value(serde_json::json!(day)).unwrap()),
+    })
+}
+
+fn cosign(signer: &str, id: u64) -> Any {
+    to_any(&rpb::MsgCosignAttestation { auditor: b32(signer), attestation_id: id })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registered_auditor_cosigns_an_attestation_once() {
+    let n = TestNode::start().await.unwrap();
+    let issuer = dev_key("issuer");
+    let auditor = dev_key("auditor");
+    let latest = format!("/chain/reserve/v1/attestations/{}/latest", b32("issuer"));
+    assert!(n.client.query_opt(&latest).await.unwrap().is_none());
+
+    exec(&n, &issuer, submit("issuer", "300000000", "300500000", "hkd.demo", "2026-01-01T00:00:00Z")).await.ok();
+    let v = n.client.query(&latest).await.unwrap();
+    let a = &v["attestation"];
+    assert_eq!((a["id"].as_str(), a["state"].as_str()), (Some("1"), Some("ATTESTATION_STATE_SUBMITTED")), "{v}");
+    assert_eq!(a["circulation"], serde_json::json!({"denom": "hkd.demo", "amount": "300000000"}));
+    assert_eq!(a["reserve_market_value"]["amount"], "300500000");
+    assert_eq!(a["random_day"], "2026-01-01T00:00:00Z");
+
+    exec(&n, &dev_key("registrar"), cosign("registrar", 1)).await.fails("reserve", 7).log_has("not a registered auditor");
+    exec(&n, &auditor, cosign("auditor", 99)).await.fails("reserve", 6);
+    exec(&n, &auditor, cosign("auditor", 1)).await.ok();
+    let a = n.client.query(&latest).await.unwrap()["attestation"].clone();
+    assert_eq!(a["state"], "ATTESTATION_STATE_ATTESTED");
+    assert_eq!(a["auditor"], b32("auditor"));
+    exec(&n, &auditor, cosign("auditor", 1)).await.fails("reserve", 8);
+
+    // The holder's view: each stablecoin held, with its issuer's latest attestation.
+    let v = n.client.query(&format!("/chain/reserve/v1/reserve_for_address/{}", b32("alice"))).await.unwrap();
+    let b = &v["bindings"][0];
+    assert_eq!(b["denom"], "hkd.demo");
+    assert_eq!(b["balance"], serde_json::json!({"denom": "hkd.demo", "amount": "100000000"}));
+    assert_eq!(b["attestation"]["state"], "ATTESTATION_STATE_ATTESTED");
+
+    // Bad input.
+    exec(&n, &dev_key("alice"), submit("alice", "1", "1", "hkd.demo", "2026-01-01T00:00:00Z")).await.fails("reserve", 3);
+    exec(&n, &issuer, submit("issuer", "1", "1", "alantau", "2026-01-01T00:00:00Z")).await.fails("reserve", 5);
+    exec(&n, &issuer, submit("issuer", "0", "1", "hkd.demo", "2026-01-01T00:00:00Z")).await.fails("reserve", 4);
+    exec(&n, &issuer, submit("issuer", "1", "1", "hkd.demo", "2999-01-01T00:00:00Z")).await.fails("reserve", 10);
+    let no_day = to_any(&rpb::MsgSubmitAttestation { issuer: b32("issuer"), circulation: coin("1", "hkd.demo"), reserve_market_value: coin("1", "hkd.demo"), random_day: None });
+    exec(&n, &issuer, no_day).await.fails("reserve", 10);
+
+    // Governance registers auditors; an issuer never co-signs its own attestation.
+    let params = |auditors: Vec<String>| rpb::Params { auditors };
+    let upd = |signer: &str, p: rpb::Params| to_any(&rpb::MsgUpdateParams { authority: b32(signer), params: Some(p) });
+    exec(&n, &issuer, upd("issuer", params(vec![b32("issuer")]))).await.fails("reserve", 2);
+    exec(&n, &dev_key("governance"), upd("governance", params(vec![b32("auditor"), b32("auditor")]))).await.fails("reserve", 9);
+    exec(&n, &dev_key("governance"), upd("governance", params(vec![b32("auditor"), b32("issuer")]))).await.ok();
+    exec(&n, &issuer, submit("issuer", "2", "2", "hkd.demo", "2026-01-01T00:00:00Z")).await.ok();
+    exec(&n, &issuer, cosign("issuer", 2)).await.fails("reserve", 11);
+    n.stop().await;
+}
+
+// === authorities ===
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn governance_rotates_the_compliance_authority() {
+    let n = TestNode::start().await.unwrap();
+    let v = n.client.query("/chain/compliance/v1/params").await.unwrap();
+    assert_eq!(v["params"]["authority"], b32("compliance_authority"));
+    assert_eq!(v["params"]["rules"], serde_json::json!({"travel_rule_full_threshold": "800000", "velocity_window_seconds": "60", "velocity_tx_limit": "10"}));
+
+    let rules = cpb::Rules { travel_rule_full_threshold: 500_000, velocity_window_seconds: 30, velocity_tx_limit: 5 };
+    let upd = |signer: &str, authority: &str, rules: cpb::Rules| {
+        to_any(&cpb::MsgUpdateParams { authority: b32(signer), params: Some(cpb::Params { authority: b32(authority), rules: Some(rules) }) })
+    };
+    exec(&n, &dev_key("compliance_authority"), upd("compliance_authority", "alice", rules.clone())).await.fails("compliance", 2);
+    let zero = cpb::Rules { velocity_tx_limit: 0, ..rules.clone() };
+    exec(&n, &dev_key("governance"), upd("governance", "alice", zero)).await.fails("compliance", 4);
+    exec(&n, &dev_key("governance"), upd("governance", "alice", rules)).await.ok();
+    let v = n.client.query("/chain/compliance/v1/params").await.unwrap();
+    assert_eq!(v["params"]["authority"], b32("alice"));
+    assert_eq!(v["params"]["rules"]["velocity_tx_limit"], "5");
+
+    // The old compliance authority no longer signs freezes or blacklists; the new one does.
+    let freeze = |signer: &str| to_any(&spb::MsgFreeze { authority: b32(signer), address: b32("carol") });
+    exec(&n, &dev_key("compliance_authority"), freeze("compliance_authority")).await.fails("stablecoin", 9);
+    exec(&n, &dev_key("alice"), freeze("alice")).await.ok();
+    let bl = to_any(&kpb::MsgBlacklistAddress { authority: b32("compliance_authority"), address: b32("carol"), ..Default::default() });
+    exec(&n, &dev_key("compliance_authority"), bl).await.fails("kyc", 6);
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dev_genesis_gives_the_named_accounts_their_roles() {
+    let n = TestNode::start().await.unwrap();
+    let issuer = identity(&n, &dev_addr("issuer")).await.unwrap();
+    assert_eq!(issuer.level, kpb::Level::LicensedIssuer as i32);
+    assert_eq!(issuer.vasp_identifier, lantau_node::home::DEV_ISSUER_VASP);
+    let alice = identity(&n, &dev_addr("alice")).await.unwrap();
+    assert!(!alice.vasp_identifier.is_empty() && !alice.ivms101_off_chain_ref.is_empty());
+    let bob = identity(&n, &dev_addr("bob")).await.unwrap();
+    assert_eq!(bob.level, kpb::Level::RetailBasic as i32);
+    assert!(bob.vasp_identifier.is_empty() && !bob.ivms101_off_chain_ref.is_empty());
+    assert!(identity(&n, &dev_addr("carol")).await.is_none());
+
+    let d = n.client.query("/chain/stablecoin/v1/denoms").await.unwrap();
+    assert_eq!(d["denoms"][0]["issuer"], b32("issuer"));
+    assert_eq!(n.client.query("/chain/kyc/v1/params").await.unwrap()["params"]["registrars"], serde_json::json!([b32("registrar")]));
+    assert_eq!(n.client.query("/chain/reserve/v1/params").await.unwrap()["params"]["auditors"], serde_json::json!([b32("auditor")]));
+    for c in ["alice", "bob", "carol"] {
+        assert_eq!(n.client.balance(&dev_addr(c), "hkd.demo").await.unwrap().0, lantau_node::home::DEV_HKD_BALANCE);
+    }
+    for name in lantau_node::home::DEV_ACCOUNT_NAMES {
+        assert!(n.client.balance(&dev_addr(name), "alantau").await.unwrap().0 > 0, "{name} has gas money");
+    }
+    let accounts: Vec<lantau_node::home::DevAccount> =
+        serde_json::from_slice(&std::fs::read(n.home.path().join("dev-accounts.json")).unwrap()).unwrap();
+    let names: Vec<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, lantau_node::home::DEV_ACCOUNT_NAMES);
+    n.stop().await;
+}

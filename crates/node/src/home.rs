@@ -225,8 +225,8 @@ fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) ->
             level: level as i32,
             vasp_identifier: vasp.into(),
             ivms101_off_chain_ref: reference.into(),
-            enrolled_at: Some(ts.clone()),
-            last_level_change: Some(ts.clone()),
+            enrolled_at: Some(ts),
+            last_level_change: Some(ts),
         })
     };
     g.authority.governance = Some(lantau_primitives::Address::from_bech32(&addr("governance")?)?);

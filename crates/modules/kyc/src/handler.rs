@@ -14,7 +14,7 @@ use crate::{Identity, Level};
 async fn ensure_registrar<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, who: &Address) -> Result<(), TxError> {
     let params = state.kyc_params(ctx.gas).await?;
     let me = who.to_bech32();
-    if params.registrars.iter().any(|r| *r == me) {
+    if params.registrars.contains(&me) {
         Ok(())
     } else {
         Err(KycError::NotRegistrar(me).into())
@@ -35,7 +35,7 @@ impl MsgHandler for KycMsg {
                 if state.identity(ctx.gas, &m.address).await?.is_some() {
                     return Err(KycError::IdentityExists(m.address.to_bech32()).into());
                 }
-                let id = record(m, Some(now.clone()), Some(now));
+                let id = record(m, Some(now), Some(now));
                 state.put_identity(ctx.gas, &m.address, &id)?;
                 ctx.emit_typed(&pb::EventIdentityEnrolled {
                     address: m.address.to_bech32(),
@@ -55,8 +55,8 @@ impl MsgHandler for KycMsg {
                     return Err(KycError::Blacklisted(m.address.to_bech32()).into());
                 }
                 let changed = previous != m.level;
-                let last_change = if changed { Some(now) } else { old.last_level_change.clone() };
-                let id = record(m, old.enrolled_at.clone(), last_change);
+                let last_change = if changed { Some(now) } else { old.last_level_change };
+                let id = record(m, old.enrolled_at, last_change);
                 state.put_identity(ctx.gas, &m.address, &id)?;
                 ctx.emit_typed(&pb::EventIdentityUpdated {
                     address: m.address.to_bech32(),

@@ -133,7 +133,7 @@ pub trait KycWrite: StateWrite + KycRead {
                         level: Level::LicensedIssuer as i32,
                         vasp_identifier: String::new(),
                         ivms101_off_chain_ref: String::new(),
-                        enrolled_at: Some(now.clone()),
+                        enrolled_at: Some(now),
                         last_level_change: Some(now),
                     };
                     self.put_identity(gas, addr, &id)?;

@@ -49,7 +49,7 @@ impl MsgHandler for ReserveMsg {
                     state: AttestationState::Submitted as i32,
                     circulation: Some(pb_coin(&m.circulation)),
                     reserve_market_value: Some(pb_coin(&m.reserve_market_value)),
-                    random_day: Some(m.random_day.clone()),
+                    random_day: Some(m.random_day),
                     submitted_at: Some(now),
                     submitted_height: i64::try_from(ctx.block.height).unwrap_or(i64::MAX),
                     auditor: String::new(),
@@ -62,7 +62,7 @@ impl MsgHandler for ReserveMsg {
             ReserveMsg::Cosign(auditor, id) => {
                 let params = state.reserve_params(ctx.gas).await?;
                 let who = auditor.to_bech32();
-                if !params.auditors.iter().any(|a| *a == who) {
+                if !params.auditors.contains(&who) {
                     return Err(ReserveError::NotAuditor(who).into());
                 }
                 let mut a = state.attestation(ctx.gas, *id).await?.ok_or(ReserveError::AttestationNotFound(*id))?;

@@ -72,3 +72,72 @@ async fn cli_sends_and_queries_against_a_running_node() {
     assert!(!ok);
     n.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_drives_the_registries() {
+    let n = TestNode::start().await.unwrap();
+    let home = n.home.path().to_path_buf();
+    let node = n.rest_url.clone();
+    let run = |args: Vec<String>| {
+        let h = home.clone();
+        let nd = node.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+            a.extend(["--node", nd.as_str()]);
+            lantaud(&h, &a)
+        })
+    };
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+
+    // kyc: enrol carol, read her back.
+    let (ok, v, log) = run(s(&["tx", "kyc", "enroll", "registrar", "carol", "retail_basic", "--ivms-ref", "ivms101:carol"])).await.unwrap();
+    assert!(ok && v["code"] == 0, "{log}");
+    let (ok, v, log) = run(s(&["query", "kyc", "identity", "carol"])).await.unwrap();
+    assert!(ok, "{log}");
+    assert_eq!(v["identity"]["level"], "LEVEL_RETAIL_BASIC");
+    // A rejected message exits non-zero with the module's code.
+    let (ok, _, log) = run(s(&["tx", "kyc", "enroll", "alice", "carol", "retail_basic"])).await.unwrap();
+    assert!(!ok && log.contains("not a registrar"), "{log}");
+    // A missing identity is an error exit, not an empty answer.
+    let (ok, _, _) = run(s(&["query", "kyc", "identity", &dev_addr("registrar").to_bech32()])).await.unwrap();
+    assert!(!ok);
+
+    // stablecoin: mint, pause, unpause, freeze; denoms and token pairs.
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "mint", "issuer", "carol", "250hkd.demo"])).await.unwrap();
+    assert!(ok, "{log}");
+    assert_eq!(n.client.balance(&dev_addr("carol"), "hkd.demo").await.unwrap().0, lantau_node::home::DEV_HKD_BALANCE + 250);
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "pause", "issuer"])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, _) = run(s(&["query", "stablecoin", "denom", "hkd.demo"])).await.unwrap();
+    assert!(ok && v["paused"] == true, "{v}");
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "unpause", "issuer"])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "freeze", "compliance_authority", "carol"])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, _) = run(s(&["query", "stablecoin", "frozen", "carol"])).await.unwrap();
+    assert!(ok && v["frozen"] == true, "{v}");
+    let (ok, v, _) = run(s(&["query", "erc20", "token-pairs"])).await.unwrap();
+    assert!(ok && v["token_pairs"][0]["denom"] == "hkd.demo", "{v}");
+
+    // reserve: submit, co-sign, latest.
+    let (ok, _, log) = run(s(&["tx", "reserve", "submit-attestation", "issuer", "300000250hkd.demo", "300000250hkd.demo", "--random-day", "2026-01-01T00:00:00Z"])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, _, log) = run(s(&["tx", "reserve", "cosign", "auditor", "1"])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, _) = run(s(&["query", "reserve", "latest", "issuer"])).await.unwrap();
+    assert!(ok && v["attestation"]["state"] == "ATTESTATION_STATE_ATTESTED", "{v}");
+
+    // Params through a JSON file: read, edit, update (governance).
+    let (ok, mut v, _) = run(s(&["query", "kyc", "params"])).await.unwrap();
+    assert!(ok);
+    v["params"]["registrars"].as_array_mut().unwrap().push(serde_json::json!(dev_addr("alice").to_bech32()));
+    let file = home.join("kyc-params.json");
+    std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (ok, _, log) = run(s(&["tx", "kyc", "update-params", "governance", file.to_str().unwrap()])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, _) = run(s(&["query", "kyc", "params"])).await.unwrap();
+    assert!(ok && v["params"]["registrars"].as_array().unwrap().len() == 2, "{v}");
+    let (ok, v, _) = run(s(&["query", "compliance", "params"])).await.unwrap();
+    assert!(ok && v["params"]["rules"]["velocity_tx_limit"] == "10", "{v}");
+    n.stop().await;
+}

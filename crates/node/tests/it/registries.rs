@@ -469,8 +469,8 @@ async fn governance_rotates_the_compliance_authority() {
     let upd = |signer: &str, authority: &str, rules: cpb::Rules| {
         to_any(&cpb::MsgUpdateParams { authority: b32(signer), params: Some(cpb::Params { authority: b32(authority), rules: Some(rules) }) })
     };
-    exec(&n, &dev_key("compliance_authority"), upd("compliance_authority", "alice", rules.clone())).await.fails("compliance", 2);
-    let zero = cpb::Rules { velocity_tx_limit: 0, ..rules.clone() };
+    exec(&n, &dev_key("compliance_authority"), upd("compliance_authority", "alice", rules)).await.fails("compliance", 2);
+    let zero = cpb::Rules { velocity_tx_limit: 0, ..rules };
     exec(&n, &dev_key("governance"), upd("governance", "alice", zero)).await.fails("compliance", 4);
     exec(&n, &dev_key("governance"), upd("governance", "alice", rules)).await.ok();
     let v = n.client.query("/chain/compliance/v1/params").await.unwrap();

@@ -89,7 +89,12 @@ impl Fake {
             .expect("app");
         app.init_chain(request::InitChain {
             chain_id: "test-1".into(),
-            app_state_bytes: br#"{"evm_chain_id":"852"}"#.to_vec().into(),
+            app_state_bytes: format!(
+                r#"{{"evm_chain_id":"852","authority":{{"governance":"{}"}}}}"#,
+                lantau_primitives::Address([7; 20]).to_bech32()
+            )
+            .into_bytes()
+            .into(),
             time: Time::unix_epoch(),
             initial_height: 1u32.into(),
             consensus_params: consensus::Params {

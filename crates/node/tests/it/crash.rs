@@ -108,3 +108,24 @@ async fn kill_minus_nine_loses_nothing_committed_and_restart_continues_the_chain
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_on_a_fresh_home_creates_the_named_dev_accounts_with_their_roles() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("fresh");
+    let (api, rpc) = (free_port(), free_port());
+    let base = format!("http://127.0.0.1:{api}");
+    let client = RestClient::new(&base);
+    let mut child = spawn(&home, api, rpc);
+    poll(Duration::from_secs(60), || async { client.chain_id().await.is_ok() }).await.unwrap();
+
+    let accounts: Value = serde_json::from_slice(&std::fs::read(home.join("dev-accounts.json")).unwrap()).unwrap();
+    let names: Vec<&str> = accounts.as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol"]);
+    let issuer = client.identity(&dev_addr("issuer")).await.unwrap().unwrap();
+    assert_eq!(issuer.level, lantau_proto::chain::kyc::v1::Level::LicensedIssuer as i32);
+    assert_eq!(client.balance(&dev_addr("alice"), "hkd.demo").await.unwrap().0, 100_000_000);
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

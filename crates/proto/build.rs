@@ -9,6 +9,8 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     entries.sort();
     for p in entries {
         if p.is_dir() {
+            // A new file changes its directory's mtime, not the root's: watch every directory.
+            println!("cargo:rerun-if-changed={}", p.display());
             collect(&p, out);
         } else if p.extension().is_some_and(|e| e == "proto") {
             out.push(p);

@@ -26,6 +26,27 @@ pub enum ComplianceError {
     /// 4: the params or rules are invalid.
     #[error("invalid params: {0}")]
     InvalidParams(String),
+    /// 11 (gate): a bound sub-key signed a message its role does not allow.
+    #[error("{0}")]
+    RoleNotPermitted(String),
+    /// 13 (gate): an agent transfer exceeds its per-transaction or daily cap.
+    #[error("{0}")]
+    AgentCapExceeded(String),
+    /// 14 (gate): an agent transfer in a denom other than its envelope's.
+    #[error("{0}")]
+    AgentDenomMismatch(String),
+    /// 18 (gate): a party is blacklisted; the log names it (`recipient=<address>: address is blacklisted`).
+    #[error("{0}")]
+    PartyBlacklisted(String),
+    /// 19 (gate): a party's registered VASP is on the sanctions list.
+    #[error("{0}")]
+    VaspSanctioned(String),
+    /// 20 (gate): the Travel Rule payload is missing or incomplete.
+    #[error("{0}")]
+    TravelRuleIncomplete(String),
+    /// 21 (gate): the payload's tier or the sender's capability does not meet the Travel Rule.
+    #[error("{0}")]
+    TravelRuleTier(String),
 }
 
 impl ErrorCode for ComplianceError {
@@ -37,6 +58,13 @@ impl ErrorCode for ComplianceError {
             ComplianceError::NotGovernance { .. } => 2,
             ComplianceError::NotComplianceAuthority { .. } => 3,
             ComplianceError::InvalidParams(_) => 4,
+            ComplianceError::RoleNotPermitted(_) => 11,
+            ComplianceError::AgentCapExceeded(_) => 13,
+            ComplianceError::AgentDenomMismatch(_) => 14,
+            ComplianceError::PartyBlacklisted(_) => 18,
+            ComplianceError::VaspSanctioned(_) => 19,
+            ComplianceError::TravelRuleIncomplete(_) => 20,
+            ComplianceError::TravelRuleTier(_) => 21,
         }
     }
 }

@@ -13,6 +13,7 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 pub mod error;
+pub mod gates;
 pub mod genesis;
 pub mod handler;
 pub mod msg;
@@ -21,7 +22,7 @@ pub mod state;
 pub mod state_key;
 
 pub use error::ComplianceError;
-pub use lantau_proto::chain::compliance::v1::{Params, Rules};
+pub use lantau_proto::chain::compliance::v1::{DecoratorResult, GateResult, Params, Rules, SanctionsSet, TravelRulePayload};
 pub use msg::ComplianceMsg;
 pub use state::{ComplianceRead, ComplianceWrite};
 

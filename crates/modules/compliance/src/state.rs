@@ -6,7 +6,7 @@ use cnidarium::{StateRead, StateWrite};
 use lantau_authority::AuthorityRead;
 use lantau_module_api::{store, GasMeter, TxError};
 
-use crate::{default_rules, state_key, Params, Rules};
+use crate::{default_rules, state_key, Params, Rules, SanctionsSet};
 
 /// Reads of compliance state.
 pub trait ComplianceRead: StateRead {
@@ -27,6 +27,25 @@ pub trait ComplianceRead: StateRead {
             Ok(Params { authority: self.compliance_authority(gas).await?.to_bech32(), rules: Some(self.rules(gas).await?) })
         }
     }
+
+    /// The sanctions set (empty until genesis or a push writes it).
+    fn sanctions(&self, gas: &GasMeter) -> impl Future<Output = Result<SanctionsSet, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { Ok(store::get_proto(self, gas, state_key::SANCTIONS).await?.unwrap_or_default()) }
+    }
+
+    /// The block times (unix seconds) of the sender's last screened transfers, oldest first.
+    fn velocity_times(&self, gas: &GasMeter, addr: &lantau_primitives::Address) -> impl Future<Output = Result<Vec<i64>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            let Some(b) = store::get(self, gas, &state_key::velocity(addr)).await? else { return Ok(Vec::new()) };
+            Ok(b.chunks_exact(8).map(|c| i64::from_be_bytes(c.try_into().unwrap_or([0; 8]))).collect())
+        }
+    }
 }
 
 impl<T: StateRead + ?Sized> ComplianceRead for T {}
@@ -36,6 +55,11 @@ pub trait ComplianceWrite: StateWrite {
     /// Replaces the rules.
     fn put_rules(&mut self, gas: &GasMeter, rules: &Rules) -> Result<(), TxError> {
         store::put_proto(self, gas, state_key::RULES.to_string(), rules)
+    }
+
+    /// Replaces the sanctions set.
+    fn put_sanctions(&mut self, gas: &GasMeter, set: &SanctionsSet) -> Result<(), TxError> {
+        store::put_proto(self, gas, state_key::SANCTIONS.to_string(), set)
     }
 }
 

@@ -2,3 +2,12 @@
 
 /// `compliance/rules` → `Rules` (protobuf).
 pub const RULES: &str = "compliance/rules";
+
+/// `compliance/sanctions` → `SanctionsSet` (protobuf).
+pub const SANCTIONS: &str = "compliance/sanctions";
+
+/// `compliance/velocity/<lower-hex address>` → the block times (unix seconds, i64 big-endian,
+/// oldest first) of the sender's last `velocity_tx_limit` screened transfers.
+pub fn velocity(addr: &lantau_primitives::Address) -> String {
+    format!("compliance/velocity/{}", addr.to_key_hex())
+}

@@ -267,6 +267,13 @@ impl App {
         let mut overlay = StateDelta::new(&mut *check);
         let mut result = ante::run(&mut overlay, &decoded, &block, &gas, &self.sigs, Mode::Check, &mut events).await;
         if result.is_ok() {
+            // The gate chain at admission: a rejection fails the broadcast (codespace compliance).
+            result = match crate::screen::screen(&overlay, &gas, &block, &decoded).await {
+                Ok(v) => v.rejection.map_or(Ok(()), Err),
+                Err(e) => Err(e),
+            };
+        }
+        if result.is_ok() {
             result = admit(&hash);
         }
         if result.is_ok() {
@@ -361,6 +368,15 @@ impl App {
             ante_state.apply();
         }
         // From here on the fee is paid and the sequence advanced, whatever the messages do.
+        // The gate chain runs again on the block's state: admission was an early filter.
+        match crate::screen::screen(&*block_state, &gas, block, &decoded).await {
+            Ok(v) => {
+                if let Some(e) = v.rejection {
+                    return exec_err(&e, decoded.gas_limit, gas.used(), events);
+                }
+            }
+            Err(e) => return exec_err(&e, decoded.gas_limit, gas.used(), events),
+        }
         let hash_hex = decoded.hash_hex();
         let mut msg_state = StateDelta::new(&mut *block_state);
         let mut msg_events = Vec::new();
@@ -373,6 +389,9 @@ impl App {
             }
             msg_events.push(message_event(m.type_url(), &decoded.signer, m.module(), i));
             msg_events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
+        }
+        if let Err(e) = crate::screen::record(&mut msg_state, &gas, block, &decoded).await {
+            return exec_err(&e, decoded.gas_limit, gas.used(), events);
         }
         msg_state.apply();
         events.extend(msg_events);
@@ -453,6 +472,14 @@ impl App {
         let mut state = StateDelta::new(&*check);
         if let Err(e) = ante::run(&mut state, &decoded, &block, &gas, &self.sigs, Mode::Simulate, &mut events).await {
             return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
+        }
+        match crate::screen::screen(&state, &gas, &block, &decoded).await {
+            Ok(v) => {
+                if let Some(e) = v.rejection {
+                    return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
+                }
+            }
+            Err(e) => return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) },
         }
         let hash_hex = decoded.hash_hex();
         for (i, m) in decoded.msgs.iter().enumerate() {

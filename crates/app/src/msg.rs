@@ -6,6 +6,7 @@ use cnidarium::StateWrite;
 use cosmos_sdk_proto::cosmos::bank::v1beta1 as bankpb;
 use cosmos_sdk_proto::Any;
 use lantau_bank::{MultiSendMsg, SendMsg};
+use lantau_compliance::gates::Fact;
 use lantau_compliance::ComplianceMsg;
 use lantau_kyc::KycMsg;
 use lantau_reserve::ReserveMsg;
@@ -89,6 +90,24 @@ impl Msg {
             Msg::Stablecoin(_) => lantau_stablecoin::MODULE_NAME,
             Msg::Reserve(_) => lantau_reserve::MODULE_NAME,
             Msg::Compliance(_) => lantau_compliance::MODULE_NAME,
+        }
+    }
+
+    /// The compliance facts this message projects: one per stablecoin (`hkd.`) amount inside
+    /// a recognised shape (bank `MsgSend`, each output of a `MsgMultiSend`). Every other
+    /// message projects none; the role gate still sees every message.
+    pub fn facts(&self, msg_index: usize) -> Vec<Fact> {
+        let hkd = |from: &Address, to: &Address, coins: &[lantau_primitives::Coin]| -> Vec<Fact> {
+            coins
+                .iter()
+                .filter(|c| c.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX))
+                .map(|c| Fact { from: *from, to: *to, amount: c.clone(), msg_index })
+                .collect()
+        };
+        match self {
+            Msg::Send(m) => hkd(&m.from, &m.to, &m.amount),
+            Msg::MultiSend(m) => m.outputs.iter().flat_map(|(to, coins)| hkd(&m.from, to, coins)).collect(),
+            Msg::Kyc(_) | Msg::Stablecoin(_) | Msg::Reserve(_) | Msg::Compliance(_) => Vec::new(),
         }
     }
 

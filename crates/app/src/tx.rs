@@ -45,6 +45,8 @@ pub struct DecodedTx {
     pub memo: String,
     /// Timeout height (0 = none).
     pub timeout_height: u64,
+    /// The Travel Rule payload (the `/chain.compliance.v1.TravelRulePayload` extension option).
+    pub payload: Option<lantau_compliance::TravelRulePayload>,
 }
 
 impl DecodedTx {
@@ -115,8 +117,17 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
     for m in &msgs {
         m.check_stateless()?;
     }
-    if let Some(opt) = body.extension_options.first() {
-        return Err(err(SdkError::UnknownExtensionOptions(format!("unknown extension option {}", opt.type_url))));
+    let mut payload = None;
+    for opt in &body.extension_options {
+        if opt.type_url != TRAVEL_RULE_PAYLOAD_URL {
+            return Err(err(SdkError::UnknownExtensionOptions(format!("unknown extension option {}", opt.type_url))));
+        }
+        if payload.is_some() {
+            return Err(err(SdkError::InvalidRequest("at most one Travel Rule payload per transaction".into())));
+        }
+        let p = lantau_compliance::TravelRulePayload::decode(opt.value.as_slice())
+            .map_err(|e| err(SdkError::TxDecode(format!("invalid {TRAVEL_RULE_PAYLOAD_URL}: {e}"))))?;
+        payload = Some(p);
     }
     if body.memo.chars().count() > cfg.max_memo_chars {
         return Err(err(SdkError::MemoTooLarge(format!(
@@ -237,5 +248,9 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
         fee: fee_amount,
         memo: body.memo,
         timeout_height: body.timeout_height,
+        payload,
     })
 }
+
+/// The type URL of the Travel Rule payload extension option.
+pub const TRAVEL_RULE_PAYLOAD_URL: &str = "/chain.compliance.v1.TravelRulePayload";

@@ -13,4 +13,4 @@ pub mod rest;
 pub mod tx;
 
 pub use rest::{Broadcast, ClientError, Confirmation, RestClient, TxResponse};
-pub use tx::{msg_multi_send, msg_send, pb_coin, to_any, SignerData, TxBuilder};
+pub use tx::{msg_multi_send, msg_send, pb_coin, to_any, travel_rule_option, SignerData, TxBuilder};

@@ -144,6 +144,42 @@ impl RestClient {
         }
     }
 
+    /// The Travel Rule payload for a stablecoin transfer from `from` to `to`, filled from the
+    /// identity registry: both references, both VASPs, and the sender's registered tier. A
+    /// party without a record contributes empty fields (the gate chain then explains what is
+    /// missing).
+    pub async fn travel_rule_payload(
+        &self,
+        from: &Address,
+        to: &Address,
+    ) -> Result<lantau_proto::chain::compliance::v1::TravelRulePayload, ClientError> {
+        let (s, r) = (self.identity(from).await?, self.identity(to).await?);
+        let params = self.query("/chain/kyc/v1/params").await?;
+        let tier = match &s {
+            Some(id) => {
+                let level = lantau_proto::chain::kyc::v1::Level::try_from(id.level).map(|l| l.as_str_name()).unwrap_or("");
+                params["params"]["level_definitions"]
+                    .as_array()
+                    .and_then(|defs| defs.iter().find(|d| d["level"] == level))
+                    .and_then(|d| d["travel_rule_tier"].as_str())
+                    .unwrap_or("none")
+                    .to_string()
+            }
+            None => "none".to_string(),
+        };
+        let field = |id: &Option<lantau_proto::chain::kyc::v1::Identity>, f: fn(&lantau_proto::chain::kyc::v1::Identity) -> &String| {
+            id.as_ref().map(|i| f(i).clone()).unwrap_or_default()
+        };
+        Ok(lantau_proto::chain::compliance::v1::TravelRulePayload {
+            tx_hash: String::new(),
+            originator_ref: field(&s, |i| &i.ivms101_off_chain_ref),
+            beneficiary_ref: field(&r, |i| &i.ivms101_off_chain_ref),
+            originator_vasp: field(&s, |i| &i.vasp_identifier),
+            beneficiary_vasp: field(&r, |i| &i.vasp_identifier),
+            tier,
+        })
+    }
+
     /// The chain id (`default_node_info.network`).
     pub async fn chain_id(&self) -> Result<String, ClientError> {
         let v = self.get("/cosmos/base/tendermint/v1beta1/node_info").await?;

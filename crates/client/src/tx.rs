@@ -37,6 +37,11 @@ pub fn to_any<M: prost::Name>(m: &M) -> Any {
     Any { type_url: M::type_url(), value: m.encode_to_vec() }
 }
 
+/// The Travel Rule payload as the TxBody extension option a stablecoin transfer carries.
+pub fn travel_rule_option(payload: &lantau_proto::chain::compliance::v1::TravelRulePayload) -> Any {
+    to_any(payload)
+}
+
 /// A protobuf coin.
 pub fn pb_coin(c: &Coin) -> PbCoin {
     PbCoin { denom: c.denom.clone(), amount: c.amount.to_string() }
@@ -87,6 +92,12 @@ impl TxBuilder {
     /// Sets the fee (alantau).
     pub fn fee(mut self, fee: u128) -> Self {
         self.fee = Some(fee);
+        self
+    }
+
+    /// Attaches the Travel Rule payload as an extension option (required on a stablecoin send).
+    pub fn travel_rule(mut self, payload: &lantau_proto::chain::compliance::v1::TravelRulePayload) -> Self {
+        self.extension_options.push(travel_rule_option(payload));
         self
     }
 

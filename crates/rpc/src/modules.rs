@@ -32,6 +32,7 @@ pub fn router(node: Node) -> Router {
         .route("/chain/reserve/v1/reserve_for_address/{address}", get(reserve_for_address))
         .route("/chain/reserve/v1/params", get(reserve_params))
         .route("/chain/compliance/v1/params", get(compliance_params))
+        .route("/chain/compliance/v1/travel_rule/{tx_hash}", get(travel_rule))
         .with_state(node)
 }
 
@@ -135,4 +136,20 @@ async fn reserve_params(State(node): State<Node>) -> ApiResult {
 async fn compliance_params(State(node): State<Node>) -> ApiResult {
     let p = compliance::query::params(&node.app().snapshot()).await.map_err(internal)?;
     Ok(Json(json!({"params": to_json(&p)?})))
+}
+
+/// The anchored payload. The hash must be given exactly as stored, lower-case hex: an
+/// upper-case hash answers 404, as the spec says.
+async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> ApiResult {
+    if tx_hash.trim().is_empty() {
+        return Err(ApiError::invalid("tx_hash is required"));
+    }
+    let not_found = || ApiError::not_found(format!("no Travel Rule payload anchored for {tx_hash}"));
+    if tx_hash.len() != 64 || !tx_hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return Err(not_found());
+    }
+    match compliance::effects::anchored_payload(&node.app().snapshot(), &tx_hash).await.map_err(internal)? {
+        Some(p) => Ok(Json(json!({"payload": to_json(&p)?}))),
+        None => Err(not_found()),
+    }
 }

@@ -12,6 +12,7 @@
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
+pub mod effects;
 pub mod error;
 pub mod gates;
 pub mod genesis;

@@ -11,3 +11,9 @@ pub const SANCTIONS: &str = "compliance/sanctions";
 pub fn velocity(addr: &lantau_primitives::Address) -> String {
     format!("compliance/velocity/{}", addr.to_key_hex())
 }
+
+/// Non-verifiable `compliance/travel_rule/<lower-case tx hash>` → the anchored
+/// `TravelRulePayload` (protobuf, `tx_hash` set).
+pub fn travel_rule(tx_hash: &str) -> String {
+    format!("compliance/travel_rule/{tx_hash}")
+}

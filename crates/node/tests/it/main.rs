@@ -5,5 +5,6 @@
 mod ante;
 mod cli;
 mod crash;
+mod gates;
 mod registries;
 mod tx_service;

@@ -46,7 +46,17 @@ impl Outcome {
 }
 
 async fn exec(n: &TestNode, key: &SecretKey, msg: Any) -> Outcome {
-    let tx = n.sign(key, &TxBuilder::new(vec![msg]).gas(400_000)).await.unwrap();
+    exec_b(n, key, TxBuilder::new(vec![msg]).gas(400_000)).await
+}
+
+/// A stablecoin send between dev accounts, carrying the payload filled from the registry.
+async fn hkd(n: &TestNode, from: &str, to: &str, amount: u128) -> Outcome {
+    let p = n.client.travel_rule_payload(&dev_addr(from), &dev_addr(to)).await.unwrap();
+    exec_b(n, &dev_key(from), TxBuilder::new(vec![hkd_send(from, to, amount)]).gas(400_000).travel_rule(&p)).await
+}
+
+async fn exec_b(n: &TestNode, key: &SecretKey, b: TxBuilder) -> Outcome {
+    let tx = n.sign(key, &b).await.unwrap();
     let b = n.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.unwrap();
     if b.code != 0 {
         return Outcome { admitted: false, code: b.code, codespace: b.codespace, log: b.raw_log, events: vec![] };
@@ -340,7 +350,9 @@ async fn a_paused_denom_cannot_move_and_an_admitted_transfer_fails_in_the_block(
     let issuer = dev_key("issuer");
     let alice = dev_key("alice");
     let pause = n.sign(&issuer, &TxBuilder::new(vec![to_any(&spb::MsgPause { issuer: b32("issuer") })]).gas(300_000)).await.unwrap();
-    let send = n.sign(&alice, &TxBuilder::new(vec![hkd_send("alice", "bob", 100)]).gas(300_000)).await.unwrap();
+    let bob = dev_key("bob");
+    let payload = n.client.travel_rule_payload(&dev_addr("bob"), &dev_addr("alice")).await.unwrap();
+    let send = n.sign(&bob, &TxBuilder::new(vec![hkd_send("bob", "alice", 100)]).gas(300_000).travel_rule(&payload)).await.unwrap();
     let p = n.client.broadcast(&pause, "BROADCAST_MODE_SYNC").await.unwrap();
     let s = n.client.broadcast(&send, "BROADCAST_MODE_SYNC").await.unwrap();
     assert_eq!((p.code, s.code), (0, 0), "both admitted: {p:?} {s:?}");
@@ -349,7 +361,7 @@ async fn a_paused_denom_cannot_move_and_an_admitted_transfer_fails_in_the_block(
     assert_eq!(pr.code, 0, "{}", pr.raw_log);
     assert_eq!((sr.codespace.as_str(), sr.code), ("bank", 5), "{}", sr.raw_log);
     assert!(sr.raw_log.contains("hkd.demo transfers are paused"), "{}", sr.raw_log);
-    assert_eq!(n.client.balance(&dev_addr("bob"), "hkd.demo").await.unwrap().0, 100_000_000);
+    assert_eq!(n.client.balance(&dev_addr("alice"), "hkd.demo").await.unwrap().0, 100_000_000);
     assert_eq!(n.client.query("/chain/stablecoin/v1/denoms/hkd.demo").await.unwrap()["paused"], true);
 
     // Mint waits too; pausing twice, or by someone who issues nothing, fails.
@@ -361,8 +373,8 @@ async fn a_paused_denom_cannot_move_and_an_admitted_transfer_fails_in_the_block(
 
     exec(&n, &issuer, to_any(&spb::MsgUnpause { issuer: b32("issuer") })).await.ok();
     exec(&n, &issuer, to_any(&spb::MsgUnpause { issuer: b32("issuer") })).await.fails("stablecoin", 12);
-    exec(&n, &alice, hkd_send("alice", "bob", 100)).await.ok();
-    assert_eq!(n.client.balance(&dev_addr("bob"), "hkd.demo").await.unwrap().0, 100_000_100);
+    hkd(&n, "bob", "alice", 100).await.ok();
+    assert_eq!(n.client.balance(&dev_addr("alice"), "hkd.demo").await.unwrap().0, 100_000_100);
     n.stop().await;
 }
 
@@ -373,21 +385,22 @@ async fn a_frozen_address_can_neither_send_nor_receive_stablecoins() {
     let freeze = |signer: &str, who: &str| to_any(&spb::MsgFreeze { authority: b32(signer), address: b32(who) });
     let unfreeze = |signer: &str, who: &str| to_any(&spb::MsgUnfreeze { authority: b32(signer), address: b32(who) });
 
-    exec(&n, &dev_key("issuer"), freeze("issuer", "bob")).await.fails("stablecoin", 9);
-    exec(&n, &ca, freeze("compliance_authority", "bob")).await.ok();
-    assert_eq!(n.client.query(&format!("/chain/stablecoin/v1/frozen/{}", b32("bob"))).await.unwrap()["frozen"], true);
-    exec(&n, &ca, freeze("compliance_authority", "bob")).await.fails("stablecoin", 13);
+    exec(&n, &dev_key("issuer"), freeze("issuer", "alice")).await.fails("stablecoin", 9);
+    exec(&n, &ca, freeze("compliance_authority", "alice")).await.ok();
+    assert_eq!(n.client.query(&format!("/chain/stablecoin/v1/frozen/{}", b32("alice"))).await.unwrap()["frozen"], true);
+    exec(&n, &ca, freeze("compliance_authority", "alice")).await.fails("stablecoin", 13);
 
-    exec(&n, &dev_key("alice"), hkd_send("alice", "bob", 5)).await.fails("bank", 10).log_has("is frozen");
-    exec(&n, &dev_key("bob"), hkd_send("bob", "alice", 5)).await.fails("bank", 10);
-    exec(&n, &dev_key("issuer"), mint("issuer", &dev_addr("bob"), "5", "hkd.demo")).await.fails("bank", 10);
+    // The gates pass (valid payloads); the chokepoint refuses at execution.
+    hkd(&n, "bob", "alice", 5).await.fails("bank", 10).log_has("is frozen");
+    hkd(&n, "alice", "issuer", 5).await.fails("bank", 10);
+    exec(&n, &dev_key("issuer"), mint("issuer", &dev_addr("alice"), "5", "hkd.demo")).await.fails("bank", 10);
     // Gas money still moves.
-    exec(&n, &dev_key("bob"), msg_send(&dev_addr("bob"), &dev_addr("alice"), &[Coin::new("alantau", 1u128)])).await.ok();
+    exec(&n, &dev_key("alice"), msg_send(&dev_addr("alice"), &dev_addr("bob"), &[Coin::new("alantau", 1u128)])).await.ok();
 
-    exec(&n, &dev_key("alice"), unfreeze("alice", "bob")).await.fails("stablecoin", 9);
-    exec(&n, &ca, unfreeze("compliance_authority", "bob")).await.ok();
-    exec(&n, &ca, unfreeze("compliance_authority", "bob")).await.fails("stablecoin", 14);
-    exec(&n, &dev_key("bob"), hkd_send("bob", "alice", 5)).await.ok();
+    exec(&n, &dev_key("bob"), unfreeze("bob", "alice")).await.fails("stablecoin", 9);
+    exec(&n, &ca, unfreeze("compliance_authority", "alice")).await.ok();
+    exec(&n, &ca, unfreeze("compliance_authority", "alice")).await.fails("stablecoin", 14);
+    hkd(&n, "alice", "issuer", 5).await.ok();
     n.stop().await;
 }
 

@@ -1,0 +1,59 @@
+//! What a screened stablecoin transfer leaves behind once its messages succeeded: each
+//! sender's velocity window, and the Travel Rule payload anchored under the transaction hash.
+
+use cnidarium::StateWrite;
+use lantau_module_api::{store, BlockCtx, GasMeter, TxError};
+
+use crate::gates::Fact;
+use crate::state::ComplianceRead;
+use crate::{state_key, TravelRulePayload};
+
+/// Records a screened transaction: appends the block time to each fact's sender's velocity
+/// window (keeping the last `velocity_tx_limit` entries, so the row stays bounded), and
+/// anchors the payload under the lower-case hash in the non-verifiable store.
+pub async fn record_screened<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    gas: &GasMeter,
+    block: &BlockCtx,
+    facts: &[Fact],
+    payload: Option<&TravelRulePayload>,
+    tx_hash: &str,
+) -> Result<(), TxError> {
+    let rules = state.rules(gas).await?;
+    let keep = usize::try_from(rules.velocity_tx_limit).unwrap_or(usize::MAX);
+    let now = block.time.unix_timestamp();
+    let mut windows: std::collections::BTreeMap<lantau_primitives::Address, Vec<i64>> = Default::default();
+    for f in facts {
+        if !windows.contains_key(&f.from) {
+            let times = state.velocity_times(gas, &f.from).await?;
+            windows.insert(f.from, times);
+        }
+        if let Some(w) = windows.get_mut(&f.from) {
+            w.push(now);
+        }
+    }
+    for (addr, mut times) in windows {
+        let drop = times.len().saturating_sub(keep);
+        times.drain(..drop);
+        let bytes: Vec<u8> = times.iter().flat_map(|t| t.to_be_bytes()).collect();
+        store::put(state, gas, state_key::velocity(&addr), bytes)?;
+    }
+    if let Some(p) = payload {
+        let mut anchored = p.clone();
+        anchored.tx_hash = tx_hash.to_ascii_lowercase();
+        let key = state_key::travel_rule(&anchored.tx_hash);
+        let value = prost::Message::encode_to_vec(&anchored);
+        gas.write(key.len(), value.len())?;
+        state.nonverifiable_put_raw(key.into_bytes(), value);
+    }
+    Ok(())
+}
+
+/// The payload anchored under `tx_hash` (lower-case hex, exactly as stored).
+pub async fn anchored_payload<S: cnidarium::StateRead + Sync>(state: &S, tx_hash: &str) -> Result<Option<TravelRulePayload>, TxError> {
+    let key = state_key::travel_rule(tx_hash);
+    match state.nonverifiable_get_raw(key.as_bytes()).await.map_err(lantau_module_api::error::internal)? {
+        Some(b) => Ok(Some(store::decode(&b, "travel rule payload")?)),
+        None => Ok(None),
+    }
+}

@@ -1,0 +1,117 @@
+//! The gate chain through REST: at admission (SYNC broadcast) and again at execution (tx query).
+
+use std::time::Duration;
+
+use lantau_client::{msg_send, to_any, TxBuilder};
+use lantau_primitives::Coin;
+use lantau_proto::chain::kyc::v1 as kpb;
+use lantau_test_utils::{dev_addr, dev_key, TestNode};
+use serde_json::Value;
+
+fn hkd(from: &str, to: &str, amount: u128) -> TxBuilder {
+    TxBuilder::new(vec![msg_send(&dev_addr(from), &dev_addr(to), &[Coin::new("hkd.demo", amount)])]).gas(300_000)
+}
+
+async fn sync(n: &TestNode, key: &str, b: &TxBuilder) -> lantau_client::Broadcast {
+    let tx = n.sign(&dev_key(key), b).await.unwrap();
+    n.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.unwrap()
+}
+
+async fn confirm(n: &TestNode, hash: &str) -> lantau_client::TxResponse {
+    n.client.wait_for_tx(hash, Duration::from_secs(30), Duration::from_millis(20)).await.unwrap()
+}
+
+fn blacklist(who: &str) -> TxBuilder {
+    TxBuilder::new(vec![to_any(&kpb::MsgBlacklistAddress {
+        authority: dev_addr("compliance_authority").to_bech32(),
+        address: dev_addr(who).to_bech32(),
+        reason: "test".into(),
+        evidence_ref: "doc".into(),
+    })])
+    .gas(300_000)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blacklisted_recipient_is_rejected_at_admission_with_code_18() {
+    let n = TestNode::start().await.unwrap();
+    let b = sync(&n, "compliance_authority", &blacklist("alice")).await;
+    assert_eq!(confirm(&n, &b.txhash).await.code, 0);
+    let p = n.client.travel_rule_payload(&dev_addr("bob"), &dev_addr("alice")).await.unwrap();
+    let r = sync(&n, "bob", &hkd("bob", "alice", 100).travel_rule(&p)).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 18), "{r:?}");
+    assert_eq!(r.raw_log, format!("recipient={}: address is blacklisted", dev_addr("alice").to_bech32()));
+    // A rejection at admission does not advance the sequence.
+    assert_eq!(n.client.account(&dev_addr("bob")).await.unwrap().unwrap().1, 0);
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn travel_rule_payload_rules_apply_at_admission() {
+    let n = TestNode::start().await.unwrap();
+    // No payload.
+    let r = sync(&n, "bob", &hkd("bob", "alice", 100)).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 20), "{r:?}");
+    // A tier claim that is not the sender's registered tier.
+    let mut p = n.client.travel_rule_payload(&dev_addr("bob"), &dev_addr("alice")).await.unwrap();
+    p.tier = "full".into();
+    let r = sync(&n, "bob", &hkd("bob", "alice", 100).travel_rule(&p)).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 21), "{r:?}");
+    assert!(r.raw_log.contains("Travel Rule requirements are not met") && r.raw_log.contains("LEVEL_RETAIL_BASIC"), "{}", r.raw_log);
+    // A minimal-tier sender at the threshold.
+    p.tier = "minimal".into();
+    let r = sync(&n, "bob", &hkd("bob", "alice", 800_000).travel_rule(&p)).await;
+    assert_eq!(r.code, 21, "{r:?}");
+    // carol has no identity: tier none, no reference.
+    let pc = n.client.travel_rule_payload(&dev_addr("carol"), &dev_addr("alice")).await.unwrap();
+    let r = sync(&n, "carol", &hkd("carol", "alice", 100).travel_rule(&pc)).await;
+    assert_eq!(r.code, 20, "{r:?}");
+    // A full-tier sender to a recipient without a VASP.
+    let pa = n.client.travel_rule_payload(&dev_addr("alice"), &dev_addr("bob")).await.unwrap();
+    let r = sync(&n, "alice", &hkd("alice", "bob", 100).travel_rule(&pa)).await;
+    assert_eq!(r.code, 20, "{r:?}");
+    // A native transfer needs nothing.
+    let native = TxBuilder::new(vec![msg_send(&dev_addr("carol"), &dev_addr("alice"), &[Coin::new("alantau", 1u128)])]).gas(300_000);
+    let r = sync(&n, "carol", &native).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transfer_admitted_then_rejected_in_the_block_shows_the_same_code_and_moves_nothing() {
+    let n = TestNode::start_with(Default::default(), 1_500).await.unwrap();
+    let p = n.client.travel_rule_payload(&dev_addr("bob"), &dev_addr("alice")).await.unwrap();
+    // The blacklisting is admitted first; CheckTx does not execute it, so the transfer is
+    // admitted too; in the block the blacklisting runs first and the gate stops the transfer.
+    let bl = sync(&n, "compliance_authority", &blacklist("alice")).await;
+    let tr = sync(&n, "bob", &hkd("bob", "alice", 100).travel_rule(&p)).await;
+    assert_eq!((bl.code, tr.code), (0, 0), "{bl:?} {tr:?}");
+    assert_eq!(confirm(&n, &bl.txhash).await.code, 0);
+    let r = confirm(&n, &tr.txhash).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 18), "{}", r.raw_log);
+    assert_eq!(r.raw_log, format!("recipient={}: address is blacklisted", dev_addr("alice").to_bech32()));
+    assert_eq!(n.client.balance(&dev_addr("alice"), "hkd.demo").await.unwrap().0, 100_000_000);
+    assert_eq!(n.client.balance(&dev_addr("bob"), "hkd.demo").await.unwrap().0, 100_000_000);
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_screened_transfer_anchors_its_payload_under_the_lower_case_hash() {
+    let n = TestNode::start().await.unwrap();
+    let p = n.client.travel_rule_payload(&dev_addr("alice"), &dev_addr("issuer")).await.unwrap();
+    let r = sync(&n, "alice", &hkd("alice", "issuer", 250).travel_rule(&p)).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(confirm(&n, &r.txhash).await.code, 0);
+    let lower = r.txhash.to_ascii_lowercase();
+    let v: Value = n.client.query(&format!("/chain/compliance/v1/travel_rule/{lower}")).await.unwrap();
+    assert_eq!(v["payload"]["tx_hash"], lower);
+    assert_eq!(v["payload"]["tier"], "full");
+    assert_eq!(v["payload"]["originator_vasp"], lantau_node::home::DEV_ALICE_VASP);
+    // Upper case, or a hash never anchored: 404 with code 5.
+    for h in [r.txhash.clone(), "ab".repeat(32)] {
+        let resp = reqwest::get(format!("{}/chain/compliance/v1/travel_rule/{h}", n.rest_url)).await.unwrap();
+        assert_eq!(resp.status(), 404);
+        assert_eq!(resp.json::<Value>().await.unwrap()["code"], 5);
+    }
+    assert_eq!(n.client.balance(&dev_addr("issuer"), "hkd.demo").await.unwrap().0, 250);
+    n.stop().await;
+}

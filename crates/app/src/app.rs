@@ -491,6 +491,10 @@ impl App {
             events.push(message_event(m.type_url(), &decoded.signer, m.module(), i));
             events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
         }
+        // The effects execution records, so that the estimate covers their gas.
+        if let Err(e) = crate::screen::record(&mut state, &gas, &block, &decoded).await {
+            return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
+        }
         SimulateOutcome { gas_used: gas.used(), events, result: Ok(()) }
     }
 }

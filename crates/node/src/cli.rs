@@ -222,8 +222,13 @@ enum BankTx {
         from: String,
         /// Recipient (bech32 or 0x hex).
         to: String,
-        /// Coins, e.g. 1000000alantau.
+        /// Coins, e.g. 1000000alantau or 2500hkd.demo.
         amount: String,
+        /// The Travel Rule payload of a stablecoin send, as JSON (`originator_ref`,
+        /// `beneficiary_ref`, `originator_vasp`, `beneficiary_vasp`, `tier`); filled from the
+        /// identity registry when omitted.
+        #[arg(long)]
+        travel_rule: Option<String>,
         #[command(flatten)]
         tx: TxArgs,
     },
@@ -338,13 +343,26 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Cmd::Keys(k) => keys(&home, out, k)?,
-        Cmd::Tx(TxCmd::Bank(BankTx::Send { from, to, amount, tx })) => {
+        Cmd::Tx(TxCmd::Bank(BankTx::Send { from, to, amount, travel_rule, tx })) => {
             let kr = tx.kr.open(&home)?;
             let key = kr.secret(&from)?;
             let to = resolve_address(&home, &to)?;
             let coins = amount.split(',').map(Coin::parse).collect::<Result<Vec<_>, _>>()?;
             let msg = msg_send(&key.address(), &to, &coins);
-            send_tx(out, &tx, &key, vec![msg]).await?;
+            let stablecoin = coins.iter().any(|c| c.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX));
+            let ext = match (travel_rule, stablecoin) {
+                (Some(json), _) => {
+                    let p: lantau_proto::chain::compliance::v1::TravelRulePayload =
+                        serde_json::from_str(&json).context("--travel-rule must be a JSON Travel Rule payload")?;
+                    vec![lantau_client::travel_rule_option(&p)]
+                }
+                (None, true) => {
+                    let p = RestClient::new(&tx.node.node).travel_rule_payload(&key.address(), &to).await?;
+                    vec![lantau_client::travel_rule_option(&p)]
+                }
+                (None, false) => vec![],
+            };
+            send_tx_with(out, &tx, &key, vec![msg], ext).await?;
         }
         Cmd::Tx(TxCmd::Kyc(t)) => registry::kyc_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Stablecoin(t)) => registry::stablecoin_tx(&home, out, t).await?,
@@ -381,12 +399,23 @@ fn print_banner(h: &Home, node: &lantau_node::RunningNode) -> anyhow::Result<()>
 }
 
 async fn send_tx(out: Output, a: &TxArgs, key: &SecretKey, msgs: Vec<cosmos_sdk_proto::Any>) -> anyhow::Result<()> {
+    send_tx_with(out, a, key, msgs, vec![]).await
+}
+
+async fn send_tx_with(
+    out: Output,
+    a: &TxArgs,
+    key: &SecretKey,
+    msgs: Vec<cosmos_sdk_proto::Any>,
+    extension_options: Vec<cosmos_sdk_proto::Any>,
+) -> anyhow::Result<()> {
     let client = RestClient::new(&a.node.node);
     let chain_id = client.chain_id().await?;
     let addr = key.address();
     let (account_number, sequence) = client.account(&addr).await?.with_context(|| format!("account {addr} does not exist on chain"))?;
     let signer = SignerData { chain_id, account_number, sequence };
     let mut b = TxBuilder::new(msgs).memo(a.memo.clone());
+    b.extension_options = extension_options;
     b.gas_limit = if a.gas == "auto" {
         let sim = client.simulate(&b.clone().gas(200_000).fee(0).sign(key, &signer)).await?;
         sim.saturating_mul(13) / 10

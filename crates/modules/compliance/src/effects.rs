@@ -24,9 +24,8 @@ pub async fn record_screened<S: StateWrite + Send + Sync>(
     let now = block.time.unix_timestamp();
     let mut windows: std::collections::BTreeMap<lantau_primitives::Address, Vec<i64>> = Default::default();
     for f in facts {
-        if !windows.contains_key(&f.from) {
-            let times = state.velocity_times(gas, &f.from).await?;
-            windows.insert(f.from, times);
+        if let std::collections::btree_map::Entry::Vacant(e) = windows.entry(f.from) {
+            e.insert(state.velocity_times(gas, &f.from).await?);
         }
         if let Some(w) = windows.get_mut(&f.from) {
             w.push(now);

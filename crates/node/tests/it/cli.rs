@@ -116,6 +116,11 @@ async fn cli_drives_the_registries() {
     assert!(ok, "{log}");
     let (ok, v, _) = run(s(&["query", "stablecoin", "frozen", "carol"])).await.unwrap();
     assert!(ok && v["frozen"] == true, "{v}");
+    // A stablecoin send fills its Travel Rule payload from the registry.
+    let (ok, v, log) = run(s(&["tx", "bank", "send", "bob", "alice", "300hkd.demo"])).await.unwrap();
+    assert!(ok && v["code"] == 0, "{log}");
+    let (ok, _, log) = run(s(&["tx", "bank", "send", "bob", "alice", "300hkd.demo", "--travel-rule", r#"{"tier":"full"}"#])).await.unwrap();
+    assert!(!ok && log.contains("codespace compliance code 20"), "{log}");
     let (ok, v, _) = run(s(&["query", "erc20", "token-pairs"])).await.unwrap();
     assert!(ok && v["token_pairs"][0]["denom"] == "hkd.demo", "{v}");
 

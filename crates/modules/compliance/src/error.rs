@@ -26,6 +26,11 @@ pub enum ComplianceError {
     /// 4: the params or rules are invalid.
     #[error("invalid params: {0}")]
     InvalidParams(String),
+    /// 5: an audit entry handed to `append_audit` is malformed (bad tx_type, tx_hash or
+    /// address). Rows are built by this module's own code, so this signals a bug, reported
+    /// instead of writing an unindexable row.
+    #[error("invalid audit entry: {0}")]
+    InvalidAuditEntry(String),
 }
 
 impl ErrorCode for ComplianceError {
@@ -37,6 +42,7 @@ impl ErrorCode for ComplianceError {
             ComplianceError::NotGovernance { .. } => 2,
             ComplianceError::NotComplianceAuthority { .. } => 3,
             ComplianceError::InvalidParams(_) => 4,
+            ComplianceError::InvalidAuditEntry(_) => 5,
         }
     }
 }

@@ -19,7 +19,9 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    // Read at run time, not baked in with `env!`: worktrees sharing one CARGO_TARGET_DIR share
+    // this build script's binary, and each must compile its own `proto/`.
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?).join("../../proto");
     let mut files = Vec::new();
     collect(&root, &mut files);
     println!("cargo:rerun-if-changed={}", root.display());
@@ -34,8 +36,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut config = prost_build::Config::new();
     config.bytes(["."]);
     config.enable_type_names();
+    // Maps are BTreeMaps: deterministic iteration and encoding (no HashMap in state).
+    config.btree_map(["."]);
     // Shared types come from their upstream crates, so ours and theirs are one type.
     config.extern_path(".cosmos.base.v1beta1", "::cosmos_sdk_proto::cosmos::base::v1beta1");
+    config.extern_path(".cosmos.base.query.v1beta1", "::cosmos_sdk_proto::cosmos::base::query::v1beta1");
     config.compile_well_known_types();
     // Timestamps render as the gRPC gateway renders them (RFC 3339 with `Z`).
     config.extern_path(".google.protobuf.Timestamp", "crate::Timestamp");
@@ -49,6 +54,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .preserve_proto_field_names()
         .emit_fields()
         .extern_path(".cosmos.base.v1beta1", "::cosmos_sdk_proto::cosmos::base::v1beta1")
+        .extern_path(".cosmos.base.query.v1beta1", "::cosmos_sdk_proto::cosmos::base::query::v1beta1")
+        .btree_map([".chain"])
         .extern_path(".google.protobuf.Timestamp", "crate::Timestamp")
         .build(&[".chain", ".cosmos.evm.erc20"])?;
     Ok(())

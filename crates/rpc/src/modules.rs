@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use lantau_app::{compliance, erc20, kyc, reserve, stablecoin};
@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::api::NodeApi;
 use crate::error::ApiError;
-use crate::rest::parse_bech32;
+use crate::rest::{form_urlencoded, parse_bech32};
 
 type Node = Arc<dyn NodeApi>;
 type ApiResult = Result<Json<Value>, ApiError>;
@@ -33,6 +33,7 @@ pub fn router(node: Node) -> Router {
         .route("/chain/reserve/v1/params", get(reserve_params))
         .route("/chain/compliance/v1/params", get(compliance_params))
         .route("/chain/compliance/v1/travel_rule/{tx_hash}", get(travel_rule))
+        .route("/chain/compliance/v1/audit_log", get(audit_log))
         .with_state(node)
 }
 
@@ -153,3 +154,44 @@ async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> A
         None => Err(not_found()),
     }
 }
+
+/// AuditLog: `?subject=&tx_type=&tx_hash=&from=&to=`, every given filter ANDed; an empty value
+/// is no filter. `pagination.*` (and any other parameter, as the gateway does) is accepted and
+/// ignored: the answer is the complete filtered set and the pagination tail is empty
+/// (`next_key` null, `total` the number of entries). An unparseable subject or time bound is
+/// 400 InvalidArgument.
+async fn audit_log(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+    let filter = audit_filter(raw.as_deref())?;
+    let entries = compliance::query::audit_log(&node.app().snapshot(), &filter).await.map_err(internal)?;
+    Ok(Json(json!({"entries": to_json(&entries)?, "pagination": pagination(entries.len())})))
+}
+
+fn audit_filter(raw: Option<&str>) -> Result<compliance::AuditFilter, ApiError> {
+    let mut f = compliance::AuditFilter::default();
+    for (k, v) in form_urlencoded(raw.unwrap_or("")) {
+        if v.is_empty() {
+            continue;
+        }
+        match k.as_str() {
+            "subject" => f.subject = Some(parse_bech32(&v)?),
+            "tx_type" => f.tx_type = Some(v),
+            "tx_hash" => f.tx_hash = Some(v),
+            "from" => f.from = Some(parse_time("from", &v)?),
+            "to" => f.to = Some(parse_time("to", &v)?),
+            _ => {}
+        }
+    }
+    Ok(f)
+}
+
+/// Parses an RFC 3339 query parameter. An unescaped `+` of a UTC offset arrives as a space
+/// (form decoding); it is read back as `+`.
+fn parse_time(name: &str, v: &str) -> Result<lantau_proto::Timestamp, ApiError> {
+    let parse = |s: &str| serde_json::from_value::<lantau_proto::Timestamp>(Value::String(s.to_string()));
+    parse(v)
+        .or_else(|e| if v.contains(' ') { parse(&v.replace(' ', "+")) } else { Err(e) })
+        .map_err(|_| ApiError::invalid(format!("invalid {name} {v:?}: expected an RFC 3339 timestamp")))
+}
+
+#[cfg(test)]
+mod audit_tests;

@@ -165,7 +165,7 @@ fn parse_search_params(raw: Option<&str>) -> SearchParams {
 }
 
 /// Minimal `application/x-www-form-urlencoded` decoding (`+` is a space, `%XX` escapes).
-fn form_urlencoded(s: &str) -> Vec<(String, String)> {
+pub(crate) fn form_urlencoded(s: &str) -> Vec<(String, String)> {
     fn dec(s: &str) -> String {
         let b = s.as_bytes();
         let mut out = Vec::with_capacity(b.len());

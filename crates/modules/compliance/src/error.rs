@@ -47,6 +47,11 @@ pub enum ComplianceError {
     /// 21 (gate): the payload's tier or the sender's capability does not meet the Travel Rule.
     #[error("{0}")]
     TravelRuleTier(String),
+    /// 5: an audit entry handed to `append_audit` is malformed (bad tx_type, tx_hash or
+    /// address). Rows are built by this module's own code, so this signals a bug, reported
+    /// instead of writing an unindexable row.
+    #[error("invalid audit entry: {0}")]
+    InvalidAuditEntry(String),
 }
 
 impl ErrorCode for ComplianceError {
@@ -65,6 +70,7 @@ impl ErrorCode for ComplianceError {
             ComplianceError::VaspSanctioned(_) => 19,
             ComplianceError::TravelRuleIncomplete(_) => 20,
             ComplianceError::TravelRuleTier(_) => 21,
+            ComplianceError::InvalidAuditEntry(_) => 5,
         }
     }
 }

@@ -4,15 +4,19 @@
 //! governance authority in `lantau-authority`, so that every module can check it) and the
 //! decorator rules (`travel_rule_full_threshold`, `velocity_window_seconds`,
 //! `velocity_tx_limit`; defaults 800000 / 60 / 10), with governance's `MsgUpdateParams`, which
-//! can rotate the compliance authority. The gate chain, audit log, flags and sanctions build
-//! on it.
+//! can rotate the compliance authority; and the append-only audit log ([`audit`]): rows and
+//! secondary indexes in the non-verifiable store, a sequence counter and a hash-chain head over
+//! every row in verifiable state, and the AuditLog query. The gate chain, flags and sanctions
+//! build on it.
 //!
 //! Layout: `msg.rs` ([`ComplianceMsg`]), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
-//! `genesis.rs`, `error.rs` (codespace `compliance`).
+//! `genesis.rs`, `audit.rs` ([`AuditWrite::append_audit`], [`query::audit_log`]), `error.rs`
+//! (codespace `compliance`).
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 pub mod effects;
+pub mod audit;
 pub mod error;
 pub mod gates;
 pub mod genesis;
@@ -22,6 +26,7 @@ pub mod query;
 pub mod state;
 pub mod state_key;
 
+pub use audit::{AuditEntry, AuditFilter, AuditRead, AuditWrite};
 pub use error::ComplianceError;
 pub use lantau_proto::chain::compliance::v1::{DecoratorResult, GateResult, Params, Rules, SanctionsSet, TravelRulePayload};
 pub use msg::ComplianceMsg;

@@ -1,0 +1,350 @@
+//! The append-only audit log.
+//!
+//! Where things live (keys in [`state_key`]):
+//!
+//! - verifiable state: the sequence counter (`compliance/audit_seq`) and the hash-chain head
+//!   (`compliance/audit_head`). Both are overwritten by each append, so a block costs the Merkle
+//!   tree two writes whatever the number of rows, and the app hash commits to every row ever
+//!   appended: `head = sha256(previous head ‖ sha256(encoded row))`, from 32 zero bytes.
+//! - non-verifiable store: the rows (`compliance/audit/row/<sequence>`) and four secondary
+//!   indexes (subject, tx_type, lower-case tx_hash, time), each key ending in
+//!   `<time><sequence>`. The subject index is covering (its value is the row itself), so a
+//!   subject's history is read with one key-range scan; the others have empty values. They are written through the caller's overlay in the same block, so
+//!   they join the same atomic commit, and a failed transaction (whose overlay is dropped)
+//!   leaves neither rows, index entries nor a moved counter behind.
+//!
+//! Invariants: sequences are gapless from 1 in append order; every row has one entry in the
+//! time index, one in the tx_type index, one in the subject index when its subject is set and
+//! one in the tx_hash index when its hash is set; a row is never rewritten or deleted.
+
+use std::future::Future;
+
+use cnidarium::{StateRead, StateWrite};
+use futures::StreamExt;
+use lantau_module_api::{block_timestamp, error::internal, store, BlockCtx, GasMeter, TxError};
+use lantau_primitives::Address;
+use lantau_proto::Timestamp;
+use prost::Message;
+use sha2::{Digest, Sha256};
+
+use crate::error::ComplianceError;
+use crate::state_key;
+
+pub use lantau_proto::chain::compliance::v1::AuditEntry;
+
+/// Longest accepted `tx_type`, in bytes.
+pub const MAX_TX_TYPE_LEN: usize = 64;
+/// Longest accepted `tx_hash`, in hex digits.
+pub const MAX_TX_HASH_LEN: usize = 128;
+/// How many row reads a query keeps in flight (cnidarium runs each read on a blocking thread).
+const ROW_READS_IN_FLIGHT: usize = 32;
+/// A set of `n` sequences spanning fewer than `n * DENSE_SPAN` rows is read with one range scan.
+const DENSE_SPAN: u64 = 8;
+
+// === reads ===
+
+/// Reads of the audit log's verifiable commitment.
+pub trait AuditRead: StateRead {
+    /// The last sequence assigned (0 before the first row).
+    fn audit_sequence(&self, gas: &GasMeter) -> impl Future<Output = Result<u64, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            match store::get(self, gas, state_key::AUDIT_SEQ).await? {
+                None => Ok(0),
+                Some(b) => <[u8; 8]>::try_from(b.as_slice())
+                    .map(u64::from_be_bytes)
+                    .map_err(|_| internal(format!("corrupt {} record", state_key::AUDIT_SEQ))),
+            }
+        }
+    }
+
+    /// The hash-chain head (32 zero bytes before the first row).
+    fn audit_head(&self, gas: &GasMeter) -> impl Future<Output = Result<[u8; 32], TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            match store::get(self, gas, state_key::AUDIT_HEAD).await? {
+                None => Ok([0u8; 32]),
+                Some(b) => <[u8; 32]>::try_from(b.as_slice())
+                    .map_err(|_| internal(format!("corrupt {} record", state_key::AUDIT_HEAD))),
+            }
+        }
+    }
+}
+
+impl<T: StateRead + ?Sized> AuditRead for T {}
+
+// === writes ===
+
+/// Appending to the audit log.
+pub trait AuditWrite: StateWrite + AuditRead {
+    /// Appends `entry`: assigns the next sequence, sets `block_height` and `block_time` from
+    /// `block`, writes the row and its index entries to the non-verifiable store and advances
+    /// the verifiable counter and hash-chain head, all through `self` (the caller's overlay).
+    /// Returns the sequence. Gas: two verifiable reads, two verifiable writes and one write per
+    /// non-verifiable key, at the meter's write cost; deterministic for a given entry.
+    ///
+    /// `subject` and `counterparty` must be empty or bech32 addresses of the chain; `tx_type` must be 1 to [`MAX_TX_TYPE_LEN`] bytes of `a-z`, `0-9`, `_`;
+    /// `tx_hash` must be empty or hex. Otherwise [`ComplianceError::InvalidAuditEntry`] and
+    /// nothing is written.
+    fn append_audit(&mut self, gas: &GasMeter, block: &BlockCtx, entry: AuditEntry) -> impl Future<Output = Result<u64, TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        async move {
+            let mut entry = entry;
+            let subject = validate_entry(&entry)?;
+            let previous = self.audit_sequence(gas).await?;
+            let sequence = previous
+                .checked_add(1)
+                .ok_or_else(|| internal("audit sequence overflow"))?;
+            let head = self.audit_head(gas).await?;
+
+            entry.sequence = sequence;
+            entry.block_height = i64::try_from(block.height).map_err(|_| internal("block height out of range"))?;
+            let time = block_timestamp(block);
+            entry.block_time = Some(time);
+            let row = entry.encode_to_vec();
+            let new_head = chain_head(&head, &row);
+
+            let t = state_key::audit_time(&time);
+            let mut nv: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(5);
+            nv.push((state_key::audit_index_key(state_key::AUDIT_BY_TIME_PREFIX, &t, sequence), Vec::new()));
+            nv.push((state_key::audit_index_key(&state_key::audit_by_type_prefix(&entry.tx_type), &t, sequence), Vec::new()));
+            if let Some(s) = &subject {
+                // The subject index covers the row (its value is the row), so the most common
+                // query, a subject's history, is one key-range scan with no per-row reads.
+                nv.push((state_key::audit_index_key(&state_key::audit_by_subject_prefix(s), &t, sequence), row.clone()));
+            }
+            if !entry.tx_hash.is_empty() {
+                nv.push((state_key::audit_index_key(&state_key::audit_by_hash_prefix(&entry.tx_hash), &t, sequence), Vec::new()));
+            }
+            nv.push((state_key::audit_row(sequence), row));
+
+            // Charge everything before writing anything, so that running out of gas leaves the
+            // overlay untouched (the caller drops it anyway).
+            gas.write(state_key::AUDIT_SEQ.len(), 8)?;
+            gas.write(state_key::AUDIT_HEAD.len(), 32)?;
+            for (k, v) in &nv {
+                gas.write(k.len(), v.len())?;
+            }
+            self.put_raw(state_key::AUDIT_SEQ.to_string(), sequence.to_be_bytes().to_vec());
+            self.put_raw(state_key::AUDIT_HEAD.to_string(), new_head.to_vec());
+            for (k, v) in nv {
+                self.nonverifiable_put_raw(k, v);
+            }
+            Ok(sequence)
+        }
+    }
+}
+
+impl<T: StateWrite + ?Sized> AuditWrite for T {}
+
+/// The next hash-chain head: `sha256(head ‖ sha256(row))`.
+pub fn chain_head(head: &[u8; 32], row: &[u8]) -> [u8; 32] {
+    let row_hash = Sha256::digest(row);
+    let mut h = Sha256::new();
+    h.update(head);
+    h.update(row_hash);
+    h.finalize().into()
+}
+
+fn invalid(m: String) -> TxError {
+    ComplianceError::InvalidAuditEntry(m).into()
+}
+
+/// Checks an entry; returns the parsed subject.
+fn validate_entry(e: &AuditEntry) -> Result<Option<Address>, TxError> {
+    let tx_type_ok = !e.tx_type.is_empty()
+        && e.tx_type.len() <= MAX_TX_TYPE_LEN
+        && e.tx_type.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !tx_type_ok {
+        return Err(invalid(format!("tx_type {:?} must be 1-{MAX_TX_TYPE_LEN} characters of a-z, 0-9, _", e.tx_type)));
+    }
+    if e.tx_hash.len() > MAX_TX_HASH_LEN || !e.tx_hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(invalid(format!("tx_hash {:?} must be hex, at most {MAX_TX_HASH_LEN} digits", e.tx_hash)));
+    }
+    let address = |field: &str, s: &str| -> Result<Option<Address>, TxError> {
+        if s.is_empty() {
+            return Ok(None);
+        }
+        Address::from_bech32(s).map(Some).map_err(|err| invalid(format!("{field}: {err}")))
+    };
+    address("counterparty", &e.counterparty)?;
+    address("subject", &e.subject)
+}
+
+// === queries ===
+
+/// Filters of the AuditLog query. Every given filter must match (AND); `None` matches all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// Exact subject address.
+    pub subject: Option<Address>,
+    /// Exact tx_type.
+    pub tx_type: Option<String>,
+    /// tx_hash, compared case-insensitively.
+    pub tx_hash: Option<String>,
+    /// Inclusive lower bound on `block_time`.
+    pub from: Option<Timestamp>,
+    /// Exclusive upper bound on `block_time`.
+    pub to: Option<Timestamp>,
+}
+
+impl AuditFilter {
+    /// Whether `e` passes every filter.
+    pub fn matches(&self, e: &AuditEntry) -> bool {
+        let time = e.block_time.unwrap_or_default();
+        self.subject.is_none_or(|s| e.subject == s.to_bech32())
+            && self.tx_type.as_ref().is_none_or(|t| &e.tx_type == t)
+            && self.tx_hash.as_ref().is_none_or(|h| e.tx_hash.eq_ignore_ascii_case(h))
+            && self.from.is_none_or(|f| time_key(&time) >= time_key(&f))
+            && self.to.is_none_or(|t| time_key(&time) < time_key(&t))
+    }
+}
+
+fn time_key(t: &Timestamp) -> (i64, i32) {
+    (t.seconds, t.nanos)
+}
+
+/// The complete filtered log, in sequence order (unmetered; for queries on snapshots).
+///
+/// Reads one index, chosen by expected selectivity: tx_hash, else subject, else tx_type, else
+/// the time index; the `from`/`to` bounds narrow the scan to a key range inside that index. The
+/// whole log is read only when no filter at all is given: that query returns every row.
+/// Every row read is checked against all filters, so the answer does not depend on the index
+/// chosen.
+pub async fn scan<S: StateRead + ?Sized>(state: &S, filter: &AuditFilter) -> Result<Vec<AuditEntry>, TxError> {
+    if let (Some(f), Some(t)) = (&filter.from, &filter.to) {
+        if time_key(f) >= time_key(t) {
+            return Ok(Vec::new());
+        }
+    }
+    let prefix = if let Some(h) = &filter.tx_hash {
+        if h.is_empty() || h.len() > MAX_TX_HASH_LEN || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(Vec::new()); // no stored row has such a hash
+        }
+        state_key::audit_by_hash_prefix(h)
+    } else if let Some(s) = &filter.subject {
+        state_key::audit_by_subject_prefix(s)
+    } else if let Some(t) = &filter.tx_type {
+        if t.is_empty() || t.contains('/') {
+            return Ok(Vec::new()); // no stored row has such a type
+        }
+        state_key::audit_by_type_prefix(t)
+    } else if filter.from.is_some() || filter.to.is_some() {
+        state_key::AUDIT_BY_TIME_PREFIX.to_vec()
+    } else {
+        return all_rows(state).await;
+    };
+
+    let (mut rows, sequences) = read_index(state, &prefix, filter).await?;
+    rows.extend(read_rows(state, sequences).await?);
+    rows.sort_by_key(|e| e.sequence);
+    rows.dedup_by_key(|e| e.sequence);
+    Ok(rows.into_iter().filter(|e| filter.matches(e)).collect())
+}
+
+/// The entries listed under `prefix` inside the filter's time bounds: rows carried by a
+/// covering index, and the sorted, deduplicated sequences of the rows still to be read.
+async fn read_index<S: StateRead + ?Sized>(
+    state: &S,
+    prefix: &[u8],
+    filter: &AuditFilter,
+) -> Result<(Vec<AuditEntry>, Vec<u64>), TxError> {
+    use std::ops::Bound;
+    let start = match &filter.from {
+        Some(f) => Bound::Included(state_key::audit_time(f).to_vec()),
+        None => Bound::Unbounded,
+    };
+    let end = match &filter.to {
+        Some(t) => Bound::Excluded(state_key::audit_time(t).to_vec()),
+        None => Bound::Unbounded,
+    };
+    let stream = state.nonverifiable_range_raw(Some(prefix), (start, end)).map_err(internal)?;
+    let mut stream = std::pin::pin!(stream);
+    let mut rows = Vec::new();
+    let mut out = Vec::new();
+    while let Some(item) = stream.next().await {
+        let (key, value) = item.map_err(internal)?;
+        if !value.is_empty() {
+            rows.push(store::decode::<AuditEntry>(&value, "audit row")?);
+            continue;
+        }
+        let tail = key
+            .len()
+            .checked_sub(8)
+            .and_then(|i| key.get(i..))
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .ok_or_else(|| internal("corrupt audit index key"))?;
+        out.push(u64::from_be_bytes(tail));
+    }
+    // Keys are in (time, sequence) order, which is sequence order while block times do not go
+    // backwards; sorting makes sequence order hold regardless.
+    out.sort_unstable();
+    out.dedup();
+    Ok((rows, out))
+}
+
+/// Reads rows by sequence (sorted), keeping their order. Dense sets (at least one row in
+/// [`DENSE_SPAN`] of the sequence span, e.g. a time window) are read with one key-range scan
+/// of the rows; sparse ones with point reads, several in flight.
+async fn read_rows<S: StateRead + ?Sized>(state: &S, sequences: Vec<u64>) -> Result<Vec<AuditEntry>, TxError> {
+    let (Some(&first), Some(&last)) = (sequences.first(), sequences.last()) else { return Ok(Vec::new()) };
+    let count = u64::try_from(sequences.len()).unwrap_or(u64::MAX);
+    if last.saturating_sub(first) < count.saturating_mul(DENSE_SPAN) {
+        let end = match last.checked_add(1) {
+            Some(e) => std::ops::Bound::Excluded(e.to_be_bytes().to_vec()),
+            None => std::ops::Bound::Unbounded,
+        };
+        let start = std::ops::Bound::Included(first.to_be_bytes().to_vec());
+        let stream = state.nonverifiable_range_raw(Some(state_key::AUDIT_ROW_PREFIX), (start, end)).map_err(internal)?;
+        let mut stream = std::pin::pin!(stream);
+        let mut out = Vec::with_capacity(sequences.len());
+        while let Some(item) = stream.next().await {
+            let (key, value) = item.map_err(internal)?;
+            let seq = key
+                .get(state_key::AUDIT_ROW_PREFIX.len()..)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map(u64::from_be_bytes)
+                .ok_or_else(|| internal("corrupt audit row key"))?;
+            if sequences.binary_search(&seq).is_ok() {
+                out.push(store::decode::<AuditEntry>(&value, "audit row")?);
+            }
+        }
+        if out.len() != sequences.len() {
+            return Err(internal("audit index lists missing rows"));
+        }
+        return Ok(out);
+    }
+    let reads = futures::stream::iter(sequences)
+        .map(|seq| async move {
+            let raw = state.nonverifiable_get_raw(&state_key::audit_row(seq)).await.map_err(internal)?;
+            let raw = raw.ok_or_else(|| internal(format!("audit index lists missing row {seq}")))?;
+            store::decode::<AuditEntry>(&raw, "audit row")
+        })
+        .buffered(ROW_READS_IN_FLIGHT);
+    let mut reads = std::pin::pin!(reads);
+    let mut out = Vec::new();
+    while let Some(r) = reads.next().await {
+        out.push(r?);
+    }
+    Ok(out)
+}
+
+/// Every row, in sequence order.
+async fn all_rows<S: StateRead + ?Sized>(state: &S) -> Result<Vec<AuditEntry>, TxError> {
+    let mut stream = std::pin::pin!(state.nonverifiable_prefix_raw(state_key::AUDIT_ROW_PREFIX));
+    let mut out = Vec::new();
+    while let Some(item) = stream.next().await {
+        let (_, v) = item.map_err(internal)?;
+        out.push(store::decode::<AuditEntry>(&v, "audit row")?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -369,13 +369,12 @@ impl App {
         }
         // From here on the fee is paid and the sequence advanced, whatever the messages do.
         // The gate chain runs again on the block's state: admission was an early filter.
-        match crate::screen::screen(&*block_state, &gas, block, &decoded).await {
-            Ok(v) => {
-                if let Some(e) = v.rejection {
-                    return exec_err(&e, decoded.gas_limit, gas.used(), events);
-                }
-            }
+        let verdict = match crate::screen::screen(&*block_state, &gas, block, &decoded).await {
+            Ok(v) => v,
             Err(e) => return exec_err(&e, decoded.gas_limit, gas.used(), events),
+        };
+        if let Some(e) = &verdict.rejection {
+            return exec_err(e, decoded.gas_limit, gas.used(), events);
         }
         let hash_hex = decoded.hash_hex();
         let mut msg_state = StateDelta::new(&mut *block_state);
@@ -390,7 +389,7 @@ impl App {
             msg_events.push(message_event(m.type_url(), &decoded.signer, m.module(), i));
             msg_events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
         }
-        if let Err(e) = crate::screen::record(&mut msg_state, &gas, block, &decoded).await {
+        if let Err(e) = crate::screen::record(&mut msg_state, &gas, block, &decoded, &verdict, &mut msg_events).await {
             return exec_err(&e, decoded.gas_limit, gas.used(), events);
         }
         msg_state.apply();
@@ -473,13 +472,12 @@ impl App {
         if let Err(e) = ante::run(&mut state, &decoded, &block, &gas, &self.sigs, Mode::Simulate, &mut events).await {
             return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
         }
-        match crate::screen::screen(&state, &gas, &block, &decoded).await {
-            Ok(v) => {
-                if let Some(e) = v.rejection {
-                    return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
-                }
-            }
+        let verdict = match crate::screen::screen(&state, &gas, &block, &decoded).await {
+            Ok(v) => v,
             Err(e) => return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) },
+        };
+        if let Some(e) = verdict.rejection.clone() {
+            return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
         }
         let hash_hex = decoded.hash_hex();
         for (i, m) in decoded.msgs.iter().enumerate() {
@@ -492,7 +490,7 @@ impl App {
             events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
         }
         // The effects execution records, so that the estimate covers their gas.
-        if let Err(e) = crate::screen::record(&mut state, &gas, &block, &decoded).await {
+        if let Err(e) = crate::screen::record(&mut state, &gas, &block, &decoded, &verdict, &mut events).await {
             return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
         }
         SimulateOutcome { gas_used: gas.used(), events, result: Ok(()) }

@@ -20,11 +20,20 @@ pub async fn screen<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &Bloc
     gates::run(state, gas, block, GateInput { signer: tx.signer, facts: &facts, payload: tx.payload.as_ref() }).await
 }
 
-/// Records what a screened transaction leaves behind once its messages succeeded.
-pub async fn record<S: StateWrite + Send + Sync>(state: &mut S, gas: &GasMeter, block: &BlockCtx, tx: &DecodedTx) -> Result<(), TxError> {
+/// Records what a screened transaction leaves behind once its messages succeeded: audit rows,
+/// flags (with their events, appended to `events`), velocity windows, the payload anchor.
+pub async fn record<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    gas: &GasMeter,
+    block: &BlockCtx,
+    tx: &DecodedTx,
+    verdict: &Verdict,
+    events: &mut Vec<lantau_module_api::Event>,
+) -> Result<(), TxError> {
     let facts = facts(tx);
     if facts.is_empty() {
         return Ok(());
     }
-    lantau_compliance::effects::record_screened(state, gas, block, &facts, tx.payload.as_ref(), &tx.hash_hex()).await
+    lantau_compliance::effects::record_screened(state, gas, block, &facts, &verdict.advisories, tx.payload.as_ref(), &tx.hash_hex(), events)
+        .await
 }

@@ -34,6 +34,7 @@ pub fn router(node: Node) -> Router {
         .route("/chain/compliance/v1/params", get(compliance_params))
         .route("/chain/compliance/v1/travel_rule/{tx_hash}", get(travel_rule))
         .route("/chain/compliance/v1/audit_log", get(audit_log))
+        .route("/chain/compliance/v1/flags", get(flags))
         .with_state(node)
 }
 
@@ -182,6 +183,33 @@ fn audit_filter(raw: Option<&str>) -> Result<compliance::AuditFilter, ApiError> 
         }
     }
     Ok(f)
+}
+
+/// Flags: `?vasp=&status=&tx_hash=&from=&to=`; `status` omitted or FLAG_STATUS_UNSPECIFIED
+/// matches all; `vasp` is exact (so it omits every velocity flag); complete set, empty
+/// pagination tail.
+async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+    let mut f = compliance::flags::FlagFilter::default();
+    for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
+        if v.is_empty() {
+            continue;
+        }
+        match k.as_str() {
+            "vasp" => f.vasp = Some(v),
+            "status" => {
+                let st = compliance::FlagStatus::from_str_name(&v)
+                    .or_else(|| v.parse::<i32>().ok().and_then(|n| compliance::FlagStatus::try_from(n).ok()))
+                    .ok_or_else(|| ApiError::invalid(format!("invalid status {v:?}: expected a FlagStatus name")))?;
+                f.status = Some(st);
+            }
+            "tx_hash" => f.tx_hash = Some(v),
+            "from" => f.from = Some(parse_time("from", &v)?),
+            "to" => f.to = Some(parse_time("to", &v)?),
+            _ => {}
+        }
+    }
+    let list = compliance::flags::flags(&node.app().snapshot(), &f).await.map_err(internal)?;
+    Ok(Json(json!({"flags": to_json(&list)?, "pagination": pagination(list.len())})))
 }
 
 /// Parses an RFC 3339 query parameter. An unescaped `+` of a UTC offset arrives as a space

@@ -4,21 +4,60 @@
 use cnidarium::StateWrite;
 use lantau_module_api::{store, BlockCtx, GasMeter, TxError};
 
-use crate::gates::Fact;
+use crate::audit::{AuditEntry, AuditWrite};
+use crate::flags::{FlagWrite, NewFlag};
+use crate::gates::{Advisory, Fact};
+use lantau_module_api::Event;
 use crate::state::ComplianceRead;
 use crate::{state_key, TravelRulePayload};
 
 /// Records a screened transaction: appends the block time to each fact's sender's velocity
 /// window (keeping the last `velocity_tx_limit` entries, so the row stays bounded), and
 /// anchors the payload under the lower-case hash in the non-verifiable store.
+#[allow(clippy::too_many_arguments)]
 pub async fn record_screened<S: StateWrite + Send + Sync>(
     state: &mut S,
     gas: &GasMeter,
     block: &BlockCtx,
     facts: &[Fact],
+    advisories: &[Advisory],
     payload: Option<&TravelRulePayload>,
     tx_hash: &str,
+    events: &mut Vec<Event>,
 ) -> Result<(), TxError> {
+    // One `transfer` audit row per screened transfer, then the advisories' flags (each with its
+    // own audit row) under the same transaction hash.
+    for f in facts {
+        state
+            .append_audit(
+                gas,
+                block,
+                AuditEntry {
+                    tx_type: "transfer".into(),
+                    subject: f.from.to_bech32(),
+                    counterparty: f.to.to_bech32(),
+                    amount: Some(cosmos_sdk_proto::cosmos::base::v1beta1::Coin {
+                        denom: f.amount.denom.clone(),
+                        amount: f.amount.amount.to_string(),
+                    }),
+                    tx_hash: tx_hash.to_string(),
+                    ..Default::default()
+                },
+            )
+            .await?;
+    }
+    for a in advisories {
+        let Some(f) = facts.get(a.fact) else { continue };
+        let new = NewFlag {
+            decorator: a.decorator,
+            subject: a.subject,
+            counterparty: f.to,
+            amount: f.amount.clone(),
+            vasp: a.vasp.clone(),
+            tx_hash,
+        };
+        state.raise_flag(gas, block, new, events).await?;
+    }
     let rules = state.rules(gas).await?;
     let keep = usize::try_from(rules.velocity_tx_limit).unwrap_or(usize::MAX);
     let now = block.time.unix_timestamp();

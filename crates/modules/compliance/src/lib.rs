@@ -18,6 +18,7 @@
 pub mod effects;
 pub mod audit;
 pub mod error;
+pub mod flags;
 pub mod gates;
 pub mod genesis;
 pub mod handler;
@@ -28,7 +29,7 @@ pub mod state_key;
 
 pub use audit::{AuditEntry, AuditFilter, AuditRead, AuditWrite};
 pub use error::ComplianceError;
-pub use lantau_proto::chain::compliance::v1::{DecoratorResult, GateResult, Params, Rules, SanctionsSet, TravelRulePayload};
+pub use lantau_proto::chain::compliance::v1::{DecoratorResult, Flag, FlagStatus, GateResult, Params, Rules, SanctionsSet, TravelRulePayload};
 pub use msg::ComplianceMsg;
 pub use state::{ComplianceRead, ComplianceWrite};
 

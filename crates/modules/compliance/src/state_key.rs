@@ -18,6 +18,17 @@ pub fn travel_rule(tx_hash: &str) -> String {
     format!("compliance/travel_rule/{tx_hash}")
 }
 
+/// `compliance/next_flag_id` → u64 big-endian: the id the next flag gets (from 1).
+pub const NEXT_FLAG_ID: &str = "compliance/next_flag_id";
+
+/// `compliance/flag/<id, 20 digits>` → `Flag` (protobuf).
+pub fn flag(id: u64) -> String {
+    format!("compliance/flag/{id:020}")
+}
+
+/// Prefix of every flag.
+pub const FLAG_PREFIX: &str = "compliance/flag/";
+
 // === audit log ===
 //
 // Verifiable (committed by the app hash): the sequence counter and the hash-chain head. Both

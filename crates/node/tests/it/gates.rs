@@ -115,3 +115,56 @@ async fn a_screened_transfer_anchors_its_payload_under_the_lower_case_hash() {
     assert_eq!(n.client.balance(&dev_addr("issuer"), "hkd.demo").await.unwrap().0, 250);
     n.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screened_transfers_write_audit_rows_and_advisory_gates_raise_flags() {
+    let n = TestNode::start().await.unwrap();
+    // A large transfer from alice (full tier) to the issuer: the threshold gate flags it.
+    let p = n.client.travel_rule_payload(&dev_addr("alice"), &dev_addr("issuer")).await.unwrap();
+    let r = sync(&n, "alice", &hkd("alice", "issuer", 800_000).travel_rule(&p)).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    let t = confirm(&n, &r.txhash).await;
+    assert_eq!(t.code, 0, "{}", t.raw_log);
+    assert!(t.events.iter().any(|e| e["type"] == "chain.compliance.v1.EventFlagEmitted"), "{:?}", t.events);
+
+    let v = n.client.query(&format!("/chain/compliance/v1/audit_log?tx_hash={}", r.txhash.to_ascii_lowercase())).await.unwrap();
+    let rows = v["entries"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{v}");
+    assert_eq!(rows[0]["tx_type"], "transfer");
+    assert_eq!(rows[0]["subject"], dev_addr("alice").to_bech32());
+    assert_eq!(rows[0]["amount"]["amount"], "800000");
+    assert_eq!(rows[1]["tx_type"], "threshold_flag");
+    let flag_id = rows[1]["metadata"]["flag_id"].as_str().unwrap().to_string();
+    assert_eq!(rows[1]["metadata"]["decorator"], "threshold");
+
+    let v = n.client.query(&format!("/chain/compliance/v1/flags?vasp={}", lantau_node::home::DEV_ALICE_VASP)).await.unwrap();
+    let flags = v["flags"].as_array().unwrap();
+    assert_eq!(flags.len(), 1, "{v}");
+    assert_eq!(flags[0]["flag_id"], flag_id);
+    assert_eq!(flags[0]["status"], "FLAG_STATUS_EMITTED");
+    assert_eq!(flags[0]["decorator"], "threshold");
+    assert_eq!(flags[0]["subject"], dev_addr("alice").to_bech32());
+
+    // Ten transfers inside the window: the tenth raises a velocity flag with an empty vasp.
+    let pb = n.client.travel_rule_payload(&dev_addr("bob"), &dev_addr("alice")).await.unwrap();
+    let mut last = String::new();
+    for _ in 0..10 {
+        let r = sync(&n, "bob", &hkd("bob", "alice", 1).travel_rule(&pb)).await;
+        assert_eq!(r.code, 0, "{r:?}");
+        last = r.txhash.clone();
+        confirm(&n, &r.txhash).await;
+    }
+    let v = n.client.query(&format!("/chain/compliance/v1/flags?tx_hash={last}")).await.unwrap();
+    assert_eq!(v["flags"][0]["decorator"], "velocity", "{v}");
+    assert_eq!(v["flags"][0]["vasp"], "");
+    // A VASP-filtered query omits every velocity flag; status UNSPECIFIED or omitted means all.
+    let all = n.client.query("/chain/compliance/v1/flags").await.unwrap()["flags"].as_array().unwrap().len();
+    let unspecified = n.client.query("/chain/compliance/v1/flags?status=FLAG_STATUS_UNSPECIFIED").await.unwrap()["flags"].as_array().unwrap().len();
+    assert_eq!((all, unspecified), (2, 2));
+    let by_vasp = n.client.query(&format!("/chain/compliance/v1/flags?vasp={}", lantau_node::home::DEV_ALICE_VASP)).await.unwrap();
+    assert_eq!(by_vasp["flags"].as_array().unwrap().len(), 1);
+    // One transfer row per screened transfer: bob has ten.
+    let v = n.client.query(&format!("/chain/compliance/v1/audit_log?subject={}&tx_type=transfer", dev_addr("bob").to_bech32())).await.unwrap();
+    assert_eq!(v["entries"].as_array().unwrap().len(), 10);
+    n.stop().await;
+}

@@ -35,6 +35,7 @@ pub fn router(node: Node) -> Router {
         .route("/chain/compliance/v1/travel_rule/{tx_hash}", get(travel_rule))
         .route("/chain/compliance/v1/audit_log", get(audit_log))
         .route("/chain/compliance/v1/flags", get(flags))
+        .route("/chain/compliance/v1/sanctions", get(sanctions))
         .with_state(node)
 }
 
@@ -210,6 +211,13 @@ async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     }
     let list = compliance::flags::flags(&node.app().snapshot(), &f).await.map_err(internal)?;
     Ok(Json(json!({"flags": to_json(&list)?, "pagination": pagination(list.len())})))
+}
+
+/// SanctionsSet: `{set: {blocked_addresses, blocked_vasps}}`.
+async fn sanctions(State(node): State<Node>) -> ApiResult {
+    use compliance::ComplianceRead;
+    let set = node.app().snapshot().sanctions(&lantau_app::module_api::GasMeter::infinite()).await.map_err(internal)?;
+    Ok(Json(json!({"set": to_json(&set)?})))
 }
 
 /// Parses an RFC 3339 query parameter. An unescaped `+` of a UTC offset arrives as a space

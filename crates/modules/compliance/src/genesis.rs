@@ -16,6 +16,10 @@ pub struct GenesisState {
     /// Params; defaults when absent.
     #[serde(default)]
     pub params: Option<Params>,
+    /// The initial sanctions set. `blocked_addresses` is stored as given (not validated, read
+    /// by no gate) until the first push empties it.
+    #[serde(default)]
+    pub sanctions: Option<crate::SanctionsSet>,
 }
 
 /// Validates and writes the genesis state.
@@ -31,5 +35,8 @@ pub fn init_genesis<S: StateWrite + ?Sized>(state: &mut S, genesis: &GenesisStat
     let rules = params.rules.unwrap_or_else(default_rules);
     validate_rules(&rules).map_err(|e| bad(e.to_string()))?;
     state.set_compliance_authority(&gas, &authority)?;
+    if let Some(set) = &genesis.sanctions {
+        state.put_sanctions(&gas, set)?;
+    }
     state.put_rules(&gas, &rules)
 }

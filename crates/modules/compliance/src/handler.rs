@@ -7,7 +7,19 @@ use lantau_proto::chain::compliance::v1 as pb;
 
 use crate::error::ComplianceError;
 use crate::msg::ComplianceMsg;
-use crate::state::ComplianceWrite;
+use crate::audit::{AuditEntry, AuditWrite};
+use crate::state::{ComplianceRead, ComplianceWrite};
+use crate::SanctionsSet;
+use lantau_kyc::KycWrite;
+use lantau_primitives::Address;
+
+async fn ensure_compliance_authority<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, signer: &Address) -> Result<(), TxError> {
+    let expected = state.compliance_authority(ctx.gas).await?;
+    if *signer != expected {
+        return Err(ComplianceError::NotComplianceAuthority { expected: expected.to_bech32(), signer: signer.to_bech32() }.into());
+    }
+    Ok(())
+}
 
 impl MsgHandler for ComplianceMsg {
     fn check_stateless(&self) -> Result<(), TxError> {
@@ -27,6 +39,64 @@ impl MsgHandler for ComplianceMsg {
                     authority: m.authority.to_bech32(),
                     compliance_authority: m.compliance_authority.to_bech32(),
                 });
+                Ok(())
+            }
+            ComplianceMsg::UpdateSanctions(m) => {
+                ensure_compliance_authority(state, ctx, &m.authority).await?;
+                let old = state.sanctions(ctx.gas).await?;
+                let added_vasps: Vec<String> = m.vasps.iter().filter(|v| !old.blocked_vasps.contains(v)).cloned().collect();
+                let removed_vasps: Vec<String> = old.blocked_vasps.iter().filter(|v| !m.vasps.contains(v)).cloned().collect();
+                let mut added_addresses = Vec::new();
+                let mut events = Vec::new();
+                for a in &m.addresses {
+                    if state.blacklist(ctx.gas, ctx.block, a, &m.reason, &m.evidence_ref, &mut events).await? {
+                        added_addresses.push(a.to_bech32());
+                    }
+                }
+                // Replace semantics: the set becomes the VASP list alone (blocked_addresses ends empty).
+                state.put_sanctions(ctx.gas, &SanctionsSet { blocked_addresses: vec![], blocked_vasps: m.vasps.clone() })?;
+                ctx.events.extend(events);
+                let mut metadata = std::collections::BTreeMap::new();
+                metadata.insert("reason".to_string(), m.reason.clone());
+                metadata.insert("evidence_ref".to_string(), m.evidence_ref.clone());
+                metadata.insert("added_vasps".to_string(), added_vasps.join(","));
+                metadata.insert("removed_vasps".to_string(), removed_vasps.join(","));
+                metadata.insert("added_addresses".to_string(), added_addresses.join(","));
+                state
+                    .append_audit(ctx.gas, ctx.block, AuditEntry {
+                        tx_type: "sanctions_update".into(),
+                        subject: m.authority.to_bech32(),
+                        tx_hash: ctx.tx_hash.to_string(),
+                        metadata,
+                        ..Default::default()
+                    })
+                    .await?;
+                ctx.emit_typed(&pb::EventSanctionsUpdated {
+                    added_vasps,
+                    removed_vasps,
+                    added_addresses,
+                    reason: m.reason.clone(),
+                    evidence_ref: m.evidence_ref.clone(),
+                });
+                Ok(())
+            }
+            ComplianceMsg::UpdateRule(authority, rules) => {
+                ensure_compliance_authority(state, ctx, authority).await?;
+                state.put_rules(ctx.gas, rules)?;
+                let mut metadata = std::collections::BTreeMap::new();
+                metadata.insert("travel_rule_full_threshold".to_string(), rules.travel_rule_full_threshold.to_string());
+                metadata.insert("velocity_window_seconds".to_string(), rules.velocity_window_seconds.to_string());
+                metadata.insert("velocity_tx_limit".to_string(), rules.velocity_tx_limit.to_string());
+                state
+                    .append_audit(ctx.gas, ctx.block, AuditEntry {
+                        tx_type: "rule_update".into(),
+                        subject: authority.to_bech32(),
+                        tx_hash: ctx.tx_hash.to_string(),
+                        metadata,
+                        ..Default::default()
+                    })
+                    .await?;
+                ctx.emit_typed(&pb::EventRuleUpdated { rules: Some(*rules), authority: authority.to_bech32() });
                 Ok(())
             }
         }

@@ -168,3 +168,85 @@ async fn screened_transfers_write_audit_rows_and_advisory_gates_raise_flags() {
     assert_eq!(v["entries"].as_array().unwrap().len(), 10);
     n.stop().await;
 }
+
+fn sanctions_push(addresses: &[&str], vasps: &[&str], reason: &str) -> TxBuilder {
+    TxBuilder::new(vec![to_any(&lantau_proto::chain::compliance::v1::MsgUpdateSanctionsList {
+        authority: dev_addr("compliance_authority").to_bech32(),
+        blocked_addresses: addresses.iter().map(|a| dev_addr(a).to_bech32()).collect(),
+        blocked_vasps: vasps.iter().map(|v| v.to_string()).collect(),
+        reason: reason.into(),
+        evidence_ref: "ofac-2026-11".into(),
+    })])
+    .gas(400_000)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sanctions_pushes_blacklist_addresses_additively_and_replace_the_vasp_list() {
+    let n = TestNode::start().await.unwrap();
+    // Only the compliance authority pushes.
+    let r = sync(&n, "governance", &TxBuilder::new(vec![to_any(&lantau_proto::chain::compliance::v1::MsgUpdateSanctionsList {
+        authority: dev_addr("governance").to_bech32(),
+        ..Default::default()
+    })]).gas(300_000)).await;
+    assert_eq!(confirm(&n, &r.txhash).await.code, 3);
+
+    let r = sync(&n, "compliance_authority", &sanctions_push(&["carol"], &[lantau_node::home::DEV_ALICE_VASP, "VASP-X"], "")).await;
+    let t = confirm(&n, &r.txhash).await;
+    assert_eq!(t.code, 0, "{}", t.raw_log);
+    let ev = t.events.iter().find(|e| e["type"] == "chain.compliance.v1.EventSanctionsUpdated").unwrap();
+    let attr = |k: &str| ev["attributes"].as_array().unwrap().iter().find(|a| a["key"] == k).unwrap()["value"].as_str().unwrap().to_string();
+    assert_eq!(attr("added_vasps"), format!("[\"{}\",\"VASP-X\"]", lantau_node::home::DEV_ALICE_VASP));
+    assert_eq!(attr("reason"), "\"sanctions_list_push\"");
+    // carol is blacklisted through the registry, with the default reason.
+    let level_ev = t.events.iter().find(|e| e["type"] == "chain.kyc.v1.EventLevelChanged").unwrap();
+    assert!(level_ev.to_string().contains("sanctions_list_push"));
+    let id = n.client.identity(&dev_addr("carol")).await.unwrap().unwrap();
+    assert_eq!(id.level, kpb::Level::Blacklisted as i32);
+    let v = n.client.query("/chain/compliance/v1/sanctions").await.unwrap();
+    assert_eq!(v["set"]["blocked_addresses"], serde_json::json!([]));
+    assert_eq!(v["set"]["blocked_vasps"].as_array().unwrap().len(), 2);
+
+    // alice's VASP is sanctioned: her transfers fail with 19.
+    let p = n.client.travel_rule_payload(&dev_addr("alice"), &dev_addr("issuer")).await.unwrap();
+    let r = sync(&n, "alice", &hkd("alice", "issuer", 5).travel_rule(&p)).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 19), "{r:?}");
+
+    // Replace semantics: a push without alice's VASP lifts it; carol stays blacklisted.
+    let r = sync(&n, "compliance_authority", &sanctions_push(&[], &["VASP-X"], "weekly")).await;
+    let t = confirm(&n, &r.txhash).await;
+    assert_eq!(t.code, 0, "{}", t.raw_log);
+    let ev = t.events.iter().find(|e| e["type"] == "chain.compliance.v1.EventSanctionsUpdated").unwrap().to_string();
+    assert!(ev.contains(lantau_node::home::DEV_ALICE_VASP), "removed delta: {ev}");
+    let r = sync(&n, "alice", &hkd("alice", "issuer", 5).travel_rule(&p)).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(n.client.identity(&dev_addr("carol")).await.unwrap().unwrap().level, kpb::Level::Blacklisted as i32);
+    let v = n.client.query("/chain/compliance/v1/audit_log?tx_type=sanctions_update").await.unwrap();
+    assert_eq!(v["entries"].as_array().unwrap().len(), 2);
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_compliance_authority_replaces_the_whole_rules_row() {
+    let n = TestNode::start().await.unwrap();
+    let rule = |who: &str, rules: Option<lantau_proto::chain::compliance::v1::Rules>| {
+        TxBuilder::new(vec![to_any(&lantau_proto::chain::compliance::v1::MsgUpdateRule { authority: dev_addr(who).to_bech32(), rules })]).gas(300_000)
+    };
+    let rules = lantau_proto::chain::compliance::v1::Rules { travel_rule_full_threshold: 1_000, velocity_window_seconds: 30, velocity_tx_limit: 3 };
+    let r = sync(&n, "governance", &rule("governance", Some(rules))).await;
+    assert_eq!(confirm(&n, &r.txhash).await.code, 3);
+    let r = sync(&n, "compliance_authority", &rule("compliance_authority", None)).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 4), "{r:?}");
+    let r = sync(&n, "compliance_authority", &rule("compliance_authority", Some(rules))).await;
+    let t = confirm(&n, &r.txhash).await;
+    assert_eq!(t.code, 0, "{}", t.raw_log);
+    assert!(t.events.iter().any(|e| e["type"] == "chain.compliance.v1.EventRuleUpdated"));
+    let v = n.client.query("/chain/compliance/v1/params").await.unwrap();
+    assert_eq!(v["params"]["rules"], serde_json::json!({"travel_rule_full_threshold": "1000", "velocity_window_seconds": "30", "velocity_tx_limit": "3"}));
+    let v = n.client.query("/chain/compliance/v1/audit_log?tx_type=rule_update").await.unwrap();
+    assert_eq!(v["entries"].as_array().unwrap().len(), 1);
+    // The new threshold applies: bob (minimal) can no longer move 1000.
+    let p = n.client.travel_rule_payload(&dev_addr("bob"), &dev_addr("alice")).await.unwrap();
+    let r = sync(&n, "bob", &hkd("bob", "alice", 1_000).travel_rule(&p)).await;
+    assert_eq!(r.code, 21, "{r:?}");
+    n.stop().await;
+}

@@ -61,6 +61,8 @@ pub struct App {
     /// The context admissions run in (next height, last block time), refreshed at every
     /// commit so that CheckTx does not read it from the store each time.
     check_ctx: parking_lot::RwLock<Option<BlockCtx>>,
+    /// Gate traces this node computed (TxTrace).
+    traces: parking_lot::Mutex<crate::trace::TraceBuffer>,
 }
 
 impl std::fmt::Debug for App {
@@ -117,6 +119,7 @@ impl App {
             chain_id: parking_lot::RwLock::new(chain_id),
             staged: parking_lot::Mutex::new(None),
             check_ctx: parking_lot::RwLock::new(None),
+            traces: parking_lot::Mutex::new(Default::default()),
         })
     }
 
@@ -269,7 +272,10 @@ impl App {
         if result.is_ok() {
             // The gate chain at admission: a rejection fails the broadcast (codespace compliance).
             result = match crate::screen::screen(&overlay, &gas, &block, &decoded).await {
-                Ok(v) => v.rejection.map_or(Ok(()), Err),
+                Ok(v) => {
+                    self.traces.lock().put(hash, block.time.unix_timestamp(), crate::trace::to_trace(&hash, &v));
+                    v.rejection.map_or(Ok(()), Err)
+                }
                 Err(e) => Err(e),
             };
         }
@@ -373,6 +379,7 @@ impl App {
             Ok(v) => v,
             Err(e) => return exec_err(&e, decoded.gas_limit, gas.used(), events),
         };
+        self.traces.lock().put(decoded.hash, block.time.unix_timestamp(), crate::trace::to_trace(&decoded.hash, &verdict));
         if let Some(e) = &verdict.rejection {
             return exec_err(e, decoded.gas_limit, gas.used(), events);
         }
@@ -448,6 +455,34 @@ impl App {
         tracing::debug!(height = staged.height, "committed");
         self.reset_check_state().await;
         Ok(response::Commit { data: Default::default(), retain_height: TmHeight::default() })
+    }
+
+    // === Traces ===
+
+    /// TxTrace: the trace this node computed for `hash`, if still in the ring buffer.
+    pub async fn tx_trace(&self, hash: &[u8; 32]) -> Option<lantau_proto::chain::compliance::v1::GateTrace> {
+        let now = match self.check_block_ctx().await {
+            Ok(b) => b.time.unix_timestamp(),
+            Err(_) => return None,
+        };
+        self.traces.lock().get(hash, now)
+    }
+
+    /// SimulateTrace: decodes the bytes (no signature, fee or sequence checks) and runs the
+    /// gate chain alone on a throwaway overlay of the admission state. Writes nothing. The
+    /// trace's hash is the hash of the bytes, as the live trace's will be. `Ok(None)` when the
+    /// node runs without the simulation hook; `Err` when the bytes do not decode.
+    pub async fn simulate_trace(&self, bytes: &[u8]) -> Result<Option<lantau_proto::chain::compliance::v1::GateTrace>, TxError> {
+        if !self.cfg.simulation_hook {
+            return Ok(None);
+        }
+        let decoded = tx::decode_for_simulation(bytes, &self.cfg)?;
+        let block = self.check_block_ctx().await.map_err(ante_internal)?;
+        let gas = GasMeter::infinite();
+        let check = self.check.lock().await;
+        let state = StateDelta::new(&*check);
+        let v = crate::screen::screen(&state, &gas, &block, &decoded).await?;
+        Ok(Some(crate::trace::to_trace(&decoded.hash, &v)))
     }
 
     // === Simulation ===

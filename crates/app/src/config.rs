@@ -12,6 +12,9 @@ pub struct AppConfig {
     /// How many verified signatures the node remembers, to skip re-verifying at execution the
     /// bytes it already verified at admission.
     pub sig_cache_size: usize,
+    /// Whether the node serves SimulateTrace (a node without the hook answers
+    /// FailedPrecondition). Node-local, not a consensus rule.
+    pub simulation_hook: bool,
 }
 
 /// 64 KiB: room for a multi-send with a few hundred outputs, far above any transfer.
@@ -26,6 +29,7 @@ impl Default for AppConfig {
             max_gas_per_tx: DEFAULT_MAX_GAS_PER_TX,
             max_memo_chars: 256,
             sig_cache_size: 200_000,
+            simulation_hook: true,
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod msg;
 pub mod screen;
 mod sigcache;
 pub mod state_key;
+pub mod trace;
 pub mod tx;
 
 pub use ante::fee_collector;

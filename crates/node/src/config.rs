@@ -21,6 +21,9 @@ pub struct NodeConfig {
     pub api: ListenConfig,
     /// CometBFT-compatible RPC.
     pub rpc: ListenConfig,
+    /// Serve SimulateTrace (`POST /chain/compliance/v1/simulate_trace`); without it the node
+    /// answers FailedPrecondition.
+    pub simulation_hook: bool,
 }
 
 /// Embedded engine settings.
@@ -62,6 +65,7 @@ impl Default for NodeConfig {
             mempool: MempoolConfig::default(),
             api: ListenConfig { address: "127.0.0.1:1317".into() },
             rpc: ListenConfig { address: "127.0.0.1:26657".into() },
+            simulation_hook: true,
         }
     }
 }

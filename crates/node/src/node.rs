@@ -229,7 +229,8 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let validator = Validator { address: account::Id::new(addr), pub_key, power: 10 };
 
     let indexer = Indexer::new();
-    let app = Arc::new(App::load(h.state(), AppConfig::default(), indexer.clone()).await?);
+    let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
+    let app = Arc::new(App::load(h.state(), app_cfg, indexer.clone()).await?);
     if app.chain_id().is_empty() {
         let app_state = serde_json::to_vec(&genesis.app_state)?;
         app.init_chain(request::InitChain {

@@ -36,6 +36,8 @@ pub fn router(node: Node) -> Router {
         .route("/chain/compliance/v1/audit_log", get(audit_log))
         .route("/chain/compliance/v1/flags", get(flags))
         .route("/chain/compliance/v1/sanctions", get(sanctions))
+        .route("/chain/compliance/v1/tx_trace/{tx_hash}", get(tx_trace))
+        .route("/chain/compliance/v1/simulate_trace", axum::routing::post(simulate_trace))
         .with_state(node)
 }
 
@@ -211,6 +213,39 @@ async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     }
     let list = compliance::flags::flags(&node.app().snapshot(), &f).await.map_err(internal)?;
     Ok(Json(json!({"flags": to_json(&list)?, "pagination": pagination(list.len())})))
+}
+
+/// TxTrace: `{trace, found}`; `found: false` (with an empty trace) is an answer, not an error.
+async fn tx_trace(State(node): State<Node>, Path(tx_hash): Path<String>) -> ApiResult {
+    let h = crate::rest::parse_hash(&tx_hash)?;
+    match node.app().tx_trace(&h).await {
+        Some(t) => Ok(Json(json!({"trace": to_json(&t)?, "found": true}))),
+        None => Ok(Json(json!({"trace": null, "found": false}))),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct TxBytesBody {
+    #[serde(default)]
+    tx_bytes: String,
+}
+
+/// SimulateTrace: POST `{tx_bytes}` (base64 signed Cosmos tx) → `{trace}`. Undecodable bytes →
+/// InvalidArgument; a node without the simulation hook → FailedPrecondition.
+async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>, axum::extract::rejection::JsonRejection>) -> ApiResult {
+    use base64::Engine as _;
+    let Json(body) = body.map_err(|e| ApiError::invalid(format!("invalid request body: {}", e.body_text())))?;
+    if body.tx_bytes.is_empty() {
+        return Err(ApiError::invalid("tx_bytes is required"));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&body.tx_bytes)
+        .map_err(|e| ApiError::invalid(format!("tx_bytes is not valid base64: {e}")))?;
+    match node.app().simulate_trace(&bytes).await {
+        Ok(Some(t)) => Ok(Json(json!({"trace": to_json(&t)?}))),
+        Ok(None) => Err(ApiError::failed_precondition("this node runs without the simulation hook")),
+        Err(e) => Err(ApiError::invalid(format!("{}: codespace {} code {}", e.log, e.codespace, e.code))),
+    }
 }
 
 /// SanctionsSet: `{set: {blocked_addresses, blocked_vasps}}`.

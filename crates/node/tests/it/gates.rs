@@ -250,3 +250,78 @@ async fn the_compliance_authority_replaces_the_whole_rules_row() {
     assert_eq!(r.code, 21, "{r:?}");
     n.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn traces_explain_a_transfer_gate_by_gate_and_simulation_writes_nothing() {
+    let n = TestNode::start().await.unwrap();
+    let http = reqwest::Client::new();
+    let p = n.client.travel_rule_payload(&dev_addr("bob"), &dev_addr("alice")).await.unwrap();
+    let b = hkd("bob", "alice", 100).travel_rule(&p);
+    let tx = n.sign(&dev_key("bob"), &b).await.unwrap();
+    let hash = lantau_client::tx::tx_hash_hex(&tx);
+    use base64::Engine as _;
+    let body = serde_json::json!({"tx_bytes": base64::engine::general_purpose::STANDARD.encode(&tx)});
+
+    // Simulation: seven rows, accepted, same hash as the live trace, nothing written.
+    let v: Value = http.post(format!("{}/chain/compliance/v1/simulate_trace", n.rest_url)).json(&body).send().await.unwrap().json().await.unwrap();
+    let t = &v["trace"];
+    assert_eq!(t["tx_hash"], hash);
+    assert_eq!(t["accepted"], true);
+    let rows = t["results"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, lantau_app::compliance::gates::GATE_NAMES);
+    assert!(rows.iter().all(|r| r["status"] == "DECORATOR_RESULT_PASS" && r["reason"].as_str().is_some_and(|s| !s.is_empty())), "{t}");
+    assert_eq!(rows.iter().filter(|r| r["blocking"] == true).count(), 5);
+    assert!(rows[0]["gas_used"].as_str().is_some());
+    assert_eq!(n.client.account(&dev_addr("bob")).await.unwrap().unwrap().1, 0);
+    let v: Value = n.client.query(&format!("/chain/compliance/v1/tx_trace/{hash}")).await.unwrap();
+    assert_eq!(v["found"], false, "a simulation leaves no trace: {v}");
+
+    // The live trace after broadcast.
+    let r = n.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.unwrap();
+    assert_eq!(r.code, 0);
+    confirm(&n, &r.txhash).await;
+    let v: Value = n.client.query(&format!("/chain/compliance/v1/tx_trace/{}", hash.to_ascii_lowercase())).await.unwrap();
+    assert_eq!(v["found"], true);
+    assert_eq!(v["trace"]["tx_hash"], hash);
+    assert_eq!(v["trace"]["results"].as_array().unwrap().len(), 7);
+
+    // A rejected simulation explains the failing gate.
+    let mut bad = p.clone();
+    bad.tier = "full".into();
+    let tx = n.sign(&dev_key("bob"), &hkd("bob", "alice", 100).travel_rule(&bad)).await.unwrap();
+    let body = serde_json::json!({"tx_bytes": base64::engine::general_purpose::STANDARD.encode(&tx)});
+    let v: Value = http.post(format!("{}/chain/compliance/v1/simulate_trace", n.rest_url)).json(&body).send().await.unwrap().json().await.unwrap();
+    assert_eq!(v["trace"]["accepted"], false);
+    assert_eq!(v["trace"]["results"][3]["status"], "DECORATOR_RESULT_FAIL");
+
+    // Undecodable bytes: InvalidArgument. An unknown hash: found false.
+    let r = http.post(format!("{}/chain/compliance/v1/simulate_trace", n.rest_url)).json(&serde_json::json!({"tx_bytes": "AAAA"})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.unwrap()["code"], 3);
+    let v: Value = n.client.query(&format!("/chain/compliance/v1/tx_trace/{}", "00".repeat(32))).await.unwrap();
+    assert_eq!(v, serde_json::json!({"trace": null, "found": false}));
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_without_the_simulation_hook_answers_failed_precondition() {
+    let home = tempfile::tempdir().unwrap();
+    lantau_node::home::init_home(home.path(), &Default::default()).unwrap();
+    let cfg_path = home.path().join("config/config.toml");
+    let mut cfg = lantau_node::config::NodeConfig::load(&cfg_path).unwrap();
+    cfg.simulation_hook = false;
+    cfg.save(&cfg_path).unwrap();
+    let n = TestNode::start_in(home, 100).await.unwrap();
+    let tx = n.sign(&dev_key("bob"), &hkd("bob", "alice", 1)).await.unwrap();
+    use base64::Engine as _;
+    let r = reqwest::Client::new()
+        .post(format!("{}/chain/compliance/v1/simulate_trace", n.rest_url))
+        .json(&serde_json::json!({"tx_bytes": base64::engine::general_purpose::STANDARD.encode(&tx)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.unwrap()["code"], 9);
+    n.stop().await;
+}

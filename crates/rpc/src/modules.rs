@@ -36,6 +36,7 @@ pub fn router(node: Node) -> Router {
         .route("/chain/compliance/v1/audit_log", get(audit_log))
         .route("/chain/compliance/v1/flags", get(flags))
         .route("/chain/compliance/v1/sanctions", get(sanctions))
+        .route("/chain/compliance/v1/report", get(report))
         .route("/chain/compliance/v1/tx_trace/{tx_hash}", get(tx_trace))
         .route("/chain/compliance/v1/simulate_trace", axum::routing::post(simulate_trace))
         .with_state(node)
@@ -246,6 +247,65 @@ async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>
         Ok(None) => Err(ApiError::failed_precondition("this node runs without the simulation hook")),
         Err(e) => Err(ApiError::invalid(format!("{}: codespace {} code {}", e.log, e.codespace, e.code))),
     }
+}
+
+/// Report: four sections, always present and in this order: `par_value_daily` (always empty:
+/// the reserve module serves circulation and reserve figures), `sanctions_hits` (audit entries
+/// whose tx_type is exactly `sanctions`), `threshold_flags` (flags created in the period and
+/// still EMITTED, velocity included), `review_closures` (flags created in the period that have
+/// left EMITTED). Rows are `cells` string maps. `format` is accepted and ignored;
+/// `period_start` is inclusive, `period_end` exclusive, either may be omitted.
+async fn report(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+    let (mut from, mut to) = (None, None);
+    for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
+        if v.is_empty() {
+            continue;
+        }
+        match k.as_str() {
+            "period_start" => from = Some(parse_time("period_start", &v)?),
+            "period_end" => to = Some(parse_time("period_end", &v)?),
+            _ => {}
+        }
+    }
+    let snap = node.app().snapshot();
+    let hits = compliance::query::audit_log(
+        &snap,
+        &compliance::AuditFilter { tx_type: Some("sanctions".into()), from, to, ..Default::default() },
+    )
+    .await
+    .map_err(internal)?;
+    let all = compliance::flags::flags(&snap, &compliance::flags::FlagFilter { from, to, ..Default::default() }).await.map_err(internal)?;
+    let ts = |t: &Option<lantau_proto::Timestamp>| t.and_then(|t| t.to_rfc3339()).unwrap_or_default();
+    let coin = |c: &Option<cosmos_sdk_proto::cosmos::base::v1beta1::Coin>| c.as_ref().map(|c| format!("{}{}", c.amount, c.denom)).unwrap_or_default();
+    let flag_row = |f: &compliance::Flag| {
+        json!({"cells": {
+            "flag_id": f.flag_id,
+            "status": compliance::FlagStatus::try_from(f.status).map(|s| s.as_str_name()).unwrap_or("FLAG_STATUS_UNSPECIFIED"),
+            "decorator": f.decorator,
+            "subject": f.subject,
+            "counterparty": f.counterparty,
+            "vasp": f.vasp,
+            "amount": coin(&f.amount),
+            "tx_hash": f.tx_hash,
+            "created_at": ts(&f.created_at),
+            "resolution": f.resolution,
+        }})
+    };
+    let emitted = compliance::FlagStatus::Emitted as i32;
+    let sections = json!([
+        {"name": "par_value_daily", "rows": []},
+        {"name": "sanctions_hits", "rows": hits.iter().map(|e| json!({"cells": {
+            "sequence": e.sequence.to_string(),
+            "block_time": ts(&e.block_time),
+            "subject": e.subject,
+            "counterparty": e.counterparty,
+            "amount": coin(&e.amount),
+            "tx_hash": e.tx_hash,
+        }})).collect::<Vec<_>>()},
+        {"name": "threshold_flags", "rows": all.iter().filter(|f| f.status == emitted).map(flag_row).collect::<Vec<_>>()},
+        {"name": "review_closures", "rows": all.iter().filter(|f| f.status != emitted).map(flag_row).collect::<Vec<_>>()},
+    ]);
+    Ok(Json(json!({"sections": sections})))
 }
 
 /// SanctionsSet: `{set: {blocked_addresses, blocked_vasps}}`.

@@ -325,3 +325,25 @@ async fn a_node_without_the_simulation_hook_answers_failed_precondition() {
     assert_eq!(r.json::<Value>().await.unwrap()["code"], 9);
     n.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_has_four_sections_in_order_whatever_the_format() {
+    let n = TestNode::start().await.unwrap();
+    let p = n.client.travel_rule_payload(&dev_addr("alice"), &dev_addr("issuer")).await.unwrap();
+    let r = sync(&n, "alice", &hkd("alice", "issuer", 900_000).travel_rule(&p)).await;
+    assert_eq!(confirm(&n, &r.txhash).await.code, 0);
+    for q in ["", "?format=pdf", "?format=csv&period_start=2020-01-01T00:00:00Z"] {
+        let v = n.client.query(&format!("/chain/compliance/v1/report{q}")).await.unwrap();
+        let names: Vec<&str> = v["sections"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["par_value_daily", "sanctions_hits", "threshold_flags", "review_closures"]);
+        assert_eq!(v["sections"][0]["rows"], serde_json::json!([]));
+        assert_eq!(v["sections"][1]["rows"], serde_json::json!([]));
+        assert_eq!(v["sections"][2]["rows"][0]["cells"]["decorator"], "threshold", "{v}");
+        assert_eq!(v["sections"][3]["rows"], serde_json::json!([]));
+    }
+    // A period before the flag: empty sections, still all four.
+    let v = n.client.query("/chain/compliance/v1/report?period_end=2020-01-01T00:00:00Z").await.unwrap();
+    assert_eq!(v["sections"].as_array().unwrap().len(), 4);
+    assert_eq!(v["sections"][2]["rows"], serde_json::json!([]));
+    n.stop().await;
+}

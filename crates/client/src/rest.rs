@@ -180,6 +180,12 @@ impl RestClient {
         })
     }
 
+    /// SimulateTrace: the gate-by-gate trace the node computes for signed bytes, without
+    /// broadcasting them (`{trace}`).
+    pub async fn simulate_trace(&self, tx: &[u8]) -> Result<Value, ClientError> {
+        self.post("/chain/compliance/v1/simulate_trace", &json!({"tx_bytes": B64.encode(tx)})).await
+    }
+
     /// The chain id (`default_node_info.network`).
     pub async fn chain_id(&self) -> Result<String, ClientError> {
         let v = self.get("/cosmos/base/tendermint/v1beta1/node_info").await?;

@@ -229,6 +229,9 @@ enum BankTx {
         /// identity registry when omitted.
         #[arg(long)]
         travel_rule: Option<String>,
+        /// Do not broadcast: print the gate-by-gate trace the node simulates for this send.
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         tx: TxArgs,
     },
@@ -343,7 +346,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Cmd::Keys(k) => keys(&home, out, k)?,
-        Cmd::Tx(TxCmd::Bank(BankTx::Send { from, to, amount, travel_rule, tx })) => {
+        Cmd::Tx(TxCmd::Bank(BankTx::Send { from, to, amount, travel_rule, dry_run, tx })) => {
             let kr = tx.kr.open(&home)?;
             let key = kr.secret(&from)?;
             let to = resolve_address(&home, &to)?;
@@ -362,6 +365,17 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 (None, false) => vec![],
             };
+            if dry_run {
+                let client = RestClient::new(&tx.node.node);
+                let chain_id = client.chain_id().await?;
+                let (account_number, sequence) = client.account(&key.address()).await?.unwrap_or((0, 0));
+                let mut b = TxBuilder::new(vec![msg]).gas(200_000).fee(0);
+                b.extension_options = ext;
+                let bytes = b.sign(&key, &SignerData { chain_id, account_number, sequence });
+                let v = client.simulate_trace(&bytes).await?;
+                print(out, v.clone(), || registry::trace_table(&v["trace"]));
+                return Ok(());
+            }
             send_tx_with(out, &tx, &key, vec![msg], ext).await?;
         }
         Cmd::Tx(TxCmd::Kyc(t)) => registry::kyc_tx(&home, out, t).await?,

@@ -131,7 +131,8 @@ pub async fn run<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCt
     let mut advisories = Vec::new();
     let rules = state.rules(gas).await?;
 
-    // Parties of every fact, read once.
+    // kyc_gate: its gas includes reading every party's identity (read once, used by all gates).
+    let used = gas.used();
     let mut senders = Vec::with_capacity(input.facts.len());
     let mut recipients = Vec::with_capacity(input.facts.len());
     for f in input.facts {
@@ -140,8 +141,6 @@ pub async fn run<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCt
     }
     let facts = input.facts.iter().zip(senders.iter().zip(recipients.iter())).collect::<Vec<_>>();
 
-    // kyc_gate
-    let used = gas.used();
     let row = if facts.is_empty() {
         Row::pass(NOTHING)
     } else {

@@ -457,6 +457,22 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
         }
         ModuleQuery::Reserve(ReserveQuery::Params { node }) => (node, "/chain/reserve/v1/params".to_string()),
         ModuleQuery::Compliance(ComplianceQuery::Params { node }) => (node, "/chain/compliance/v1/params".to_string()),
+        ModuleQuery::Compliance(ComplianceQuery::AuditLog { subject, tx_type, tx_hash, from, to, node }) => {
+            let subject = subject.map(|s| resolve_address(home, &s).map(|a| a.to_bech32())).transpose()?;
+            let q = query_string(&[("subject", subject), ("tx_type", tx_type), ("tx_hash", tx_hash), ("from", from), ("to", to)]);
+            (node, format!("/chain/compliance/v1/audit_log{q}"))
+        }
+        ModuleQuery::Compliance(ComplianceQuery::Flags { vasp, status, tx_hash, from, to, node }) => {
+            let q = query_string(&[("vasp", vasp), ("status", status), ("tx_hash", tx_hash), ("from", from), ("to", to)]);
+            (node, format!("/chain/compliance/v1/flags{q}"))
+        }
+        ModuleQuery::Compliance(ComplianceQuery::Report { period_start, period_end, format, node }) => {
+            let q = query_string(&[("period_start", period_start), ("period_end", period_end), ("format", format)]);
+            (node, format!("/chain/compliance/v1/report{q}"))
+        }
+        ModuleQuery::Compliance(ComplianceQuery::TravelRule { tx_hash, node }) => (node, format!("/chain/compliance/v1/travel_rule/{tx_hash}")),
+        ModuleQuery::Compliance(ComplianceQuery::Sanctions { node }) => (node, "/chain/compliance/v1/sanctions".to_string()),
+        ModuleQuery::Compliance(ComplianceQuery::TxTrace { tx_hash, node }) => (node, format!("/chain/compliance/v1/tx_trace/{tx_hash}")),
     };
     let v = match RestClient::new(&node.node).query_opt(&path).await? {
         Some(v) => v,
@@ -532,4 +548,111 @@ pub(super) enum ComplianceQuery {
         #[command(flatten)]
         node: NodeArgs,
     },
+    /// The audit log (complete filtered set).
+    AuditLog {
+        /// Subject address or key name.
+        #[arg(long)]
+        subject: Option<String>,
+        /// Exact tx_type (transfer, threshold_flag, ...).
+        #[arg(long)]
+        tx_type: Option<String>,
+        /// Transaction hash (any case).
+        #[arg(long)]
+        tx_hash: Option<String>,
+        /// Inclusive lower bound, RFC 3339.
+        #[arg(long)]
+        from: Option<String>,
+        /// Exclusive upper bound, RFC 3339.
+        #[arg(long)]
+        to: Option<String>,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// The flag queue.
+    Flags {
+        /// Exact VASP (omits every velocity flag).
+        #[arg(long)]
+        vasp: Option<String>,
+        /// FLAG_STATUS_EMITTED, FLAG_STATUS_PENDING_OFFICER, ... (omit for all).
+        #[arg(long)]
+        status: Option<String>,
+        /// Transaction hash.
+        #[arg(long)]
+        tx_hash: Option<String>,
+        /// Inclusive lower bound, RFC 3339.
+        #[arg(long)]
+        from: Option<String>,
+        /// Exclusive upper bound, RFC 3339.
+        #[arg(long)]
+        to: Option<String>,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// The compliance report.
+    Report {
+        /// Inclusive start, RFC 3339.
+        #[arg(long)]
+        period_start: Option<String>,
+        /// Exclusive end, RFC 3339.
+        #[arg(long)]
+        period_end: Option<String>,
+        /// Accepted and ignored.
+        #[arg(long)]
+        format: Option<String>,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// The Travel Rule payload anchored for a transaction (lower-case hash).
+    TravelRule {
+        /// Transaction hash.
+        tx_hash: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// The sanctions set.
+    Sanctions {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// The gate trace this node kept for a transaction.
+    TxTrace {
+        /// Transaction hash.
+        tx_hash: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+fn query_string(pairs: &[(&str, Option<String>)]) -> String {
+    let q: Vec<String> = pairs
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", v.replace('%', "%25").replace('+', "%2B").replace('&', "%26").replace(' ', "%20"))))
+        .collect();
+    if q.is_empty() { String::new() } else { format!("?{}", q.join("&")) }
+}
+
+/// Renders a gate trace as a table a compliance reader can scan.
+pub(super) fn trace_table(trace: &Value) -> String {
+    let mut out = format!(
+        "tx {}  accepted: {}\n{:<22} {:<9} {:<9} {:>7}  reason\n",
+        trace["tx_hash"].as_str().unwrap_or(""),
+        trace["accepted"],
+        "gate",
+        "status",
+        "kind",
+        "gas"
+    );
+    for r in trace["results"].as_array().into_iter().flatten() {
+        let status = r["status"].as_str().unwrap_or("").trim_start_matches("DECORATOR_RESULT_");
+        let kind = if r["blocking"] == true { "blocking" } else { "advisory" };
+        out.push_str(&format!(
+            "{:<22} {:<9} {:<9} {:>7}  {}\n",
+            r["name"].as_str().unwrap_or(""),
+            status,
+            kind,
+            r["gas_used"].as_str().unwrap_or("0"),
+            r["reason"].as_str().unwrap_or("")
+        ));
+    }
+    out.trim_end().to_string()
 }

@@ -121,6 +121,15 @@ async fn cli_drives_the_registries() {
     assert!(ok && v["code"] == 0, "{log}");
     let (ok, _, log) = run(s(&["tx", "bank", "send", "bob", "alice", "300hkd.demo", "--travel-rule", r#"{"tier":"full"}"#])).await.unwrap();
     assert!(!ok && log.contains("codespace compliance code 20"), "{log}");
+    // --dry-run prints the simulated trace; queries cover the compliance module.
+    let (ok, v, log) = run(s(&["tx", "bank", "send", "bob", "alice", "5hkd.demo", "--dry-run"])).await.unwrap();
+    assert!(ok && v["trace"]["accepted"] == true && v["trace"]["results"].as_array().unwrap().len() == 7, "{log}");
+    let (ok, v, log) = run(s(&["query", "compliance", "audit-log", "--subject", "bob", "--tx-type", "transfer"])).await.unwrap();
+    assert!(ok && v["entries"].as_array().unwrap().len() == 1, "{log}");
+    for q in [&["query", "compliance", "flags"][..], &["query", "compliance", "report", "--format", "csv"], &["query", "compliance", "sanctions"]] {
+        let (ok, _, log) = run(s(q)).await.unwrap();
+        assert!(ok, "{log}");
+    }
     let (ok, v, _) = run(s(&["query", "erc20", "token-pairs"])).await.unwrap();
     assert!(ok && v["token_pairs"][0]["denom"] == "hkd.demo", "{v}");
 

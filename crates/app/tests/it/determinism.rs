@@ -47,7 +47,7 @@ async fn new_app(dir: &std::path::Path, genesis: &[u8]) -> App {
     app
 }
 
-fn test_params() -> lantau_app::tendermint::consensus::Params {
+pub(crate) fn test_params() -> lantau_app::tendermint::consensus::Params {
     use lantau_app::tendermint::{block, consensus, evidence, public_key};
     consensus::Params {
         block: block::Size { max_bytes: 22_020_096, max_gas: -1, time_iota_ms: 1000 },

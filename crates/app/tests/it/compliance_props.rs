@@ -1,0 +1,219 @@
+//! Property test of the compliance module on the state machine: random sequences of
+//! stablecoin transfers (good, wrong-tier and payload-less), rule updates and sanctions pushes.
+//! After every run: stablecoin supply is conserved, every screened transfer has exactly one
+//! `transfer` audit row, the audit sequence has no gaps, and admission and execution agree on
+//! every gate verdict when state did not change in between.
+
+use std::sync::Arc;
+
+use lantau_app::compliance::{AuditFilter, Params, Rules};
+use lantau_app::tendermint::abci::{request, types::CommitInfo};
+use lantau_app::tendermint::{account, Hash, Time};
+use lantau_app::{App, AppConfig, AppGenesis, NoHook};
+use lantau_client::{msg_send, to_any, SignerData, TxBuilder};
+use lantau_crypto::SecretKey;
+use lantau_primitives::{Coin, NATIVE_DENOM};
+use lantau_proto::chain::compliance::v1 as cpb;
+use lantau_proto::chain::kyc::v1::{Identity, Level};
+use proptest::prelude::*;
+
+const DENOM: &str = "hkd.t";
+const START: u128 = 10_000_000;
+
+fn key(i: u8) -> SecretKey {
+    SecretKey::from_bytes(&lantau_crypto::sha256(&[i, 42])).unwrap()
+}
+
+/// k0 governance, compliance authority and issuer; k1, k2 full tier (VASP-1, VASP-2); k3
+/// minimal tier; k4 no identity.
+fn genesis(keys: &[SecretKey]) -> Vec<u8> {
+    let mut g = AppGenesis { evm_chain_id: 852, ..Default::default() };
+    g.authority.governance = Some(keys[0].address());
+    g.compliance.params = Some(Params { authority: String::new(), rules: Some(lantau_app::compliance::default_rules()) });
+    let id = |k: &SecretKey, level: Level, vasp: &str, r: &str| Identity {
+        address: k.address().to_bech32(),
+        level: level as i32,
+        vasp_identifier: vasp.into(),
+        ivms101_off_chain_ref: r.into(),
+        ..Default::default()
+    };
+    g.kyc.params = Some(lantau_app::kyc::tier::default_params());
+    g.kyc.identities = vec![id(&keys[1], Level::RetailPlus, "VASP-1", "r1"), id(&keys[2], Level::Institutional, "VASP-2", "r2"), id(&keys[3], Level::RetailBasic, "", "r3")];
+    g.stablecoin.denoms.push(lantau_proto::chain::stablecoin::v1::Denom { denom: DENOM.into(), display: "HKD".into(), issuer: keys[0].address().to_bech32(), decimals: 2 });
+    for (i, k) in keys.iter().enumerate() {
+        let mut coins = vec![Coin::new(NATIVE_DENOM, 10u128.pow(24))];
+        if i > 0 {
+            coins.push(Coin::new(DENOM, START));
+        }
+        g.bank.balances.push(lantau_app::bank::genesis::Balance { address: k.address(), coins });
+    }
+    serde_json::to_vec(&g).unwrap()
+}
+
+fn block_req(height: u64, txs: Vec<Vec<u8>>) -> request::FinalizeBlock {
+    request::FinalizeBlock {
+        txs: txs.into_iter().map(bytes::Bytes::from).collect(),
+        decided_last_commit: CommitInfo { round: Default::default(), votes: vec![] },
+        misbehavior: vec![],
+        hash: Hash::Sha256(lantau_crypto::sha256(&height.to_be_bytes())),
+        height: height.try_into().unwrap(),
+        time: Time::from_unix_timestamp(1_700_000_000 + 5 * i64::try_from(height).unwrap(), 0).unwrap(),
+        next_validators_hash: Hash::None,
+        proposer_address: account::Id::new([1; 20]),
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// (from 1..5, to 1..5, amount, payload: 0 registry-correct, 1 wrong tier, 2 none)
+    Transfer(usize, usize, u128, u8),
+    Rule(u64, u64, u64),
+    /// (sanction VASP-1, sanction VASP-2, blacklist k4)
+    Sanctions(bool, bool, bool),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (1usize..5, 1usize..5, 1u128..1_500_000, 0u8..3).prop_map(|(f, t, a, p)| Op::Transfer(f, t, a, p)),
+        1 => (100_000u64..1_000_000, 1u64..120, 1u64..6).prop_map(|(a, b, c)| Op::Rule(a, b, c)),
+        1 => (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(a, b, c)| Op::Sanctions(a, b, c)),
+    ]
+}
+
+fn payload(keys: &[SecretKey], from: usize, to: usize, kind: u8) -> Option<cpb::TravelRulePayload> {
+    let (refs, vasps, tiers) = (["", "r1", "r2", "r3", ""], ["", "VASP-1", "VASP-2", "", ""], ["full", "full", "full", "minimal", "none"]);
+    let _ = keys;
+    match kind {
+        2 => None,
+        k => Some(cpb::TravelRulePayload {
+            tx_hash: String::new(),
+            originator_ref: refs[from].into(),
+            beneficiary_ref: refs[to].into(),
+            originator_vasp: vasps[from].into(),
+            beneficiary_vasp: vasps[to].into(),
+            tier: if k == 1 { (if tiers[from] == "full" { "minimal" } else { "full" }).into() } else { tiers[from].into() },
+        }),
+    }
+}
+
+async fn run(ops: Vec<Op>) -> (usize, usize) {
+    let keys: Vec<SecretKey> = (0..5).map(key).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::load(dir.path().to_path_buf(), AppConfig::default(), Arc::new(NoHook)).await.unwrap();
+    app.init_chain(request::InitChain {
+        time: Time::from_unix_timestamp(1_700_000_000, 0).unwrap(),
+        chain_id: "prop-1".into(),
+        consensus_params: super::determinism::test_params(),
+        validators: vec![],
+        app_state_bytes: genesis(&keys).into(),
+        initial_height: 1u32.into(),
+    })
+    .await
+    .unwrap();
+    let mut seqs = [0u64; 5];
+    let mut screened_ok = 0usize;
+    let mut rejected = 0usize;
+    for (i, op) in ops.into_iter().enumerate() {
+        let height = u64::try_from(i).unwrap() + 1;
+        let (signer, msg, p) = match op {
+            Op::Transfer(f, t, a, k) => (f, msg_send(&keys[f].address(), &keys[t].address(), &[Coin::new(DENOM, a)]), payload(&keys, f, t, k)),
+            Op::Rule(th, w, l) => (
+                0,
+                to_any(&cpb::MsgUpdateRule {
+                    authority: keys[0].address().to_bech32(),
+                    rules: Some(Rules { travel_rule_full_threshold: th, velocity_window_seconds: w, velocity_tx_limit: l }),
+                }),
+                None,
+            ),
+            Op::Sanctions(v1, v2, a4) => (
+                0,
+                to_any(&cpb::MsgUpdateSanctionsList {
+                    authority: keys[0].address().to_bech32(),
+                    blocked_addresses: if a4 { vec![keys[4].address().to_bech32()] } else { vec![] },
+                    blocked_vasps: [(v1, "VASP-1"), (v2, "VASP-2")].iter().filter(|(b, _)| *b).map(|(_, v)| v.to_string()).collect(),
+                    reason: String::new(),
+                    evidence_ref: "doc".into(),
+                }),
+                None,
+            ),
+        };
+        let mut b = TxBuilder::new(vec![msg]).gas(1_000_000);
+        if let Some(p) = &p {
+            b = b.travel_rule(p);
+        }
+        let tx = b.sign(&keys[signer], &SignerData { chain_id: "prop-1".into(), account_number: u64::try_from(signer).unwrap(), sequence: seqs[signer] });
+        seqs[signer] += 1;
+        // Admission on the committed state, then execution of the same bytes in the next block.
+        let admitted = app.check_tx_bytes(&tx).await.result;
+        let r = app.finalize_block(block_req(height, vec![tx])).await.unwrap();
+        app.commit().await.unwrap();
+        let exec = &r.tx_results[0];
+        match &admitted {
+            Err(e) if e.codespace == "compliance" => {
+                rejected += 1;
+                assert_eq!((exec.codespace.as_str(), exec.code.value(), exec.log.as_str()), (e.codespace, e.code, e.log.as_str()), "verdicts differ");
+            }
+            Err(e) => panic!("unexpected admission failure {e:?}"),
+            Ok(()) => assert_ne!(exec.codespace, "compliance", "admitted but rejected by a gate: {}", exec.log),
+        }
+        if exec.code.is_ok() && matches!(op_is_transfer(&r), true) {
+            screened_ok += 1;
+        }
+    }
+    let snap = app.snapshot();
+    // Supply conserved.
+    let mut total = 0u128;
+    for k in &keys {
+        total += lantau_app::bank::query::balance(&snap, &k.address(), DENOM).await.unwrap().0;
+    }
+    assert_eq!(total, 4 * START);
+    assert_eq!(lantau_app::bank::query::supply(&snap, DENOM).await.unwrap().0, 4 * START);
+    // One transfer row per screened transfer; a gapless sequence.
+    let rows = lantau_app::compliance::query::audit_log(&snap, &AuditFilter::default()).await.unwrap();
+    assert_eq!(rows.iter().filter(|r| r.tx_type == "transfer").count(), screened_ok);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r.sequence, u64::try_from(i).unwrap() + 1, "audit sequence has a gap");
+    }
+    app.release().await;
+    (screened_ok, rejected)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fixed_history_exercises_successes_rejections_and_updates() {
+    let ops = vec![
+        Op::Transfer(1, 2, 100, 0),
+        Op::Transfer(3, 1, 50, 0),
+        Op::Transfer(3, 1, 900_000, 0),
+        Op::Transfer(1, 2, 5, 2),
+        Op::Sanctions(false, false, true),
+        Op::Transfer(2, 1, 7, 0),
+        Op::Sanctions(true, false, false),
+        Op::Transfer(2, 1, 7, 0),
+        Op::Sanctions(false, false, false),
+        Op::Transfer(1, 2, 5, 0),
+        Op::Rule(100_000, 60, 2),
+        Op::Transfer(1, 2, 150_000, 0),
+        Op::Transfer(4, 1, 5, 0),
+    ];
+    let (ok, rejected) = run(ops).await;
+    // Successes: 1, 2, the first 2→1, 1→2 after the lifted sanction, the large 1→2 (flagged, not
+    // blocked). Rejections: minimal over threshold (21), no payload (20), 2→1 to a sanctioned
+    // VASP (19), blacklisted sender (18).
+    assert_eq!((ok, rejected), (5, 4));
+}
+
+/// Whether a successful result was a stablecoin transfer (its events carry a hkd amount).
+fn op_is_transfer(r: &lantau_app::tendermint::abci::response::FinalizeBlock) -> bool {
+    r.tx_results[0].events.iter().any(|e| {
+        e.kind == "transfer" && e.attributes.iter().any(|a| a.value_str().is_ok_and(|v| v.ends_with(DENOM)))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #[test]
+    fn compliance_invariants_hold_over_random_histories(ops in proptest::collection::vec(op(), 1..25)) {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(run(ops));
+    }
+}

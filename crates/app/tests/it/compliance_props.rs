@@ -156,7 +156,7 @@ async fn run(ops: Vec<Op>) -> (usize, usize) {
             Err(e) => panic!("unexpected admission failure {e:?}"),
             Ok(()) => assert_ne!(exec.codespace, "compliance", "admitted but rejected by a gate: {}", exec.log),
         }
-        if exec.code.is_ok() && matches!(op_is_transfer(&r), true) {
+        if exec.code.is_ok() && op_is_transfer(&r) {
             screened_ok += 1;
         }
     }

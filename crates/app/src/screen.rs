@@ -17,7 +17,8 @@ pub fn facts(tx: &DecodedTx) -> Vec<Fact> {
 /// Runs the gate chain over the transaction against `state`.
 pub async fn screen<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCtx, tx: &DecodedTx) -> Result<Verdict, TxError> {
     let facts = facts(tx);
-    gates::run(state, gas, block, GateInput { signer: tx.signer, facts: &facts, payload: tx.payload.as_ref() }).await
+    let types: Vec<&str> = tx.msgs.iter().map(|m| m.type_url()).collect();
+    gates::run(state, gas, block, GateInput { signer: tx.signer, facts: &facts, payload: tx.payload.as_ref(), msg_types: &types }).await
 }
 
 /// Records what a screened transaction leaves behind once its messages succeeded: audit rows,
@@ -30,6 +31,9 @@ pub async fn record<S: StateWrite + Send + Sync>(
     verdict: &Verdict,
     events: &mut Vec<lantau_module_api::Event>,
 ) -> Result<(), TxError> {
+    if let Some((sub, window)) = &verdict.agent_window {
+        lantau_compliance::ComplianceWrite::put_agent_window(state, gas, sub, window)?;
+    }
     let facts = facts(tx);
     if facts.is_empty() {
         return Ok(());

@@ -17,7 +17,7 @@ use lantau_primitives::{Address, Coin};
 
 use crate::error::ComplianceError;
 use crate::state::ComplianceRead;
-use crate::{DecoratorResult, GateResult, TravelRulePayload};
+use crate::{AgentWindow, DecoratorResult, GateResult, SubRole, SubRoleBinding, TravelRulePayload};
 
 /// The gates, in the order they run.
 pub const GATE_NAMES: [&str; 7] =
@@ -46,7 +46,24 @@ pub struct GateInput<'a> {
     pub facts: &'a [Fact],
     /// The Travel Rule payload, when the transaction carries one.
     pub payload: Option<&'a TravelRulePayload>,
+    /// The type URL of every message, in order (the role gate inspects every message a
+    /// sub-key signs, not only recognised shapes).
+    pub msg_types: &'a [&'a str],
 }
+
+/// What each sub-role may sign (the brief's stricter role gate). Native-coin sends are
+/// `MsgSend` too, so an agent keeps its gas money.
+pub fn allowed_messages(role: SubRole) -> &'static [&'static str] {
+    match role {
+        SubRole::Agent => &["/cosmos.bank.v1beta1.MsgSend"],
+        SubRole::Reviewer => &["/chain.compliance.v1.MsgReviewFlag", "/chain.compliance.v1.MsgEscalateFlag"],
+        SubRole::Officer => &["/chain.compliance.v1.MsgCloseFlag"],
+        SubRole::Unspecified => &[],
+    }
+}
+
+/// The agent window length: a fixed 24 hours anchored at the first spend.
+pub const AGENT_WINDOW_SECS: i64 = 24 * 60 * 60;
 
 /// An advisory gate fired: a flag to raise if the transaction goes through.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +87,8 @@ pub struct Verdict {
     pub rejection: Option<TxError>,
     /// Flags to raise when the transaction succeeds.
     pub advisories: Vec<Advisory>,
+    /// An agent's spend window after this transaction, to store when it succeeds.
+    pub agent_window: Option<(Address, AgentWindow)>,
 }
 
 impl Verdict {
@@ -131,12 +150,28 @@ pub async fn run<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCt
     let mut advisories = Vec::new();
     let rules = state.rules(gas).await?;
 
+    // The signer's sub-role binding: a bound sub-key is evaluated against its parent's
+    // identity. A binding revoked in an earlier block no longer delegates anything.
+    let role_used = gas.used();
+    let binding = state.binding(gas, &input.signer).await?;
+    let role_read_gas = gas.used().saturating_sub(role_used);
+    let now_ts = lantau_module_api::block_timestamp(block);
+    let revoked = binding.as_ref().is_some_and(|b| b.revoked_at.is_some_and(|r| r != Default::default() && now_ts > r));
+    let parent = match &binding {
+        Some(b) if !revoked => Address::from_bech32(&b.parent).ok(),
+        _ => None,
+    };
+
     // kyc_gate: its gas includes reading every party's identity (read once, used by all gates).
     let used = gas.used();
     let mut senders = Vec::with_capacity(input.facts.len());
     let mut recipients = Vec::with_capacity(input.facts.len());
     for f in input.facts {
-        senders.push(party(state, gas, &f.from).await?);
+        let who = match parent {
+            Some(p) if f.from == input.signer => p,
+            _ => f.from,
+        };
+        senders.push(party(state, gas, &who).await?);
         recipients.push(party(state, gas, &f.to).await?);
     }
     let facts = input.facts.iter().zip(senders.iter().zip(recipients.iter())).collect::<Vec<_>>();
@@ -194,10 +229,10 @@ pub async fn run<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCt
     };
     rows.push((row, gas.used().saturating_sub(used)));
 
-    // role_gate: sub-role bindings arrive with the delegation capability; until then no
-    // address is a bound sub-key and every signer is evaluated as itself.
+    // role_gate
     let used = gas.used();
-    rows.push((Row::pass(format!("{} is not a bound sub-key", input.signer.to_bech32())), gas.used().saturating_sub(used)));
+    let (row, agent_window) = role_gate(state, gas, block, &input, binding.as_ref(), revoked).await?;
+    rows.push((row, gas.used().saturating_sub(used).saturating_add(role_read_gas)));
 
     // threshold_gate (advisory)
     let used = gas.used();
@@ -229,16 +264,116 @@ pub async fn run<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCt
     rows.push((row, gas.used().saturating_sub(used)));
 
     let rejection = rows.iter().find_map(|(r, _)| r.error.as_ref().map(|e| TxError::from(e.clone())));
-    if rejection.is_some() {
+    let agent_window = if rejection.is_some() {
         advisories.clear();
-    }
+        None
+    } else {
+        agent_window
+    };
     let results = rows
         .into_iter()
         .zip(GATE_NAMES)
         .enumerate()
         .map(|(i, ((r, g), name))| GateResult { name: name.into(), status: r.status as i32, blocking: i < 5, reason: r.reason, gas_used: g })
         .collect();
-    Ok(Verdict { results, rejection, advisories })
+    Ok(Verdict { results, rejection, advisories, agent_window })
+}
+
+/// The role gate: a bound sub-key may sign only its role's messages (every message), a
+/// revoked one nothing; an agent's stablecoin transfers stay within its envelope (per-tx cap
+/// and daily cap → 13, another denom → 14). Returns the row and, for an agent that spends, its
+/// window after this transaction.
+async fn role_gate<S: StateRead + Sync>(
+    state: &S,
+    gas: &GasMeter,
+    block: &BlockCtx,
+    input: &GateInput<'_>,
+    binding: Option<&SubRoleBinding>,
+    revoked: bool,
+) -> Result<(Row, Option<(Address, AgentWindow)>), TxError> {
+    let me = input.signer.to_bech32();
+    let Some(b) = binding else {
+        return Ok((Row::pass(format!("{me} is not a bound sub-key")), None));
+    };
+    let role = SubRole::try_from(b.role).unwrap_or(SubRole::Unspecified);
+    if revoked {
+        return Ok((
+            Row::fail(ComplianceError::RoleNotPermitted(format!(
+                "sub-key {me} ({}) was revoked by {}: it may no longer sign",
+                role.as_str_name(),
+                b.parent
+            ))),
+            None,
+        ));
+    }
+    let allowed = allowed_messages(role);
+    if let Some(t) = input.msg_types.iter().find(|t| !allowed.contains(t)) {
+        return Ok((
+            Row::fail(ComplianceError::RoleNotPermitted(format!(
+                "sub-key {me} of {} has role {} and may not sign {t}",
+                b.parent,
+                role.as_str_name()
+            ))),
+            None,
+        ));
+    }
+    let spends: Vec<&Fact> = input.facts.iter().filter(|f| f.from == input.signer).collect();
+    if role != SubRole::Agent || spends.is_empty() {
+        return Ok((Row::pass(format!("sub-key {me} of {} signs only what {} allows", b.parent, role.as_str_name())), None));
+    }
+    let Some(policy) = state.agent_policy(gas, &input.signer).await?.filter(|p| !p.revoked) else {
+        return Ok((Row::fail(ComplianceError::AgentCapExceeded(format!("agent {me} has no spending envelope"))), None));
+    };
+    let cap = |c: &Option<cosmos_sdk_proto::cosmos::base::v1beta1::Coin>| -> (String, u128) {
+        c.as_ref().map(|c| (c.denom.clone(), c.amount.parse().unwrap_or(0))).unwrap_or_default()
+    };
+    let (denom, per_tx) = cap(&policy.per_tx_cap);
+    let (_, daily) = cap(&policy.daily_cap);
+    let now = lantau_module_api::block_timestamp(block);
+    let stored = state.agent_window(gas, &input.signer).await?;
+    let (mut start, mut spent) = match &stored {
+        Some(w) if w.window_start.is_some_and(|s| now.seconds.saturating_sub(s.seconds) < AGENT_WINDOW_SECS) => {
+            (w.window_start, cap(&w.spent_last_24h).1)
+        }
+        _ => (None, 0),
+    };
+    for f in spends {
+        if f.amount.denom != denom {
+            return Ok((
+                Row::fail(ComplianceError::AgentDenomMismatch(format!(
+                    "agent {me}: envelope is denominated in {denom}, transfer is in {}",
+                    f.amount.denom
+                ))),
+                None,
+            ));
+        }
+        let amount = f.amount.amount.0;
+        if amount > per_tx {
+            return Ok((
+                Row::fail(ComplianceError::AgentCapExceeded(format!(
+                    "agent {me}: {amount}{denom} exceeds the per-transaction cap {per_tx}{denom}"
+                ))),
+                None,
+            ));
+        }
+        spent = spent.saturating_add(amount);
+        if spent > daily {
+            return Ok((
+                Row::fail(ComplianceError::AgentCapExceeded(format!(
+                    "agent {me}: {spent}{denom} spent in the 24-hour window would exceed the daily cap {daily}{denom}"
+                ))),
+                None,
+            ));
+        }
+        start = start.or(Some(now));
+    }
+    let window = AgentWindow {
+        parent: b.parent.clone(),
+        sub_addr: me.clone(),
+        spent_last_24h: Some(cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: denom.clone(), amount: spent.to_string() }),
+        window_start: start,
+    };
+    Ok((Row::pass(format!("agent {me} of {} within its envelope: {spent}/{daily}{denom} in the window", b.parent)), Some((input.signer, window))))
 }
 
 fn travel_rule_structure(facts: &[(&Fact, (&Party, &Party))], payload: Option<&TravelRulePayload>) -> Row {
@@ -400,7 +535,8 @@ mod tests {
 
     async fn verdict(storage: &Storage, signer: Address, facts: &[Fact], p: Option<&TravelRulePayload>) -> Verdict {
         let snap = storage.latest_snapshot();
-        run(&snap, &GasMeter::infinite(), &block(), GateInput { signer, facts, payload: p }).await.unwrap()
+        let types: Vec<&str> = facts.iter().map(|_| "/cosmos.bank.v1beta1.MsgSend").collect();
+        run(&snap, &GasMeter::infinite(), &block(), GateInput { signer, facts, payload: p, msg_types: &types }).await.unwrap()
     }
 
     fn code(v: &Verdict) -> Option<(&'static str, u32, String)> {
@@ -505,5 +641,100 @@ mod tests {
         let vel: Vec<_> = v.advisories.iter().filter(|a| a.decorator == "velocity").collect();
         assert_eq!(vel.len(), 1);
         assert_eq!((vel[0].fact, vel[0].vasp.as_str()), (9, ""));
+    }
+
+    fn pcoin(amount: u128) -> Option<cosmos_sdk_proto::cosmos::base::v1beta1::Coin> {
+        Some(cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: "hkd.demo".into(), amount: amount.to_string() })
+    }
+
+    async fn bind(s: &Storage, parent: Address, sub: Address, role: SubRole, revoked_at: Option<lantau_proto::Timestamp>) {
+        let mut d = StateDelta::new(s.latest_snapshot());
+        let g = GasMeter::infinite();
+        d.put_binding(&g, &sub, &SubRoleBinding { parent: parent.to_bech32(), sub_addr: sub.to_bech32(), role: role as i32, label: "k".into(), revoked_at }).unwrap();
+        d.put_agent_policy(&g, &sub, &crate::AgentPolicy { parent: parent.to_bech32(), sub_addr: sub.to_bech32(), daily_cap: pcoin(1_500), per_tx_cap: pcoin(1_000), revoked: false }).unwrap();
+        s.commit(d).await.unwrap();
+    }
+
+    async fn run_as(s: &Storage, signer: Address, facts: &[Fact], p: Option<&TravelRulePayload>, types: &[&str]) -> Verdict {
+        let snap = s.latest_snapshot();
+        run(&snap, &GasMeter::infinite(), &block(), GateInput { signer, facts, payload: p, msg_types: types }).await.unwrap()
+    }
+
+    const SEND: &str = "/cosmos.bank.v1beta1.MsgSend";
+
+    #[tokio::test]
+    async fn an_agent_spends_within_its_envelope_as_its_parent() {
+        let (_d, s) = setup().await;
+        let agent = addr(9);
+        bind(&s, addr(1), agent, SubRole::Agent, None).await;
+        // Evaluated against alice's identity: her references, VASP and tier.
+        let p = payload("full", "ref-a", "ref-d", "VASP-A", "VASP-D");
+        let v = run_as(&s, agent, &[fact(agent, addr(4), 500)], Some(&p), &[SEND]).await;
+        assert!(v.accepted(), "{:?}", v.results);
+        let (sub, w) = v.agent_window.unwrap();
+        assert_eq!((sub, w.spent_last_24h.unwrap().amount.as_str()), (agent, "500"));
+        // Per-transaction cap, other denom.
+        let v = run_as(&s, agent, &[fact(agent, addr(4), 1_001)], Some(&p), &[SEND]).await;
+        assert_eq!(code(&v).unwrap().1, 13);
+        let other = Fact { from: agent, to: addr(4), amount: Coin::new("hkd.other", 5u128), msg_index: 0 };
+        assert_eq!(code(&run_as(&s, agent, &[other], Some(&p), &[SEND]).await).unwrap().1, 14);
+        // Any other message: 11.
+        let v = run_as(&s, agent, &[], None, &["/chain.stablecoin.v1.MsgMint"]).await;
+        assert_eq!(code(&v).unwrap().1, 11);
+        // A native send (no fact) stays allowed.
+        assert!(run_as(&s, agent, &[], None, &[SEND]).await.accepted());
+    }
+
+    #[tokio::test]
+    async fn the_daily_cap_counts_the_window_and_resets_after_24_hours() {
+        let (_d, s) = setup().await;
+        let agent = addr(9);
+        bind(&s, addr(1), agent, SubRole::Agent, None).await;
+        let now = lantau_module_api::block_timestamp(&block());
+        let put_window = |start: i64| {
+            let s = &s;
+            async move {
+                let mut d = StateDelta::new(s.latest_snapshot());
+                let w = AgentWindow { parent: addr(1).to_bech32(), sub_addr: agent.to_bech32(), spent_last_24h: pcoin(1_200), window_start: Some(lantau_proto::Timestamp { seconds: start, nanos: 0 }) };
+                d.put_agent_window(&GasMeter::infinite(), &agent, &w).unwrap();
+                s.commit(d).await.unwrap();
+            }
+        };
+        let p = payload("full", "ref-a", "ref-d", "VASP-A", "VASP-D");
+        put_window(now.seconds - 3_600).await;
+        let v = run_as(&s, agent, &[fact(agent, addr(4), 400)], Some(&p), &[SEND]).await;
+        assert_eq!(code(&v).unwrap().1, 13);
+        put_window(now.seconds - AGENT_WINDOW_SECS).await;
+        let v = run_as(&s, agent, &[fact(agent, addr(4), 400)], Some(&p), &[SEND]).await;
+        assert!(v.accepted(), "the period elapsed: the window resets");
+        let w = v.agent_window.unwrap().1;
+        assert_eq!((w.spent_last_24h.unwrap().amount.as_str(), w.window_start.unwrap().seconds), ("400", now.seconds));
+    }
+
+    #[tokio::test]
+    async fn roles_revocation_and_a_blacklisted_parent() {
+        let (_d, s) = setup().await;
+        let (reviewer, revoked_agent, bad_agent) = (addr(10), addr(11), addr(12));
+        bind(&s, addr(4), reviewer, SubRole::Reviewer, None).await;
+        let before = lantau_proto::Timestamp { seconds: 1_700_000_000, nanos: 0 };
+        bind(&s, addr(1), revoked_agent, SubRole::Agent, Some(before)).await;
+        bind(&s, addr(5), bad_agent, SubRole::Agent, None).await;
+        // A reviewer key may not send, even native coin.
+        assert_eq!(code(&run_as(&s, reviewer, &[], None, &[SEND]).await).unwrap().1, 11);
+        assert!(run_as(&s, reviewer, &[], None, &["/chain.compliance.v1.MsgReviewFlag"]).await.accepted());
+        assert_eq!(code(&run_as(&s, reviewer, &[], None, &["/chain.compliance.v1.MsgCloseFlag"]).await).unwrap().1, 11);
+        // Revoked in an earlier block: nothing.
+        let (_, c, log) = code(&run_as(&s, revoked_agent, &[], None, &[SEND]).await).unwrap();
+        assert_eq!(c, 11);
+        assert!(log.contains("revoked"), "{log}");
+        // Revoked in this very block: still effective until the next.
+        let now = lantau_module_api::block_timestamp(&block());
+        bind(&s, addr(1), revoked_agent, SubRole::Agent, Some(now)).await;
+        assert!(run_as(&s, revoked_agent, &[], None, &[SEND]).await.accepted());
+        // The agent of a blacklisted parent: the KYC gate sees the parent.
+        let p = payload("full", "ref-e", "ref-d", "VASP-E", "VASP-D");
+        let (_, c, log) = code(&run_as(&s, bad_agent, &[fact(bad_agent, addr(4), 5)], Some(&p), &[SEND]).await).unwrap();
+        assert_eq!(c, 18);
+        assert!(log.starts_with(&format!("sender={}", addr(5).to_bech32())), "{log}");
     }
 }

@@ -29,7 +29,10 @@ pub mod state_key;
 
 pub use audit::{AuditEntry, AuditFilter, AuditRead, AuditWrite};
 pub use error::ComplianceError;
-pub use lantau_proto::chain::compliance::v1::{DecoratorResult, Flag, FlagStatus, GateResult, Params, Rules, SanctionsSet, TravelRulePayload};
+pub use lantau_proto::chain::compliance::v1::{
+    AgentPolicy, AgentWindow, DecoratorResult, Flag, FlagStatus, GateResult, Params, Rules, SanctionsSet, SubRole, SubRoleBinding,
+    TravelRulePayload,
+};
 pub use msg::ComplianceMsg;
 pub use state::{ComplianceRead, ComplianceWrite};
 

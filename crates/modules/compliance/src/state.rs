@@ -6,7 +6,7 @@ use cnidarium::{StateRead, StateWrite};
 use lantau_authority::AuthorityRead;
 use lantau_module_api::{store, GasMeter, TxError};
 
-use crate::{default_rules, state_key, Params, Rules, SanctionsSet};
+use crate::{default_rules, state_key, AgentPolicy, AgentWindow, Params, Rules, SanctionsSet, SubRoleBinding};
 
 /// Reads of compliance state.
 pub trait ComplianceRead: StateRead {
@@ -36,6 +36,30 @@ pub trait ComplianceRead: StateRead {
         async move { Ok(store::get_proto(self, gas, state_key::SANCTIONS).await?.unwrap_or_default()) }
     }
 
+    /// The sub-role binding of `sub`, active or revoked.
+    fn binding(&self, gas: &GasMeter, sub: &lantau_primitives::Address) -> impl Future<Output = Result<Option<SubRoleBinding>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { store::get_proto(self, gas, &state_key::binding(sub)).await }
+    }
+
+    /// The agent policy of `sub`.
+    fn agent_policy(&self, gas: &GasMeter, sub: &lantau_primitives::Address) -> impl Future<Output = Result<Option<AgentPolicy>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { store::get_proto(self, gas, &state_key::policy(sub)).await }
+    }
+
+    /// The stored spend window of `sub` (no reset applied).
+    fn agent_window(&self, gas: &GasMeter, sub: &lantau_primitives::Address) -> impl Future<Output = Result<Option<AgentWindow>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { store::get_proto(self, gas, &state_key::window(sub)).await }
+    }
+
     /// The block times (unix seconds) of the sender's last screened transfers, oldest first.
     fn velocity_times(&self, gas: &GasMeter, addr: &lantau_primitives::Address) -> impl Future<Output = Result<Vec<i64>, TxError>> + Send
     where
@@ -55,6 +79,21 @@ pub trait ComplianceWrite: StateWrite {
     /// Replaces the rules.
     fn put_rules(&mut self, gas: &GasMeter, rules: &Rules) -> Result<(), TxError> {
         store::put_proto(self, gas, state_key::RULES.to_string(), rules)
+    }
+
+    /// Stores a sub-role binding.
+    fn put_binding(&mut self, gas: &GasMeter, sub: &lantau_primitives::Address, b: &SubRoleBinding) -> Result<(), TxError> {
+        store::put_proto(self, gas, state_key::binding(sub), b)
+    }
+
+    /// Stores an agent policy.
+    fn put_agent_policy(&mut self, gas: &GasMeter, sub: &lantau_primitives::Address, p: &AgentPolicy) -> Result<(), TxError> {
+        store::put_proto(self, gas, state_key::policy(sub), p)
+    }
+
+    /// Stores an agent's spend window.
+    fn put_agent_window(&mut self, gas: &GasMeter, sub: &lantau_primitives::Address, w: &AgentWindow) -> Result<(), TxError> {
+        store::put_proto(self, gas, state_key::window(sub), w)
     }
 
     /// Replaces the sanctions set.

@@ -29,6 +29,21 @@ pub fn flag(id: u64) -> String {
 /// Prefix of every flag.
 pub const FLAG_PREFIX: &str = "compliance/flag/";
 
+/// `compliance/sub/<lower-hex sub_addr>` → `SubRoleBinding` (a sub-key has at most one parent).
+pub fn binding(sub: &lantau_primitives::Address) -> String {
+    format!("compliance/sub/{}", sub.to_key_hex())
+}
+
+/// `compliance/policy/<lower-hex sub_addr>` → `AgentPolicy`.
+pub fn policy(sub: &lantau_primitives::Address) -> String {
+    format!("compliance/policy/{}", sub.to_key_hex())
+}
+
+/// `compliance/window/<lower-hex sub_addr>` → `AgentWindow`.
+pub fn window(sub: &lantau_primitives::Address) -> String {
+    format!("compliance/window/{}", sub.to_key_hex())
+}
+
 // === audit log ===
 //
 // Verifiable (committed by the app hash): the sequence counter and the hash-chain head. Both

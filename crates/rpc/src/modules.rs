@@ -38,6 +38,10 @@ pub fn router(node: Node) -> Router {
         .route("/chain/compliance/v1/sanctions", get(sanctions))
         .route("/chain/compliance/v1/report", get(report))
         .route("/chain/compliance/v1/tx_trace/{tx_hash}", get(tx_trace))
+        .route("/chain/compliance/v1/tx_trace", get(missing_tx_hash))
+        .route("/chain/compliance/v1/tx_trace/", get(missing_tx_hash))
+        .route("/chain/compliance/v1/travel_rule", get(missing_tx_hash))
+        .route("/chain/compliance/v1/travel_rule/", get(missing_tx_hash))
         .route("/chain/compliance/v1/simulate_trace", axum::routing::post(simulate_trace))
         .with_state(node)
 }
@@ -214,6 +218,11 @@ async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     }
     let list = compliance::flags::flags(&node.app().snapshot(), &f).await.map_err(internal)?;
     Ok(Json(json!({"flags": to_json(&list)?, "pagination": pagination(list.len())})))
+}
+
+/// A query whose `tx_hash` path segment is missing: HTTP 400, as the spec's query errors say.
+async fn missing_tx_hash() -> ApiError {
+    ApiError::invalid("tx_hash is required")
 }
 
 /// TxTrace: `{trace, found}`; `found: false` (with an empty trace) is an answer, not an error.

@@ -347,3 +347,19 @@ async fn the_report_has_four_sections_in_order_whatever_the_format() {
     assert_eq!(v["sections"][2]["rows"], serde_json::json!([]));
     n.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_errors_follow_the_spec() {
+    let n = TestNode::start().await.unwrap();
+    for path in ["tx_trace", "tx_trace/", "travel_rule", "travel_rule/"] {
+        let r = reqwest::get(format!("{}/chain/compliance/v1/{path}", n.rest_url)).await.unwrap();
+        assert_eq!(r.status(), 400, "{path}");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!((v["code"].as_i64(), v["details"].clone()), (Some(3), serde_json::json!([])), "{path}");
+    }
+    for path in ["audit_log?subject=nope", "flags?status=BOGUS", "flags?from=yesterday", "tx_trace/xyz"] {
+        let r = reqwest::get(format!("{}/chain/compliance/v1/{path}", n.rest_url)).await.unwrap();
+        assert_eq!(r.status(), 400, "{path}");
+    }
+    n.stop().await;
+}

@@ -48,8 +48,8 @@ impl Validator {
     }
 }
 
-/// Timing of the last block, for `lantaud bench`.
-#[derive(Debug, Clone, Copy, Default)]
+/// Timing of one block, for `lantaud bench`.
+#[derive(Debug, Clone, Copy)]
 pub struct BlockTiming {
     /// Height.
     pub height: u64,
@@ -59,7 +59,12 @@ pub struct BlockTiming {
     pub finalize_ms: f64,
     /// Commit (RocksDB write) and mempool recheck, milliseconds.
     pub commit_ms: f64,
+    /// When the commit (and recheck) finished, on this node's monotonic clock.
+    pub committed_at: std::time::Instant,
 }
+
+/// How many recent block timings the engine keeps.
+const TIMING_HISTORY: usize = 100_000;
 
 /// The engine.
 pub struct Engine {
@@ -72,7 +77,7 @@ pub struct Engine {
     events: broadcast::Sender<NodeEvent>,
     cfg: ConsensusConfig,
     validator: Validator,
-    last_timing: Mutex<BlockTiming>,
+    timings: Mutex<std::collections::VecDeque<BlockTiming>>,
     /// One block at a time.
     producing: tokio::sync::Mutex<()>,
 }
@@ -101,7 +106,7 @@ impl Engine {
             events,
             cfg,
             validator,
-            last_timing: Mutex::new(BlockTiming::default()),
+            timings: Mutex::new(std::collections::VecDeque::new()),
             producing: tokio::sync::Mutex::new(()),
         }
     }
@@ -112,8 +117,13 @@ impl Engine {
     }
 
     /// Timing of the last block.
-    pub fn last_timing(&self) -> BlockTiming {
-        *self.last_timing.lock()
+    pub fn last_timing(&self) -> Option<BlockTiming> {
+        self.timings.lock().back().copied()
+    }
+
+    /// Timings of the recent blocks (up to the last 100,000), oldest first.
+    pub fn timings(&self) -> Vec<BlockTiming> {
+        self.timings.lock().iter().copied().collect()
     }
 
     /// Produces blocks every `block_time` until `shutdown` flips to true.
@@ -249,7 +259,13 @@ impl Engine {
             self.recheck().await;
         }
         let commit_ms = t1.elapsed().as_secs_f64() * 1e3;
-        *self.last_timing.lock() = BlockTiming { height, txs: txs.len(), finalize_ms, commit_ms };
+        {
+            let mut t = self.timings.lock();
+            if t.len() >= TIMING_HISTORY {
+                t.pop_front();
+            }
+            t.push_back(BlockTiming { height, txs: txs.len(), finalize_ms, commit_ms, committed_at: std::time::Instant::now() });
+        }
 
         // Publish after the commit: a subscriber never hears of something that may not persist.
         let timestamp = indexer::rfc3339(time);

@@ -13,6 +13,7 @@ use crate::ante::{self, Mode};
 use crate::config::AppConfig;
 use crate::genesis::AppGenesis;
 use crate::hooks::BlockHook;
+use crate::readcache::{CachedSnapshot, ReadCache};
 use crate::sigcache::SigCache;
 use crate::state_key;
 use crate::tx::{self, DecodedTx};
@@ -47,6 +48,10 @@ pub struct SimulateOutcome {
 struct Staged {
     batch: StagedWriteBatch,
     height: u64,
+    /// The version the block executed on, and its verifiable write set, to roll the read
+    /// cache forward at commit.
+    base_version: u64,
+    writes: Vec<(String, Option<Vec<u8>>)>,
 }
 
 /// The Lantau state machine over cnidarium storage.
@@ -56,7 +61,9 @@ pub struct App {
     sigs: SigCache,
     hook: Arc<dyn BlockHook>,
     chain_id: parking_lot::RwLock<String>,
-    check: tokio::sync::Mutex<StateDelta<Snapshot>>,
+    check: tokio::sync::Mutex<StateDelta<CachedSnapshot>>,
+    /// Committed values of hot keys at the latest version (node-local; speed only).
+    reads: Arc<ReadCache>,
     staged: parking_lot::Mutex<Option<Staged>>,
     /// The context admissions run in (next height, last block time), refreshed at every
     /// commit so that CheckTx does not read it from the store each time.
@@ -108,9 +115,12 @@ impl App {
             Some(b) => String::from_utf8(b)?,
             None => String::new(),
         };
+        let reads = Arc::new(ReadCache::new(crate::readcache::MAX_ENTRIES));
+        reads.reset(snap.version());
         Ok(Self {
             sigs: SigCache::new(cfg.sig_cache_size),
-            check: tokio::sync::Mutex::new(StateDelta::new(snap)),
+            check: tokio::sync::Mutex::new(StateDelta::new(CachedSnapshot::new(snap, reads.clone()))),
+            reads,
             storage,
             cfg,
             hook,
@@ -134,6 +144,12 @@ impl App {
     /// The latest committed snapshot.
     pub fn snapshot(&self) -> Snapshot {
         self.storage.latest_snapshot()
+    }
+
+    /// The latest committed snapshot, its verifiable point reads served by the node's read
+    /// cache when it holds them (same values, fewer thread hand-offs).
+    pub fn cached_snapshot(&self) -> CachedSnapshot {
+        CachedSnapshot::new(self.storage.latest_snapshot(), self.reads.clone())
     }
 
     /// The limits.
@@ -209,6 +225,7 @@ impl App {
         store::put(&mut delta, &gas, state_key::GENESIS_TIME.to_string(), to_offset(req.time).unix_timestamp_nanos().to_be_bytes().to_vec())
             .map_err(|e| anyhow::anyhow!(e.log))?;
         let root = self.storage.commit(delta).await?;
+        self.reads.reset(self.storage.latest_version());
         *self.chain_id.write() = req.chain_id.clone();
         self.reset_check_state().await;
         Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: AppHash::try_from(root.0.to_vec())? })
@@ -277,7 +294,7 @@ impl App {
 
     async fn preverify(&self, tx: &DecodedTx, chain_id: &str) {
         use lantau_auth::AuthRead;
-        let snap = self.snapshot();
+        let snap = self.cached_snapshot();
         let gas = GasMeter::infinite();
         if let Ok(Some(acct)) = snap.account(&gas, &tx.signer).await {
             let pk: Option<[u8; 33]> = tx.pubkey.or_else(|| acct.pub_key.as_ref().try_into().ok());
@@ -309,7 +326,7 @@ impl App {
     /// state. The mempool then re-admits what it still holds.
     pub async fn reset_check_state(&self) {
         *self.check_ctx.write() = None;
-        *self.check.lock().await = StateDelta::new(self.snapshot());
+        *self.check.lock().await = StateDelta::new(self.cached_snapshot());
     }
 
     // === Proposals ===
@@ -346,7 +363,7 @@ impl App {
     // === FinalizeBlock / Commit ===
 
     /// Executes one transaction on the block overlay.
-    async fn deliver_tx(&self, block_state: &mut StateDelta<Snapshot>, bytes: &[u8], block: &BlockCtx) -> ExecTxResult {
+    async fn deliver_tx(&self, block_state: &mut StateDelta<CachedSnapshot>, bytes: &[u8], block: &BlockCtx) -> ExecTxResult {
         let decoded = match tx::decode(bytes, &self.cfg) {
             Ok(d) => d,
             Err(e) => return exec_err(&e, 0, 0, vec![]),
@@ -392,10 +409,12 @@ impl App {
     /// (but does not persist) the commit, whose root is the returned app hash.
     pub async fn finalize_block(&self, req: request::FinalizeBlock) -> anyhow::Result<response::FinalizeBlock> {
         let height = req.height.value();
-        let last = self.last_height().await?;
+        let snap = self.cached_snapshot();
+        let last = Self::height_at(snap.snapshot()).await?;
         anyhow::ensure!(height == last.saturating_add(1), "finalize height {height} after committed height {last}");
         let block = BlockCtx { height, time: to_offset(req.time), chain_id: self.chain_id() };
-        let mut state = StateDelta::new(self.snapshot());
+        let base_version = snap.version();
+        let mut state = StateDelta::new(snap);
         let mut tx_results = Vec::with_capacity(req.txs.len());
         for t in &req.txs {
             tx_results.push(self.deliver_tx(&mut state, t, &block).await);
@@ -412,6 +431,13 @@ impl App {
             consensus_param_updates: None,
             app_hash: AppHash::default(),
         };
+        // Execution ran over the read cache; the commit needs the same writes over the plain
+        // snapshot. The verifiable write set also rolls the read cache forward at commit.
+        let (cached, changes) = state.flatten();
+        let writes: Vec<(String, Option<Vec<u8>>)> =
+            changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut state = StateDelta::new(cached.snapshot().clone());
+        changes.apply_to(&mut state);
         // Hook writes are non-verifiable: they land in the same atomic write but do not change
         // the root, so the hook sees the response before the app hash is known.
         for (k, v) in self.hook.on_finalize(&req, &resp) {
@@ -419,7 +445,7 @@ impl App {
         }
         let batch = self.storage.prepare_commit(state).await?;
         resp.app_hash = AppHash::try_from(batch.root_hash().0.to_vec())?;
-        *self.staged.lock() = Some(Staged { batch, height });
+        *self.staged.lock() = Some(Staged { batch, height, base_version, writes });
         Ok(resp)
     }
 
@@ -427,6 +453,7 @@ impl App {
     pub async fn commit(&self) -> anyhow::Result<response::Commit> {
         let staged = self.staged.lock().take().ok_or_else(|| anyhow::anyhow!("commit without finalize_block"))?;
         self.storage.commit_batch(staged.batch)?;
+        self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().map(|(k, v)| (k, v)));
         tracing::debug!(height = staged.height, "committed");
         self.reset_check_state().await;
         Ok(response::Commit { data: Default::default(), retain_height: TmHeight::default() })

@@ -23,6 +23,7 @@ pub mod config;
 pub mod genesis;
 pub mod hooks;
 pub mod msg;
+pub mod readcache;
 mod sigcache;
 pub mod state_key;
 pub mod tx;

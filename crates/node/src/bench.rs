@@ -38,6 +38,11 @@ pub(crate) struct BenchArgs {
     /// Stop broadcasting after this many seconds even if transactions remain.
     #[arg(long, default_value_t = 60)]
     duration: u64,
+    /// Write every broadcast (start ms since the first broadcast, latency ms, code) and every
+    /// block (commit ms since the first broadcast, txs, FinalizeBlock ms, Commit+recheck ms) to
+    /// this file, as CSV, to see where slow admissions fall.
+    #[arg(long)]
+    trace: Option<std::path::PathBuf>,
 }
 
 fn bench_key(i: usize) -> anyhow::Result<SecretKey> {
@@ -118,6 +123,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let signed = Arc::new(signed);
     let deadline = Instant::now() + Duration::from_secs(a.duration);
     let start_at = Instant::now();
+    let tracing_on = a.trace.is_some();
     let mut workers = Vec::new();
     for w in 0..a.concurrency {
         let http = http.clone();
@@ -128,6 +134,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         let conc = a.concurrency;
         workers.push(tokio::spawn(async move {
             let mut lat = Vec::new();
+            let mut trace: Vec<(f64, f64, u64)> = Vec::new();
             let mut rejected = 0u64;
             let mut full = 0u64;
             'outer: for seq in 0..per {
@@ -145,6 +152,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                             Err(_) => None,
                         };
                         lat.push(t.elapsed().as_secs_f64() * 1e3);
+                        if tracing_on {
+                            trace.push((t.duration_since(start_at).as_secs_f64() * 1e3, t.elapsed().as_secs_f64() * 1e3, code.unwrap_or(u64::MAX)));
+                        }
                         match code {
                             Some(0) => break,
                             Some(20) if Instant::now() < deadline => {
@@ -159,15 +169,17 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                     }
                 }
             }
-            (lat, rejected, full)
+            (lat, rejected, full, trace)
         }));
     }
     let mut lat = Vec::new();
     let mut rejected = 0;
     let mut full = 0;
+    let mut trace = Vec::new();
     for w in workers {
-        let (l, r, f) = w.await?;
+        let (l, r, f, t) = w.await?;
         lat.extend(l);
+        trace.extend(t);
         rejected += r;
         full += f;
     }
@@ -191,6 +203,19 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         .map(|t| (t.txs, t.finalize_ms, t.commit_ms, t.committed_at))
         .collect();
     node.stop().await;
+    if let Some(path) = &a.trace {
+        use std::fmt::Write as _;
+        let mut out = String::from("kind,t_ms,a,b,c\n");
+        trace.sort_by(|x, y| x.0.total_cmp(&y.0));
+        for (t, l, c) in &trace {
+            let _ = writeln!(out, "tx,{t:.3},{l:.3},{c},");
+        }
+        for b in &blocks {
+            let t = b.3.saturating_duration_since(start_at).as_secs_f64() * 1e3;
+            let _ = writeln!(out, "block,{t:.3},{},{:.3},{:.3}", b.0, b.1, b.2);
+        }
+        std::fs::write(path, out)?;
+    }
     lat.sort_by(|x, y| x.total_cmp(y));
     // Committed rate between the first and the last commit of a block with transactions; the
     // first block's commit opens the span, so its transactions are counted out of the rate.

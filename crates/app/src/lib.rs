@@ -29,7 +29,7 @@ pub mod state_key;
 pub mod tx;
 
 pub use ante::fee_collector;
-pub use app::{App, CheckOutcome, SimulateOutcome};
+pub use app::{App, CheckOutcome, CheckRebuild, SimulateOutcome};
 pub use cnidarium;
 pub use config::AppConfig;
 pub use genesis::AppGenesis;

@@ -194,14 +194,10 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     tokio::time::sleep(Duration::from_millis(a.block_time_ms + 200)).await;
     let committed = committed_from_store(&node.node).await?;
     // Block timings come from the engine's own record (the event stream can lag under load).
-    let blocks: Vec<(usize, f64, f64, Instant)> = node
-        .node
-        .engine()
-        .timings()
-        .into_iter()
-        .filter(|t| t.txs > 0)
-        .map(|t| (t.txs, t.finalize_ms, t.commit_ms, t.committed_at))
-        .collect();
+    let details: Vec<_> = node.node.engine().timings().into_iter().filter(|t| t.txs > 0).collect();
+    let blocks: Vec<(usize, f64, f64, Instant)> = details.iter().map(|t| (t.txs, t.finalize_ms, t.commit_ms, t.committed_at)).collect();
+    let locked_avg = if details.is_empty() { 0.0 } else { details.iter().map(|d| d.recheck_locked_ms).sum::<f64>() / details.len() as f64 };
+    let locked_max = details.iter().map(|d| d.recheck_locked_ms).fold(0.0, f64::max);
     node.stop().await;
     if let Some(path) = &a.trace {
         use std::fmt::Write as _;
@@ -213,6 +209,14 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         for b in &blocks {
             let t = b.3.saturating_duration_since(start_at).as_secs_f64() * 1e3;
             let _ = writeln!(out, "block,{t:.3},{},{:.3},{:.3}", b.0, b.1, b.2);
+        }
+        for d in &details {
+            let t = d.committed_at.saturating_duration_since(start_at).as_secs_f64() * 1e3;
+            let _ = writeln!(
+                out,
+                "phases,{t:.3},{:.3},{:.3},{:.3}\nrecheck,{t:.3},{},{:.3},{}",
+                d.propose_ms, d.commit_only_ms, d.commit_ms, d.rechecked, d.recheck_locked_ms, d.recheck_locked_txs
+            );
         }
         std::fs::write(path, out)?;
     }
@@ -247,6 +251,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         "txs_per_block_avg": avg(|b| b.0 as f64),
         "finalize_ms_per_block": {"avg": avg(|b| b.1), "max": max(|b| b.1)},
         "commit_ms_per_block": {"avg": avg(|b| b.2), "max": max(|b| b.2)},
+        "recheck_locked_ms_per_block": {"avg": locked_avg, "max": locked_max},
     });
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -258,6 +263,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
             "per block ({} blocks, avg {:.0} txs): FinalizeBlock avg {:.1} ms (max {:.1}), Commit+recheck avg {:.1} ms (max {:.1})",
             blocks.len(), avg(|b| b.0 as f64), avg(|b| b.1), max(|b| b.1), avg(|b| b.2), max(|b| b.2)
         );
+        println!("admissions waited for the recheck's last round: avg {locked_avg:.1} ms per block (max {locked_max:.1})");
     }
     Ok(())
 }

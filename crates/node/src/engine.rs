@@ -65,8 +65,26 @@ pub struct BlockTiming {
     pub finalize_ms: f64,
     /// Commit (RocksDB write) and mempool recheck, milliseconds.
     pub commit_ms: f64,
+    /// Reaping, proposal and header before FinalizeBlock, milliseconds.
+    pub propose_ms: f64,
+    /// The commit alone (RocksDB write), milliseconds.
+    pub commit_only_ms: f64,
+    /// Transactions re-admitted after the commit.
+    pub rechecked: usize,
+    /// How long the last recheck round held the check lock (admissions waited), milliseconds.
+    pub recheck_locked_ms: f64,
+    /// Transactions re-admitted in that round.
+    pub recheck_locked_txs: usize,
     /// When the commit (and recheck) finished, on this node's monotonic clock.
     pub committed_at: std::time::Instant,
+}
+
+/// What a recheck did.
+#[derive(Debug, Clone, Copy)]
+struct RecheckStats {
+    rechecked: usize,
+    locked_ms: f64,
+    locked_txs: usize,
 }
 
 /// What the next header needs from the last block (kept in memory, so producing a block does
@@ -178,6 +196,7 @@ impl Engine {
     /// empty and empty blocks are off.
     pub async fn produce_block(&self) -> anyhow::Result<Option<u64>> {
         let _one_at_a_time = self.producing.lock().await;
+        let t_start = std::time::Instant::now();
         let reaped = self.mempool.lock().reap(self.cfg.max_block_bytes, self.cfg.max_block_txs);
         if reaped.is_empty() && !self.cfg.create_empty_blocks {
             return Ok(None);
@@ -269,6 +288,7 @@ impl Engine {
         anyhow::ensure!(accepted == response::ProcessProposal::Accept, "own proposal rejected at height {height}");
 
         let t0 = std::time::Instant::now();
+        let propose_ms = t0.duration_since(t_start).as_secs_f64() * 1e3;
         self.indexer.set_pending_block(block.clone());
         let resp = self
             .app
@@ -287,16 +307,28 @@ impl Engine {
 
         let t1 = std::time::Instant::now();
         self.app.commit_keeping_check_state().await?;
+        let commit_only_ms = t1.elapsed().as_secs_f64() * 1e3;
         let included: Vec<[u8; 32]> = txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect();
         self.mempool.lock().remove(included);
-        self.recheck().await?;
+        let rc = self.recheck().await?;
         let commit_ms = t1.elapsed().as_secs_f64() * 1e3;
         {
             let mut t = self.timings.lock();
             if t.len() >= TIMING_HISTORY {
                 t.pop_front();
             }
-            t.push_back(BlockTiming { height, txs: txs.len(), finalize_ms, commit_ms, committed_at: std::time::Instant::now() });
+            t.push_back(BlockTiming {
+                height,
+                txs: txs.len(),
+                finalize_ms,
+                commit_ms,
+                propose_ms,
+                commit_only_ms,
+                rechecked: rc.rechecked,
+                recheck_locked_ms: rc.locked_ms,
+                recheck_locked_txs: rc.locked_txs,
+                committed_at: std::time::Instant::now(),
+            });
         }
 
         *self.last.lock() = Some(LastBlock {
@@ -331,7 +363,7 @@ impl Engine {
     /// passes (for instance a sequence that a block just consumed). Admissions continue on the
     /// old check overlay meanwhile; they are re-admitted on the new one in catch-up rounds, the
     /// last under the app's check lock, which then swaps the overlays.
-    async fn recheck(&self) -> anyhow::Result<()> {
+    async fn recheck(&self) -> anyhow::Result<RecheckStats> {
         /// When this few were admitted during a round, the last round runs under the lock.
         const SMALL_ROUND: usize = 64;
         /// Catch-up rounds outside the lock at most.
@@ -339,14 +371,12 @@ impl Engine {
         let mut rebuild = self.app.begin_check_rebuild().await?;
         let mut dropped = Vec::new();
         let (mut pending, mut mark) = self.mempool.lock().entries_since(0);
+        let mut rechecked = 0;
         for _ in 0..MAX_ROUNDS {
-            for (i, e) in pending.iter().enumerate() {
+            rechecked += pending.len();
+            for e in &pending {
                 if self.app.recheck(&mut rebuild, &e.tx).await.is_err() {
                     dropped.push(e.hash);
-                }
-                // Every read may hit the read cache: yield now and then so admissions run.
-                if i % 256 == 255 {
-                    tokio::task::yield_now().await;
                 }
             }
             let (late, next) = self.mempool.lock().entries_since(mark);
@@ -359,18 +389,25 @@ impl Engine {
         // The last round: under the check lock no admission runs, so everything admitted
         // since `mark` is known; `pending` (listed before) is re-admitted first.
         let mempool = self.mempool.clone();
+        let locked_txs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = locked_txs.clone();
+        let t = std::time::Instant::now();
         let failed = self
             .app
             .finish_check_rebuild(rebuild, move || {
                 let (late, _) = mempool.lock().entries_since(mark);
-                pending.into_iter().chain(late).map(|e| e.tx).collect()
+                let all: Vec<_> = pending.into_iter().chain(late).map(|e| e.tx).collect();
+                counted.store(all.len(), std::sync::atomic::Ordering::Relaxed);
+                all
             })
             .await;
+        let locked_ms = t.elapsed().as_secs_f64() * 1e3;
+        let locked_txs = locked_txs.load(std::sync::atomic::Ordering::Relaxed);
         dropped.extend(failed);
         if !dropped.is_empty() {
             tracing::debug!(count = dropped.len(), "recheck dropped transactions");
             self.mempool.lock().remove(dropped);
         }
-        Ok(())
+        Ok(RecheckStats { rechecked: rechecked + locked_txs, locked_ms, locked_txs })
     }
 }

@@ -57,6 +57,17 @@ pub(crate) fn verify_signature(
         ))
         .into()
     };
+    // A 65-byte signature pins V: the key recovered from it must be this key. Comparing the
+    // recovered key's compressed bytes skips parsing (decompressing) `pubkey`; any other
+    // outcome takes the full path below, which gives the same verdict and message as ever.
+    if tx.signature.len() == 65 {
+        if let Ok(recovered) = lantau_crypto::recover_public_key(&digest, &tx.signature) {
+            if recovered.to_compressed() == *pubkey {
+                sigs.insert(key);
+                return Ok(());
+            }
+        }
+    }
     let pk = lantau_crypto::PublicKey::from_compressed(pubkey).map_err(|e| fail(e.to_string()))?;
     pk.verify_digest(&digest, &tx.signature).map_err(|e| fail(e.to_string()))?;
     sigs.insert(key);

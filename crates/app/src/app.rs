@@ -13,6 +13,7 @@ use crate::ante::{self, Mode};
 use crate::config::AppConfig;
 use crate::genesis::AppGenesis;
 use crate::hooks::BlockHook;
+use crate::readcache::{CachedSnapshot, ReadCache};
 use crate::sigcache::SigCache;
 use crate::state_key;
 use crate::tx::{self, DecodedTx};
@@ -31,6 +32,22 @@ pub struct CheckOutcome {
     pub gas_used: u64,
     /// The verdict.
     pub result: Result<(), TxError>,
+    /// The decoded transaction, when the bytes decoded (a driver keeps it with its mempool
+    /// entry and offers it back with [`App::offer_decoded`] so blocks do not decode again).
+    pub decoded: Option<Arc<DecodedTx>>,
+}
+
+/// A check overlay being rebuilt on a newly committed state while admissions continue on the
+/// old one; see [`App::begin_check_rebuild`].
+pub struct CheckRebuild {
+    state: StateDelta<CachedSnapshot>,
+    block: BlockCtx,
+}
+
+impl std::fmt::Debug for CheckRebuild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckRebuild").field("height", &self.block.height).finish_non_exhaustive()
+    }
 }
 
 /// The result of simulating a transaction.
@@ -47,6 +64,10 @@ pub struct SimulateOutcome {
 struct Staged {
     batch: StagedWriteBatch,
     height: u64,
+    /// The version the block executed on, and its verifiable write set, to roll the read
+    /// cache forward at commit.
+    base_version: u64,
+    writes: Vec<(String, Option<Vec<u8>>)>,
 }
 
 /// The Lantau state machine over cnidarium storage.
@@ -56,13 +77,19 @@ pub struct App {
     sigs: SigCache,
     hook: Arc<dyn BlockHook>,
     chain_id: parking_lot::RwLock<String>,
-    check: tokio::sync::Mutex<StateDelta<Snapshot>>,
+    check: tokio::sync::Mutex<StateDelta<CachedSnapshot>>,
+    /// Committed values of hot keys at the latest version (node-local; speed only).
+    reads: Arc<ReadCache>,
     staged: parking_lot::Mutex<Option<Staged>>,
     /// The context admissions run in (next height, last block time), refreshed at every
     /// commit so that CheckTx does not read it from the store each time.
     check_ctx: parking_lot::RwLock<Option<BlockCtx>>,
     /// Gate traces this node computed (TxTrace).
     traces: parking_lot::Mutex<crate::trace::TraceBuffer>,
+    /// Transactions the driver already decoded (at admission), by hash, for the next block's
+    /// PrepareProposal / ProcessProposal / FinalizeBlock. Decoding is pure, so a decoded
+    /// transaction is exactly what decoding the same bytes again would give.
+    known: parking_lot::Mutex<std::collections::BTreeMap<[u8; 32], Arc<DecodedTx>>>,
 }
 
 impl std::fmt::Debug for App {
@@ -110,9 +137,12 @@ impl App {
             Some(b) => String::from_utf8(b)?,
             None => String::new(),
         };
+        let reads = Arc::new(ReadCache::new(crate::readcache::MAX_ENTRIES));
+        reads.reset(snap.version());
         Ok(Self {
             sigs: SigCache::new(cfg.sig_cache_size),
-            check: tokio::sync::Mutex::new(StateDelta::new(snap)),
+            check: tokio::sync::Mutex::new(StateDelta::new(CachedSnapshot::new(snap, reads.clone()))),
+            reads,
             storage,
             cfg,
             hook,
@@ -120,6 +150,7 @@ impl App {
             staged: parking_lot::Mutex::new(None),
             check_ctx: parking_lot::RwLock::new(None),
             traces: parking_lot::Mutex::new(Default::default()),
+            known: parking_lot::Mutex::new(std::collections::BTreeMap::new()),
         })
     }
 
@@ -137,6 +168,12 @@ impl App {
     /// The latest committed snapshot.
     pub fn snapshot(&self) -> Snapshot {
         self.storage.latest_snapshot()
+    }
+
+    /// The latest committed snapshot, its verifiable point reads served by the node's read
+    /// cache when it holds them (same values, fewer thread hand-offs).
+    pub fn cached_snapshot(&self) -> CachedSnapshot {
+        CachedSnapshot::new(self.storage.latest_snapshot(), self.reads.clone())
     }
 
     /// The limits.
@@ -161,7 +198,10 @@ impl App {
 
     /// The time of the last committed block (genesis time before the first block).
     pub async fn last_block_time(&self) -> anyhow::Result<time::OffsetDateTime> {
-        let snap = self.snapshot();
+        self.block_time_at(&self.snapshot()).await
+    }
+
+    async fn block_time_at(&self, snap: &Snapshot) -> anyhow::Result<time::OffsetDateTime> {
         let raw = match snap.get_raw(state_key::BLOCK_TIME).await? {
             Some(b) => Some(b),
             None => snap.get_raw(state_key::GENESIS_TIME).await?,
@@ -212,6 +252,7 @@ impl App {
         store::put(&mut delta, &gas, state_key::GENESIS_TIME.to_string(), to_offset(req.time).unix_timestamp_nanos().to_be_bytes().to_vec())
             .map_err(|e| anyhow::anyhow!(e.log))?;
         let root = self.storage.commit(delta).await?;
+        self.reads.reset(self.storage.latest_version());
         *self.chain_id.write() = req.chain_id.clone();
         self.reset_check_state().await;
         Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: AppHash::try_from(root.0.to_vec())? })
@@ -239,6 +280,23 @@ impl App {
         self.check_tx_admit(bytes, |_| Ok(())).await
     }
 
+    /// Decodes `bytes`, or returns the decoding the driver offered for them.
+    fn decode_known(&self, bytes: &[u8]) -> Result<Arc<DecodedTx>, TxError> {
+        let hash = tx::tx_hash(bytes);
+        if let Some(d) = self.known.lock().get(&hash) {
+            return Ok(d.clone());
+        }
+        tx::decode(bytes, &self.cfg).map(Arc::new)
+    }
+
+    /// Offers the decodings of transactions the driver is about to propose (kept from their
+    /// admission), replacing any earlier offer; PrepareProposal, ProcessProposal and
+    /// FinalizeBlock use them instead of decoding the same bytes again. FinalizeBlock forgets
+    /// them. Only decodings returned by this app's CheckTx belong here.
+    pub fn offer_decoded(&self, txs: impl IntoIterator<Item = Arc<DecodedTx>>) {
+        *self.known.lock() = txs.into_iter().map(|t| (t.hash, t)).collect();
+    }
+
     /// Like [`App::check_tx_bytes`], calling `admit` under the check lock once the checks
     /// passed and before their effects join the check overlay; an `admit` error (mempool full,
     /// duplicate) rejects the transaction with nothing applied. A mempool inserts there, so its
@@ -246,18 +304,20 @@ impl App {
     pub async fn check_tx_admit(
         &self,
         bytes: &[u8],
-        admit: impl FnOnce(&[u8; 32]) -> Result<(), TxError> + Send,
+        admit: impl FnOnce(&Arc<DecodedTx>) -> Result<(), TxError> + Send,
     ) -> CheckOutcome {
         let hash = tx::tx_hash(bytes);
         let decoded = match tx::decode(bytes, &self.cfg) {
-            Ok(d) => d,
-            Err(e) => return CheckOutcome { hash, sender: None, gas_wanted: 0, gas_used: 0, result: Err(e) },
+            Ok(d) => Arc::new(d),
+            Err(e) => return CheckOutcome { hash, sender: None, gas_wanted: 0, gas_used: 0, result: Err(e), decoded: None },
         };
         let sender = Some((decoded.signer, decoded.sequence));
         let gas_wanted = decoded.gas_limit;
         let block = match self.check_block_ctx().await {
             Ok(b) => b,
-            Err(e) => return CheckOutcome { hash, sender, gas_wanted, gas_used: 0, result: Err(ante_internal(e)) },
+            Err(e) => {
+                return CheckOutcome { hash, sender, gas_wanted, gas_used: 0, result: Err(ante_internal(e)), decoded: Some(decoded) }
+            }
         };
         // Verify the signature before taking the check lock, so admissions verify in parallel.
         // The account number is immutable once assigned, so the committed snapshot is as good as
@@ -280,17 +340,17 @@ impl App {
             };
         }
         if result.is_ok() {
-            result = admit(&hash);
+            result = admit(&decoded);
         }
         if result.is_ok() {
             overlay.apply();
         }
-        CheckOutcome { hash, sender, gas_wanted, gas_used: gas.used(), result }
+        CheckOutcome { hash, sender, gas_wanted, gas_used: gas.used(), result, decoded: Some(decoded) }
     }
 
     async fn preverify(&self, tx: &DecodedTx, chain_id: &str) {
         use lantau_auth::AuthRead;
-        let snap = self.snapshot();
+        let snap = self.cached_snapshot();
         let gas = GasMeter::infinite();
         if let Ok(Some(acct)) = snap.account(&gas, &tx.signer).await {
             let pk: Option<[u8; 33]> = tx.pubkey.or_else(|| acct.pub_key.as_ref().try_into().ok());
@@ -322,7 +382,53 @@ impl App {
     /// state. The mempool then re-admits what it still holds.
     pub async fn reset_check_state(&self) {
         *self.check_ctx.write() = None;
-        *self.check.lock().await = StateDelta::new(self.snapshot());
+        *self.check.lock().await = StateDelta::new(self.cached_snapshot());
+    }
+
+    /// Starts a new check overlay on the latest committed state, for a driver that re-admits
+    /// its mempool after [`App::commit_keeping_check_state`] without stopping admissions:
+    /// admissions keep running on the old overlay while the driver re-admits each waiting
+    /// transaction with [`App::recheck`], then [`App::finish_check_rebuild`] re-admits the few
+    /// admitted meanwhile and puts the new overlay in place, under the check lock.
+    pub async fn begin_check_rebuild(&self) -> anyhow::Result<CheckRebuild> {
+        let snap = self.cached_snapshot();
+        let block = BlockCtx {
+            height: Self::height_at(snap.snapshot()).await?.saturating_add(1),
+            time: self.block_time_at(snap.snapshot()).await?,
+            chain_id: self.chain_id(),
+        };
+        Ok(CheckRebuild { state: StateDelta::new(snap), block })
+    }
+
+    /// Re-admits one waiting transaction on a rebuilt overlay: the same ante as CheckTx.
+    pub async fn recheck(&self, r: &mut CheckRebuild, tx: &DecodedTx) -> Result<(), TxError> {
+        let gas = GasMeter::new(tx.gas_limit);
+        let mut events = Vec::new();
+        let mut overlay = StateDelta::new(&mut r.state);
+        ante::run(&mut overlay, tx, &r.block, &gas, &self.sigs, Mode::Check, &mut events).await?;
+        overlay.apply();
+        Ok(())
+    }
+
+    /// Under the check lock (so no admission runs meanwhile): re-admits what `late` returns
+    /// (the transactions admitted on the old overlay since the driver listed its mempool, in
+    /// admission order), then makes the rebuilt overlay the check overlay. Returns the hashes
+    /// of the late transactions that no longer pass.
+    pub async fn finish_check_rebuild(
+        &self,
+        mut r: CheckRebuild,
+        late: impl FnOnce() -> Vec<Arc<DecodedTx>> + Send,
+    ) -> Vec<[u8; 32]> {
+        let mut check = self.check.lock().await;
+        let mut failed = Vec::new();
+        for tx in late() {
+            if self.recheck(&mut r, &tx).await.is_err() {
+                failed.push(tx.hash);
+            }
+        }
+        *check = r.state;
+        *self.check_ctx.write() = Some(r.block);
+        failed
     }
 
     // === Proposals ===
@@ -334,7 +440,7 @@ impl App {
         let mut total = 0usize;
         let mut txs = Vec::with_capacity(req.txs.len());
         for t in req.txs {
-            if tx::decode(&t, &self.cfg).is_err() {
+            if self.decode_known(&t).is_err() {
                 continue;
             }
             let Some(next) = total.checked_add(t.len()) else { break };
@@ -349,7 +455,7 @@ impl App {
 
     /// ABCI ProcessProposal: rejects a block carrying bytes that are not a transaction.
     pub async fn process_proposal(&self, req: request::ProcessProposal) -> response::ProcessProposal {
-        if req.txs.iter().all(|t| tx::decode(t, &self.cfg).is_ok()) {
+        if req.txs.iter().all(|t| self.decode_known(t).is_ok()) {
             response::ProcessProposal::Accept
         } else {
             response::ProcessProposal::Reject
@@ -359,8 +465,8 @@ impl App {
     // === FinalizeBlock / Commit ===
 
     /// Executes one transaction on the block overlay.
-    async fn deliver_tx(&self, block_state: &mut StateDelta<Snapshot>, bytes: &[u8], block: &BlockCtx) -> ExecTxResult {
-        let decoded = match tx::decode(bytes, &self.cfg) {
+    async fn deliver_tx(&self, block_state: &mut StateDelta<CachedSnapshot>, bytes: &[u8], block: &BlockCtx) -> ExecTxResult {
+        let decoded = match self.decode_known(bytes) {
             Ok(d) => d,
             Err(e) => return exec_err(&e, 0, 0, vec![]),
         };
@@ -417,14 +523,18 @@ impl App {
     /// (but does not persist) the commit, whose root is the returned app hash.
     pub async fn finalize_block(&self, req: request::FinalizeBlock) -> anyhow::Result<response::FinalizeBlock> {
         let height = req.height.value();
-        let last = self.last_height().await?;
+        let snap = self.cached_snapshot();
+        let last = Self::height_at(snap.snapshot()).await?;
         anyhow::ensure!(height == last.saturating_add(1), "finalize height {height} after committed height {last}");
         let block = BlockCtx { height, time: to_offset(req.time), chain_id: self.chain_id() };
-        let mut state = StateDelta::new(self.snapshot());
+        let base_version = snap.version();
+        let mut state = StateDelta::new(snap);
         let mut tx_results = Vec::with_capacity(req.txs.len());
         for t in &req.txs {
             tx_results.push(self.deliver_tx(&mut state, t, &block).await);
         }
+        // The offered decodings served this block.
+        self.known.lock().clear();
         let gas = GasMeter::infinite();
         store::put(&mut state, &gas, state_key::HEIGHT.to_string(), height.to_be_bytes().to_vec()).map_err(|e| anyhow::anyhow!(e.log))?;
         store::put(&mut state, &gas, state_key::BLOCK_TIME.to_string(), block.time.unix_timestamp_nanos().to_be_bytes().to_vec())
@@ -437,6 +547,13 @@ impl App {
             consensus_param_updates: None,
             app_hash: AppHash::default(),
         };
+        // Execution ran over the read cache; the commit needs the same writes over the plain
+        // snapshot. The verifiable write set also rolls the read cache forward at commit.
+        let (cached, changes) = state.flatten();
+        let writes: Vec<(String, Option<Vec<u8>>)> =
+            changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut state = StateDelta::new(cached.snapshot().clone());
+        changes.apply_to(&mut state);
         // Hook writes are non-verifiable: they land in the same atomic write but do not change
         // the root, so the hook sees the response before the app hash is known.
         for (k, v) in self.hook.on_finalize(&req, &resp) {
@@ -444,16 +561,26 @@ impl App {
         }
         let batch = self.storage.prepare_commit(state).await?;
         resp.app_hash = AppHash::try_from(batch.root_hash().0.to_vec())?;
-        *self.staged.lock() = Some(Staged { batch, height });
+        *self.staged.lock() = Some(Staged { batch, height, base_version, writes });
         Ok(resp)
     }
 
-    /// ABCI Commit: persists the staged block atomically (state, tx index, block records).
+    /// ABCI Commit: persists the staged block atomically (state, tx index, block records), then
+    /// starts a new check overlay on the new state (the driver re-admits its mempool).
     pub async fn commit(&self) -> anyhow::Result<response::Commit> {
+        let resp = self.commit_keeping_check_state().await?;
+        self.reset_check_state().await;
+        Ok(resp)
+    }
+
+    /// Like [`App::commit`], but the check overlay stays as it is (on the previous state, with
+    /// every admission's effects), so admissions continue meanwhile; the driver must rebuild it
+    /// ([`App::begin_check_rebuild`] … [`App::finish_check_rebuild`]) or reset it.
+    pub async fn commit_keeping_check_state(&self) -> anyhow::Result<response::Commit> {
         let staged = self.staged.lock().take().ok_or_else(|| anyhow::anyhow!("commit without finalize_block"))?;
         self.storage.commit_batch(staged.batch)?;
+        self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().map(|(k, v)| (k, v)));
         tracing::debug!(height = staged.height, "committed");
-        self.reset_check_state().await;
         Ok(response::Commit { data: Default::default(), retain_height: TmHeight::default() })
     }
 

@@ -23,6 +23,7 @@ pub mod config;
 pub mod genesis;
 pub mod hooks;
 pub mod msg;
+pub mod readcache;
 pub mod screen;
 mod sigcache;
 pub mod state_key;
@@ -30,7 +31,7 @@ pub mod trace;
 pub mod tx;
 
 pub use ante::fee_collector;
-pub use app::{App, CheckOutcome, SimulateOutcome};
+pub use app::{App, CheckOutcome, CheckRebuild, SimulateOutcome};
 pub use cnidarium;
 pub use config::AppConfig;
 pub use genesis::AppGenesis;

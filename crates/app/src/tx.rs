@@ -76,6 +76,33 @@ fn err(e: SdkError) -> TxError {
     e.into()
 }
 
+/// How many (compressed key → address) pairs [`key_address`] remembers.
+const KEY_ADDRESS_MEMO: usize = 65_536;
+
+/// The address of a 33-byte compressed eth_secp256k1 key, or the key's parse error.
+///
+/// Parsing a compressed key takes a field square root; senders reuse their key in every
+/// transaction, so valid keys' addresses are remembered (a pure function's memo: it changes
+/// speed only). Invalid keys are not remembered and fail as they always did.
+fn key_address(key: &[u8; 33]) -> Result<Address, TxError> {
+    #[allow(clippy::disallowed_types)] // looked up only, never iterated.
+    type Memo = std::collections::HashMap<[u8; 33], Address>;
+    static MEMO: std::sync::OnceLock<parking_lot::Mutex<Memo>> = std::sync::OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(a) = memo.lock().get(key) {
+        return Ok(*a);
+    }
+    let address = lantau_crypto::PublicKey::from_compressed(key)
+        .map_err(|e| err(SdkError::InvalidPubKey(e.to_string())))?
+        .address();
+    let mut m = memo.lock();
+    if m.len() >= KEY_ADDRESS_MEMO {
+        m.clear();
+    }
+    m.insert(*key, address);
+    Ok(address)
+}
+
 /// Decodes raw bytes and runs every check that needs no state.
 pub fn decode(bytes: &[u8], cfg: &AppConfig) -> Result<DecodedTx, TxError> {
     decode_inner(bytes, cfg, true)
@@ -167,12 +194,10 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
             let arr: [u8; 33] = pk.key.as_ref().try_into().map_err(|_| {
                 err(SdkError::InvalidPubKey(format!("eth_secp256k1 key must be 33 bytes, got {}", pk.key.len())))
             })?;
-            let parsed = lantau_crypto::PublicKey::from_compressed(&arr)
-                .map_err(|e| err(SdkError::InvalidPubKey(e.to_string())))?;
-            if parsed.address() != signer {
+            let key_address = key_address(&arr)?;
+            if key_address != signer {
                 return Err(err(SdkError::Unauthorized(format!(
-                    "pubkey does not match signer address {signer} (key address {})",
-                    parsed.address()
+                    "pubkey does not match signer address {signer} (key address {key_address})"
                 ))));
             }
             Some(arr)

@@ -17,7 +17,7 @@ use lantau_crypto::SecretKey;
 use lantau_node::home::{init_home, InitOptions};
 use lantau_node::{start, StartOptions};
 use lantau_primitives::{Coin, NATIVE_DENOM};
-use lantau_rpc::{NodeApi, NodeEvent};
+use lantau_rpc::NodeApi;
 use serde_json::json;
 
 /// Options of `lantaud bench`.
@@ -38,6 +38,11 @@ pub(crate) struct BenchArgs {
     /// Stop broadcasting after this many seconds even if transactions remain.
     #[arg(long, default_value_t = 60)]
     duration: u64,
+    /// Write every broadcast (start ms since the first broadcast, latency ms, code) and every
+    /// block (commit ms since the first broadcast, txs, FinalizeBlock ms, Commit+recheck ms) to
+    /// this file, as CSV, to see where slow admissions fall.
+    #[arg(long)]
+    trace: Option<std::path::PathBuf>,
 }
 
 fn bench_key(i: usize) -> anyhow::Result<SecretKey> {
@@ -113,49 +118,12 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     }
     eprintln!("bench: signed in {:.1}s; broadcasting with {} workers", t_sign.elapsed().as_secs_f64(), a.concurrency);
 
-    // Count commits (the counter reads the node's event stream until it is aborted).
-    #[derive(Default)]
-    struct Stats {
-        committed: u64,
-        first: Option<Instant>,
-        last: Option<Instant>,
-        blocks: Vec<(usize, f64, f64)>,
-    }
-    let stats = Arc::new(parking_lot::Mutex::new(Stats::default()));
-    let mut sub = node.node.subscribe();
-    let engine = node.node.engine().clone();
-    let st = stats.clone();
-    let counter = tokio::spawn(async move {
-        loop {
-            match sub.recv().await {
-                Ok(NodeEvent::NewBlock { block, .. }) => {
-                    let n = block.data.len();
-                    if n > 0 {
-                        let t = engine.last_timing();
-                        let mut s = st.lock();
-                        s.blocks.push((n, t.finalize_ms, t.commit_ms));
-                        s.first.get_or_insert_with(Instant::now);
-                        s.last = Some(Instant::now());
-                    }
-                }
-                Ok(NodeEvent::Tx(rec)) => {
-                    if rec.result.code.is_ok() {
-                        st.lock().committed += 1;
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    tracing::warn!(missed = n, "bench counter lagged");
-                }
-                Err(_) => break,
-            }
-        }
-    });
-
     // Broadcast.
     let http = reqwest::Client::builder().pool_max_idle_per_host(a.concurrency).build()?;
     let signed = Arc::new(signed);
     let deadline = Instant::now() + Duration::from_secs(a.duration);
     let start_at = Instant::now();
+    let tracing_on = a.trace.is_some();
     let mut workers = Vec::new();
     for w in 0..a.concurrency {
         let http = http.clone();
@@ -166,7 +134,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         let conc = a.concurrency;
         workers.push(tokio::spawn(async move {
             let mut lat = Vec::new();
+            let mut trace: Vec<(f64, f64, u64)> = Vec::new();
             let mut rejected = 0u64;
+            let mut full = 0u64;
             'outer: for seq in 0..per {
                 for i in (w..n).step_by(conc) {
                     if Instant::now() > deadline {
@@ -182,9 +152,15 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                             Err(_) => None,
                         };
                         lat.push(t.elapsed().as_secs_f64() * 1e3);
+                        if tracing_on {
+                            trace.push((t.duration_since(start_at).as_secs_f64() * 1e3, t.elapsed().as_secs_f64() * 1e3, code.unwrap_or(u64::MAX)));
+                        }
                         match code {
                             Some(0) => break,
-                            Some(20) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(50)).await,
+                            Some(20) if Instant::now() < deadline => {
+                                full += 1;
+                                tokio::time::sleep(Duration::from_millis(50)).await
+                            }
                             _ => {
                                 rejected += 1;
                                 break;
@@ -193,15 +169,19 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                     }
                 }
             }
-            (lat, rejected)
+            (lat, rejected, full, trace)
         }));
     }
     let mut lat = Vec::new();
     let mut rejected = 0;
+    let mut full = 0;
+    let mut trace = Vec::new();
     for w in workers {
-        let (l, r) = w.await?;
+        let (l, r, f, t) = w.await?;
         lat.extend(l);
+        trace.extend(t);
         rejected += r;
+        full += f;
     }
     drop(http);
     let sent = lat.len() as u64;
@@ -212,45 +192,78 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     tokio::time::sleep(Duration::from_millis(a.block_time_ms + 200)).await;
-    counter.abort();
-    let committed_total = committed_from_store(&node.node).await?;
+    let committed = committed_from_store(&node.node).await?;
+    // Block timings come from the engine's own record (the event stream can lag under load).
+    let details: Vec<_> = node.node.engine().timings().into_iter().filter(|t| t.txs > 0).collect();
+    let blocks: Vec<(usize, f64, f64, Instant)> = details.iter().map(|t| (t.txs, t.finalize_ms, t.commit_ms, t.committed_at)).collect();
+    let locked_avg = if details.is_empty() { 0.0 } else { details.iter().map(|d| d.recheck_locked_ms).sum::<f64>() / details.len() as f64 };
+    let locked_max = details.iter().map(|d| d.recheck_locked_ms).fold(0.0, f64::max);
     node.stop().await;
-    let (_, first, last, blocks) = {
-        let s = stats.lock();
-        (s.committed, s.first, s.last.unwrap_or_else(Instant::now), s.blocks.clone())
-    };
-    let committed = committed_total;
+    if let Some(path) = &a.trace {
+        use std::fmt::Write as _;
+        let mut out = String::from("kind,t_ms,a,b,c\n");
+        trace.sort_by(|x, y| x.0.total_cmp(&y.0));
+        for (t, l, c) in &trace {
+            let _ = writeln!(out, "tx,{t:.3},{l:.3},{c},");
+        }
+        for b in &blocks {
+            let t = b.3.saturating_duration_since(start_at).as_secs_f64() * 1e3;
+            let _ = writeln!(out, "block,{t:.3},{},{:.3},{:.3}", b.0, b.1, b.2);
+        }
+        for d in &details {
+            let t = d.committed_at.saturating_duration_since(start_at).as_secs_f64() * 1e3;
+            let _ = writeln!(
+                out,
+                "phases,{t:.3},{:.3},{:.3},{:.3}\nrecheck,{t:.3},{},{:.3},{}",
+                d.propose_ms, d.commit_only_ms, d.commit_ms, d.rechecked, d.recheck_locked_ms, d.recheck_locked_txs
+            );
+        }
+        std::fs::write(path, out)?;
+    }
     lat.sort_by(|x, y| x.total_cmp(y));
-    let span = first.map(|f| last.duration_since(f).as_secs_f64()).unwrap_or(0.0);
-    // The first block's commit opens the span; count its transactions out of the rate.
+    // Committed rate between the first and the last commit of a block with transactions; the
+    // first block's commit opens the span, so its transactions are counted out of the rate.
+    let span = match (blocks.first(), blocks.last()) {
+        (Some(f), Some(l)) => l.3.duration_since(f.3).as_secs_f64(),
+        _ => 0.0,
+    };
     let first_block_txs = blocks.first().map(|b| b.0 as u64).unwrap_or(0);
     let tps = if span > 0.0 { committed.saturating_sub(first_block_txs) as f64 / span } else { 0.0 };
-    let avg = |f: fn(&(usize, f64, f64)) -> f64| if blocks.is_empty() { 0.0 } else { blocks.iter().map(f).sum::<f64>() / blocks.len() as f64 };
-    let max = |f: fn(&(usize, f64, f64)) -> f64| blocks.iter().map(f).fold(0.0, f64::max);
+    // End to end: every committed transaction over the time from the first broadcast to the
+    // last commit (includes the ramp-up before the first block).
+    let e2e_secs = blocks.last().map(|l| l.3.duration_since(start_at).as_secs_f64()).unwrap_or(0.0);
+    let e2e_tps = if e2e_secs > 0.0 { committed as f64 / e2e_secs } else { 0.0 };
+    let avg = |f: fn(&(usize, f64, f64, Instant)) -> f64| if blocks.is_empty() { 0.0 } else { blocks.iter().map(f).sum::<f64>() / blocks.len() as f64 };
+    let max = |f: fn(&(usize, f64, f64, Instant)) -> f64| blocks.iter().map(f).fold(0.0, f64::max);
     let report = json!({
         "accounts": a.accounts,
         "sent": sent,
         "rejected_at_admission": rejected,
+        "mempool_full_resends": full,
         "committed": committed,
         "broadcast_seconds": broadcast_secs,
         "commit_span_seconds": span,
         "committed_tx_per_s": tps,
+        "end_to_end_seconds": e2e_secs,
+        "end_to_end_tx_per_s": e2e_tps,
         "admission_latency_ms": {"p50": percentile(&lat, 0.50), "p99": percentile(&lat, 0.99), "max": lat.last().copied().unwrap_or(0.0)},
         "blocks_with_txs": blocks.len(),
         "txs_per_block_avg": avg(|b| b.0 as f64),
         "finalize_ms_per_block": {"avg": avg(|b| b.1), "max": max(|b| b.1)},
         "commit_ms_per_block": {"avg": avg(|b| b.2), "max": max(|b| b.2)},
+        "recheck_locked_ms_per_block": {"avg": locked_avg, "max": locked_max},
     });
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("sent {sent} signed MsgSend ({rejected} rejected at admission), committed {committed}");
-        println!("committed throughput: {tps:.0} tx/s over {span:.1} s");
+        println!("sent {sent} signed MsgSend ({rejected} rejected at admission, {full} resent after mempool full), committed {committed}");
+        println!("committed throughput: {tps:.0} tx/s over {span:.1} s (first to last commit); end to end {e2e_tps:.0} tx/s over {e2e_secs:.1} s (first broadcast to last commit)");
         println!("admission latency (SYNC broadcast round trip): p50 {:.2} ms, p99 {:.2} ms", percentile(&lat, 0.5), percentile(&lat, 0.99));
         println!(
             "per block ({} blocks, avg {:.0} txs): FinalizeBlock avg {:.1} ms (max {:.1}), Commit+recheck avg {:.1} ms (max {:.1})",
             blocks.len(), avg(|b| b.0 as f64), avg(|b| b.1), max(|b| b.1), avg(|b| b.2), max(|b| b.2)
         );
+        println!("admissions waited for the recheck's last round: avg {locked_avg:.1} ms per block (max {locked_max:.1})");
     }
     Ok(())
 }

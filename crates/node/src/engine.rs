@@ -2,6 +2,12 @@
 //! the app through PrepareProposal → ProcessProposal → FinalizeBlock → Commit, rechecks what is
 //! left in the mempool, and publishes the block and its transactions.
 //!
+//! Admissions never wait for a block: the commit keeps the check overlay, and the recheck
+//! builds a new overlay on the new state while admissions continue on the old one; only the
+//! last step (re-admitting the few transactions admitted meanwhile, then swapping the overlay)
+//! holds the app's check lock. Transactions carry their admission-time decoding from the
+//! mempool into the block, so the app does not decode them again.
+//!
 //! Block time is the proposer's clock (as in CometBFT), made strictly increasing; the state
 //! machine only ever sees it through the block. The engine does not sign blocks: there is one
 //! validator and no peer to convince; `last_commit` carries no signatures. Networks of several
@@ -18,7 +24,7 @@ use lantau_rpc::api::{NodeEvent, TxRecord};
 use parking_lot::Mutex;
 use prost::Message;
 use tendermint_proto::v0_38 as pb;
-use tokio::sync::{broadcast, RwLock};
+use tokio::sync::broadcast;
 
 use crate::config::ConsensusConfig;
 use crate::indexer::{self, Indexer};
@@ -48,8 +54,8 @@ impl Validator {
     }
 }
 
-/// Timing of the last block, for `lantaud bench`.
-#[derive(Debug, Clone, Copy, Default)]
+/// Timing of one block, for `lantaud bench`.
+#[derive(Debug, Clone, Copy)]
 pub struct BlockTiming {
     /// Height.
     pub height: u64,
@@ -59,22 +65,67 @@ pub struct BlockTiming {
     pub finalize_ms: f64,
     /// Commit (RocksDB write) and mempool recheck, milliseconds.
     pub commit_ms: f64,
+    /// Reaping, proposal and header before FinalizeBlock, milliseconds.
+    pub propose_ms: f64,
+    /// The commit alone (RocksDB write), milliseconds.
+    pub commit_only_ms: f64,
+    /// Transactions re-admitted after the commit.
+    pub rechecked: usize,
+    /// How long the last recheck round held the check lock (admissions waited), milliseconds.
+    pub recheck_locked_ms: f64,
+    /// Transactions re-admitted in that round.
+    pub recheck_locked_txs: usize,
+    /// When the commit (and recheck) finished, on this node's monotonic clock.
+    pub committed_at: std::time::Instant,
 }
+
+/// What a recheck did.
+#[derive(Debug, Clone, Copy)]
+struct RecheckStats {
+    rechecked: usize,
+    locked_ms: f64,
+    locked_txs: usize,
+}
+
+/// What the next header needs from the last block (kept in memory, so producing a block does
+/// not read and decode the previous block and its results back from the store).
+#[derive(Debug, Clone)]
+struct LastBlock {
+    height: block::Height,
+    time: Time,
+    id: block::Id,
+    results_hash: Hash,
+}
+
+/// The `last_results_hash` of the block after one with these results (CometBFT: the Merkle
+/// root of the deterministic fields of each result).
+fn results_hash(results: &[lantau_app::tendermint::abci::types::ExecTxResult]) -> Hash {
+    let leaves: Vec<Vec<u8>> = results
+        .iter()
+        .map(|t| {
+            pb::abci::ExecTxResult { code: t.code.value(), data: t.data.clone(), gas_wanted: t.gas_wanted, gas_used: t.gas_used, ..Default::default() }
+                .encode_to_vec()
+        })
+        .collect();
+    merkle_root(&leaves)
+}
+
+/// How many recent block timings the engine keeps.
+const TIMING_HISTORY: usize = 100_000;
 
 /// The engine.
 pub struct Engine {
     app: Arc<App>,
     indexer: Arc<Indexer>,
     mempool: Arc<Mutex<Mempool>>,
-    /// Admissions hold it shared; commit and recheck hold it exclusively, so no admission sees
-    /// a half-reset check overlay.
-    pub(crate) gate: Arc<RwLock<()>>,
     events: broadcast::Sender<NodeEvent>,
     cfg: ConsensusConfig,
     validator: Validator,
-    last_timing: Mutex<BlockTiming>,
+    timings: Mutex<std::collections::VecDeque<BlockTiming>>,
     /// One block at a time.
     producing: tokio::sync::Mutex<()>,
+    /// The last block this engine committed.
+    last: Mutex<Option<LastBlock>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -97,12 +148,12 @@ impl Engine {
             app,
             indexer,
             mempool,
-            gate: Arc::new(RwLock::new(())),
             events,
             cfg,
             validator,
-            last_timing: Mutex::new(BlockTiming::default()),
+            timings: Mutex::new(std::collections::VecDeque::new()),
             producing: tokio::sync::Mutex::new(()),
+            last: Mutex::new(None),
         }
     }
 
@@ -112,8 +163,13 @@ impl Engine {
     }
 
     /// Timing of the last block.
-    pub fn last_timing(&self) -> BlockTiming {
-        *self.last_timing.lock()
+    pub fn last_timing(&self) -> Option<BlockTiming> {
+        self.timings.lock().back().copied()
+    }
+
+    /// Timings of the recent blocks (up to the last 100,000), oldest first.
+    pub fn timings(&self) -> Vec<BlockTiming> {
+        self.timings.lock().iter().copied().collect()
     }
 
     /// Produces blocks every `block_time` until `shutdown` flips to true.
@@ -128,8 +184,9 @@ impl Engine {
                         return;
                     }
                 }
-                _ = shutdown.changed() => {
-                    if *shutdown.borrow() { return; }
+                changed = shutdown.changed() => {
+                    // A dropped sender stops the engine too.
+                    if changed.is_err() || *shutdown.borrow() { return; }
                 }
             }
         }
@@ -139,17 +196,39 @@ impl Engine {
     /// empty and empty blocks are off.
     pub async fn produce_block(&self) -> anyhow::Result<Option<u64>> {
         let _one_at_a_time = self.producing.lock().await;
+        let t_start = std::time::Instant::now();
         let reaped = self.mempool.lock().reap(self.cfg.max_block_bytes, self.cfg.max_block_txs);
         if reaped.is_empty() && !self.cfg.create_empty_blocks {
             return Ok(None);
         }
+        // The block carries the decodings made at admission.
+        self.app.offer_decoded(reaped.iter().map(|e| e.tx.clone()));
         let snap = self.app.snapshot();
         let height = self.app.last_height().await?.saturating_add(1);
-        let prev = if height > 1 { indexer::block(&snap, height - 1).await? } else { None };
-        let prev_results = if height > 1 { indexer::block_results(&snap, height - 1, String::new()).await? } else { None };
+        let prev = match self.last.lock().clone() {
+            Some(l) if l.height.value().saturating_add(1) == height => Some(l),
+            _ => None,
+        };
+        let prev = match prev {
+            Some(l) => Some(l),
+            // After a restart: read the last block and its results back from the store.
+            None if height > 1 => match indexer::block(&snap, height - 1).await? {
+                Some(b) => {
+                    let results = indexer::block_results(&snap, height - 1, String::new()).await?;
+                    Some(LastBlock {
+                        height: b.header.height,
+                        time: b.header.time,
+                        id: lantau_rpc::api::block_id(&b),
+                        results_hash: results_hash(results.as_ref().map(|r| r.tx_results.as_slice()).unwrap_or_default()),
+                    })
+                }
+                None => None,
+            },
+            None => None,
+        };
         let now = Time::now();
         let time = match &prev {
-            Some(p) if now <= p.header.time => p.header.time.checked_add(Duration::from_millis(1)).unwrap_or(now),
+            Some(p) if now <= p.time => p.time.checked_add(Duration::from_millis(1)).unwrap_or(now),
             _ => now,
         };
         let chain_id = self.app.chain_id();
@@ -171,24 +250,9 @@ impl Engine {
             .await;
         let txs: Vec<Vec<u8>> = prepared.txs.iter().map(|t| t.to_vec()).collect();
 
-        let last_block_id = prev.as_ref().map(lantau_rpc::api::block_id);
-        let last_commit = last_block_id.map(|id| Commit {
-            height: prev.as_ref().map(|p| p.header.height).unwrap_or_default(),
-            round: Default::default(),
-            block_id: id,
-            signatures: vec![],
-        });
-        let last_results_hash = prev_results.map(|r| {
-            let leaves: Vec<Vec<u8>> = r
-                .tx_results
-                .iter()
-                .map(|t| {
-                    pb::abci::ExecTxResult { code: t.code.value(), data: t.data.clone(), gas_wanted: t.gas_wanted, gas_used: t.gas_used, ..Default::default() }
-                        .encode_to_vec()
-                })
-                .collect();
-            merkle_root(&leaves)
-        });
+        let last_block_id = prev.as_ref().map(|p| p.id);
+        let last_commit = prev.as_ref().map(|p| Commit { height: p.height, round: Default::default(), block_id: p.id, signatures: vec![] });
+        let last_results_hash = prev.as_ref().map(|p| p.results_hash);
         let header = Header {
             version: Version { block: 11, app: 1 },
             chain_id: chain::Id::try_from(chain_id)?,
@@ -224,6 +288,7 @@ impl Engine {
         anyhow::ensure!(accepted == response::ProcessProposal::Accept, "own proposal rejected at height {height}");
 
         let t0 = std::time::Instant::now();
+        let propose_ms = t0.duration_since(t_start).as_secs_f64() * 1e3;
         self.indexer.set_pending_block(block.clone());
         let resp = self
             .app
@@ -241,17 +306,42 @@ impl Engine {
         let finalize_ms = t0.elapsed().as_secs_f64() * 1e3;
 
         let t1 = std::time::Instant::now();
-        {
-            let _exclusive = self.gate.write().await;
-            self.app.commit().await?;
-            let included: Vec<[u8; 32]> = txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect();
-            self.mempool.lock().remove(included);
-            self.recheck().await;
-        }
+        self.app.commit_keeping_check_state().await?;
+        let commit_only_ms = t1.elapsed().as_secs_f64() * 1e3;
+        let included: Vec<[u8; 32]> = txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect();
+        self.mempool.lock().remove(included);
+        let rc = self.recheck().await?;
         let commit_ms = t1.elapsed().as_secs_f64() * 1e3;
-        *self.last_timing.lock() = BlockTiming { height, txs: txs.len(), finalize_ms, commit_ms };
+        {
+            let mut t = self.timings.lock();
+            if t.len() >= TIMING_HISTORY {
+                t.pop_front();
+            }
+            t.push_back(BlockTiming {
+                height,
+                txs: txs.len(),
+                finalize_ms,
+                commit_ms,
+                propose_ms,
+                commit_only_ms,
+                rechecked: rc.rechecked,
+                recheck_locked_ms: rc.locked_ms,
+                recheck_locked_txs: rc.locked_txs,
+                committed_at: std::time::Instant::now(),
+            });
+        }
+
+        *self.last.lock() = Some(LastBlock {
+            height: h,
+            time,
+            id: lantau_rpc::api::block_id(&block),
+            results_hash: results_hash(&resp.tx_results),
+        });
 
         // Publish after the commit: a subscriber never hears of something that may not persist.
+        if self.events.receiver_count() == 0 {
+            return Ok(Some(height));
+        }
         let timestamp = indexer::rfc3339(time);
         let block = Arc::new(block);
         let _no_subscribers = self.events.send(NodeEvent::NewBlock { block, events: resp.events.clone() });
@@ -270,19 +360,54 @@ impl Engine {
     }
 
     /// Re-admits what is left in the mempool against the new state, dropping what no longer
-    /// passes (for instance a sequence that a block just consumed).
-    async fn recheck(&self) {
-        let entries = self.mempool.lock().entries();
+    /// passes (for instance a sequence that a block just consumed). Admissions continue on the
+    /// old check overlay meanwhile; they are re-admitted on the new one in catch-up rounds, the
+    /// last under the app's check lock, which then swaps the overlays.
+    async fn recheck(&self) -> anyhow::Result<RecheckStats> {
+        /// When this few were admitted during a round, the last round runs under the lock.
+        const SMALL_ROUND: usize = 64;
+        /// Catch-up rounds outside the lock at most.
+        const MAX_ROUNDS: usize = 4;
+        let mut rebuild = self.app.begin_check_rebuild().await?;
         let mut dropped = Vec::new();
-        for e in entries {
-            let out = self.app.check_tx_bytes(&e.bytes).await;
-            if out.result.is_err() {
-                dropped.push(e.hash);
+        let (mut pending, mut mark) = self.mempool.lock().entries_since(0);
+        let mut rechecked = 0;
+        for _ in 0..MAX_ROUNDS {
+            rechecked += pending.len();
+            for e in &pending {
+                if self.app.recheck(&mut rebuild, &e.tx).await.is_err() {
+                    dropped.push(e.hash);
+                }
+            }
+            let (late, next) = self.mempool.lock().entries_since(mark);
+            pending = late;
+            mark = next;
+            if pending.len() <= SMALL_ROUND {
+                break;
             }
         }
+        // The last round: under the check lock no admission runs, so everything admitted
+        // since `mark` is known; `pending` (listed before) is re-admitted first.
+        let mempool = self.mempool.clone();
+        let locked_txs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = locked_txs.clone();
+        let t = std::time::Instant::now();
+        let failed = self
+            .app
+            .finish_check_rebuild(rebuild, move || {
+                let (late, _) = mempool.lock().entries_since(mark);
+                let all: Vec<_> = pending.into_iter().chain(late).map(|e| e.tx).collect();
+                counted.store(all.len(), std::sync::atomic::Ordering::Relaxed);
+                all
+            })
+            .await;
+        let locked_ms = t.elapsed().as_secs_f64() * 1e3;
+        let locked_txs = locked_txs.load(std::sync::atomic::Ordering::Relaxed);
+        dropped.extend(failed);
         if !dropped.is_empty() {
             tracing::debug!(count = dropped.len(), "recheck dropped transactions");
             self.mempool.lock().remove(dropped);
         }
+        Ok(RecheckStats { rechecked: rechecked + locked_txs, locked_ms, locked_txs })
     }
 }

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use lantau_app::module_api::{SdkError, TxError};
+use lantau_app::DecodedTx;
 
 /// One admitted transaction.
 #[derive(Debug, Clone)]
@@ -19,6 +20,8 @@ pub struct Entry {
     pub hash: [u8; 32],
     /// The bytes.
     pub bytes: Arc<Vec<u8>>,
+    /// The transaction as admission decoded it (recheck and the block use it, no re-decoding).
+    pub tx: Arc<DecodedTx>,
 }
 
 /// The mempool.
@@ -59,7 +62,7 @@ impl Mempool {
     }
 
     /// Adds an admitted transaction.
-    pub fn insert(&mut self, hash: [u8; 32], bytes: Arc<Vec<u8>>) -> Result<(), TxError> {
+    pub fn insert(&mut self, hash: [u8; 32], bytes: Arc<Vec<u8>>, tx: Arc<DecodedTx>) -> Result<(), TxError> {
         if self.contains(&hash) {
             return Err(SdkError::TxInMempoolCache.into());
         }
@@ -68,7 +71,7 @@ impl Mempool {
         self.next = self.next.saturating_add(1);
         self.bytes = self.bytes.saturating_add(bytes.len());
         self.by_hash.insert(hash, id);
-        self.order.insert(id, Entry { hash, bytes });
+        self.order.insert(id, Entry { hash, bytes, tx });
         Ok(())
     }
 
@@ -106,6 +109,12 @@ impl Mempool {
         self.order.values().cloned().collect()
     }
 
+    /// The entries admitted since `mark` (0: all of them), in order, and the mark to pass next
+    /// time to get only those admitted after this call.
+    pub fn entries_since(&self, mark: u64) -> (Vec<Entry>, u64) {
+        (self.order.range(mark..).map(|(_, e)| e.clone()).collect(), self.next)
+    }
+
     /// Count and bytes.
     pub fn size(&self) -> (usize, usize) {
         (self.order.len(), self.bytes)
@@ -116,16 +125,54 @@ impl Mempool {
 mod tests {
     use super::*;
 
+    fn tx(hash: [u8; 32]) -> Arc<DecodedTx> {
+        Arc::new(DecodedTx {
+            hash,
+            size: 10,
+            body_bytes: vec![],
+            auth_info_bytes: vec![],
+            signature: vec![],
+            pubkey: None,
+            signer: lantau_primitives::Address([0; 20]),
+            sequence: 0,
+            msgs: vec![],
+            gas_limit: 1,
+            fee: lantau_primitives::Amount::ZERO,
+            memo: String::new(),
+            timeout_height: 0,
+            payload: None,
+        })
+    }
+
+    fn put(m: &mut Mempool, h: u8) -> Result<(), TxError> {
+        m.insert([h; 32], Arc::new(vec![0; 10]), tx([h; 32]))
+    }
+
     #[test]
     fn bounded_ordered_and_deduplicated() {
         let mut m = Mempool::new(2, 1_000);
-        m.insert([1; 32], Arc::new(vec![0; 10])).unwrap();
-        assert_eq!(m.insert([1; 32], Arc::new(vec![0; 10])).unwrap_err().code, 19);
-        m.insert([2; 32], Arc::new(vec![0; 10])).unwrap();
-        assert_eq!(m.insert([3; 32], Arc::new(vec![0; 10])).unwrap_err().code, 20);
+        put(&mut m, 1).unwrap();
+        assert_eq!(put(&mut m, 1).unwrap_err().code, 19);
+        put(&mut m, 2).unwrap();
+        assert_eq!(put(&mut m, 3).unwrap_err().code, 20);
         assert_eq!(m.reap(15, 10).len(), 1);
         assert_eq!(m.reap(100, 10)[1].hash, [2; 32]);
         m.remove([[1; 32]]);
         assert_eq!(m.size(), (1, 10));
+    }
+
+    #[test]
+    fn entries_since_a_mark_are_the_later_admissions_in_order() {
+        let mut m = Mempool::new(10, 1_000);
+        put(&mut m, 1).unwrap();
+        put(&mut m, 2).unwrap();
+        let (all, mark) = m.entries_since(0);
+        assert_eq!(all.iter().map(|e| e.hash[0]).collect::<Vec<_>>(), vec![1, 2]);
+        put(&mut m, 3).unwrap();
+        put(&mut m, 4).unwrap();
+        m.remove([[1; 32]]);
+        let (late, mark2) = m.entries_since(mark);
+        assert_eq!(late.iter().map(|e| e.hash[0]).collect::<Vec<_>>(), vec![3, 4]);
+        assert!(m.entries_since(mark2).0.is_empty());
     }
 }

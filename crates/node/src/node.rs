@@ -50,11 +50,15 @@ impl EmbeddedNode {
             let e = lantau_app::module_api::TxError::from(lantau_app::module_api::SdkError::TxInMempoolCache);
             return BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 };
         }
-        let _shared = self.engine.gate.read().await;
+        // A full mempool answers before any decoding or signature work (checked again, under
+        // the check lock, at insert).
+        if let Err(e) = self.mempool.lock().check_room(tx.len()) {
+            return BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 };
+        }
         let bytes = Arc::new(tx);
         let mempool = self.mempool.clone();
         let b2 = bytes.clone();
-        let out = self.app.check_tx_admit(&bytes, move |h| mempool.lock().insert(*h, b2)).await;
+        let out = self.app.check_tx_admit(&bytes, move |d| mempool.lock().insert(d.hash, b2, d.clone())).await;
         match out.result {
             Ok(()) => BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: out.gas_wanted, gas_used: out.gas_used },
             Err(e) => BroadcastResult { hash, code: e.code, codespace: e.codespace.to_string(), log: e.log, gas_wanted: out.gas_wanted, gas_used: out.gas_used },
@@ -269,8 +273,13 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
 
     let (shutdown, rx) = watch::channel(false);
     let dyn_node: Arc<dyn NodeApi> = node.clone();
+    // The engine runs on a thread of its own (driving its future with the runtime's handle):
+    // executing a block is long CPU work, and on a runtime worker it would hold up the
+    // admissions that worker has queued (tokio cannot steal a worker's next-task slot).
+    let handle = tokio::runtime::Handle::current();
+    let engine_rx = rx.clone();
     let tasks = vec![
-        Some(tokio::spawn(engine.run(rx.clone()))),
+        Some(tokio::task::spawn_blocking(move || handle.block_on(engine.run(engine_rx)))),
         Some(tokio::spawn(serve(api_listener, lantau_rpc::rest::router(dyn_node.clone()), rx.clone()))),
         Some(tokio::spawn(serve(rpc_listener, lantau_rpc::cometbft::router(dyn_node), rx))),
     ];

@@ -1,0 +1,320 @@
+//! A read-through cache of committed values, in front of cnidarium snapshots.
+//!
+//! cnidarium answers every read of a [`Snapshot`] on `tokio::task::spawn_blocking`: a thread
+//! hand-off per read, the largest cost of a transfer before this cache. The cache holds the
+//! values of recently read (and recently written) verifiable keys *at one version*, the latest
+//! committed one:
+//!
+//! - a read through a [`CachedSnapshot`] of version `v` hits only when the cache is at `v`, and
+//!   a value read from the snapshot fills the cache only when the cache is still at `v`;
+//! - at each commit the cache rolls forward from `v` to `v + 1` by applying that commit's exact
+//!   write set (every verifiable write goes through the block's `StateDelta`), so every entry
+//!   stays equal to what the new snapshot holds; when the versions do not follow (InitChain, a
+//!   block finalized twice, a restart), the cache starts over empty at the new version.
+//!
+//! So a hit returns exactly the bytes the snapshot would return: gas (charged on value length)
+//! and results do not change; the cache only changes speed. It is bounded: past
+//! [`MAX_ENTRIES`] it stops taking new keys until the next commit, which clears it if still full.
+//! Only verifiable point reads are cached; prefix scans and non-verifiable reads go to the
+//! snapshot.
+
+#![allow(clippy::disallowed_types)] // a HashMap here is only looked up, never iterated.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::ops::RangeBounds;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use cnidarium::{Snapshot, StateRead};
+use parking_lot::RwLock;
+
+/// Most keys the cache holds (accounts and balances are ~100 bytes each).
+pub const MAX_ENTRIES: usize = 250_000;
+
+type Value = Option<Vec<u8>>;
+
+/// The committed values of recently used keys at one version.
+#[derive(Debug)]
+pub struct ReadCache {
+    inner: RwLock<Inner>,
+    max_entries: usize,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// The snapshot version the entries belong to (None: holds nothing yet).
+    version: Option<u64>,
+    map: HashMap<String, Value>,
+}
+
+impl ReadCache {
+    /// An empty cache holding at most `max_entries` keys.
+    pub fn new(max_entries: usize) -> Self {
+        Self { inner: RwLock::new(Inner { version: None, map: HashMap::new() }), max_entries }
+    }
+
+    /// The value of `key` at `version`, when the cache holds it at that version.
+    fn get(&self, version: u64, key: &str) -> Option<Value> {
+        let g = self.inner.read();
+        if g.version != Some(version) {
+            return None;
+        }
+        g.map.get(key).cloned()
+    }
+
+    /// Remembers what the snapshot of `version` holds at `key`, if the cache is at `version`.
+    fn fill(&self, version: u64, key: &str, value: &Value) {
+        let mut g = self.inner.write();
+        if g.version != Some(version) || g.map.len() >= self.max_entries {
+            return;
+        }
+        g.map.entry(key.to_string()).or_insert_with(|| value.clone());
+    }
+
+    /// Rolls the cache from `from` to `to` with the exact verifiable write set of the commit
+    /// between them. Anything else (a cache at another version, versions that do not follow)
+    /// starts over empty at `to`.
+    pub fn advance<'a>(&self, from: u64, to: u64, writes: impl IntoIterator<Item = (&'a String, &'a Value)>) {
+        let mut g = self.inner.write();
+        if g.version != Some(from) || from.wrapping_add(1) != to || g.map.len() >= self.max_entries {
+            g.map.clear();
+            g.version = Some(to);
+            return;
+        }
+        for (k, v) in writes {
+            if g.map.len() >= self.max_entries {
+                // Too many keys: hold nothing rather than a partial roll forward.
+                g.map.clear();
+                break;
+            }
+            g.map.insert(k.clone(), v.clone());
+        }
+        g.version = Some(to);
+    }
+
+    /// Forgets everything and starts at `version`.
+    pub fn reset(&self, version: u64) {
+        let mut g = self.inner.write();
+        g.map.clear();
+        g.version = Some(version);
+    }
+
+    /// Number of keys held (for tests and diagnostics).
+    pub fn len(&self) -> usize {
+        self.inner.read().map.len()
+    }
+
+    /// True when no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A [`Snapshot`] whose verifiable point reads go through a [`ReadCache`].
+#[derive(Clone)]
+pub struct CachedSnapshot {
+    snap: Snapshot,
+    cache: Arc<ReadCache>,
+}
+
+impl std::fmt::Debug for CachedSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedSnapshot").field("version", &self.snap.version()).finish_non_exhaustive()
+    }
+}
+
+impl CachedSnapshot {
+    /// Wraps a snapshot.
+    pub fn new(snap: Snapshot, cache: Arc<ReadCache>) -> Self {
+        Self { snap, cache }
+    }
+
+    /// The snapshot underneath.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    /// Its version.
+    pub fn version(&self) -> u64 {
+        self.snap.version()
+    }
+}
+
+/// The future of a cached read: ready on a hit, the snapshot read (then a fill) on a miss.
+pub enum CachedRead {
+    /// Served from the cache.
+    Hit(Option<Value>),
+    /// Read from the snapshot, then remembered (cache, snapshot version, key) when cacheable.
+    Miss(<Snapshot as StateRead>::GetRawFut, Option<(Arc<ReadCache>, u64, String)>),
+}
+
+impl std::fmt::Debug for CachedRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CachedRead::Hit(_) => f.write_str("CachedRead::Hit"),
+            CachedRead::Miss(..) => f.write_str("CachedRead::Miss"),
+        }
+    }
+}
+
+impl Future for CachedRead {
+    type Output = anyhow::Result<Value>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            CachedRead::Hit(v) => match v.take() {
+                Some(v) => Poll::Ready(Ok(v)),
+                None => Poll::Ready(Err(anyhow::anyhow!("cached read polled after completion"))),
+            },
+            CachedRead::Miss(fut, fill) => match Pin::new(fut).poll(cx) {
+                Poll::Ready(Ok(v)) => {
+                    if let Some((cache, version, key)) = fill.take() {
+                        cache.fill(version, &key, &v);
+                    }
+                    Poll::Ready(Ok(v))
+                }
+                other => other,
+            },
+        }
+    }
+}
+
+impl StateRead for CachedSnapshot {
+    type GetRawFut = CachedRead;
+    type PrefixRawStream = <Snapshot as StateRead>::PrefixRawStream;
+    type PrefixKeysStream = <Snapshot as StateRead>::PrefixKeysStream;
+    type NonconsensusPrefixRawStream = <Snapshot as StateRead>::NonconsensusPrefixRawStream;
+    type NonconsensusRangeRawStream = <Snapshot as StateRead>::NonconsensusRangeRawStream;
+
+    fn get_raw(&self, key: &str) -> Self::GetRawFut {
+        let version = self.snap.version();
+        match self.cache.get(version, key) {
+            Some(v) => CachedRead::Hit(Some(v)),
+            None => CachedRead::Miss(self.snap.get_raw(key), Some((self.cache.clone(), version, key.to_string()))),
+        }
+    }
+
+    fn nonverifiable_get_raw(&self, key: &[u8]) -> Self::GetRawFut {
+        // Not cached.
+        CachedRead::Miss(self.snap.nonverifiable_get_raw(key), None)
+    }
+
+    fn object_get<T: std::any::Any + Send + Sync + Clone>(&self, key: &'static str) -> Option<T> {
+        self.snap.object_get(key)
+    }
+
+    fn object_type(&self, key: &'static str) -> Option<std::any::TypeId> {
+        self.snap.object_type(key)
+    }
+
+    fn prefix_raw(&self, prefix: &str) -> Self::PrefixRawStream {
+        self.snap.prefix_raw(prefix)
+    }
+
+    fn prefix_keys(&self, prefix: &str) -> Self::PrefixKeysStream {
+        self.snap.prefix_keys(prefix)
+    }
+
+    fn nonverifiable_prefix_raw(&self, prefix: &[u8]) -> Self::NonconsensusPrefixRawStream {
+        self.snap.nonverifiable_prefix_raw(prefix)
+    }
+
+    fn nonverifiable_range_raw(
+        &self,
+        prefix: Option<&[u8]>,
+        range: impl RangeBounds<Vec<u8>>,
+    ) -> anyhow::Result<Self::NonconsensusRangeRawStream> {
+        self.snap.nonverifiable_range_raw(prefix, range)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cnidarium::{StateDelta, StateWrite, TempStorage};
+
+    use super::*;
+
+    const KEYS: u64 = 40;
+
+    fn key(i: u64) -> String {
+        format!("k/{i:03}")
+    }
+
+    /// A small deterministic generator (no randomness in tests that must replay).
+    fn next(seed: &mut u64) -> u64 {
+        *seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        *seed >> 33
+    }
+
+    /// Blocks of random writes and deletes, committed the way `App` commits them (execution
+    /// over the cache, the write set transplanted onto the plain snapshot, the cache rolled
+    /// forward); after every commit every key read through the cache equals the snapshot's
+    /// value, and a snapshot of an older version is never served the newer values.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cached_reads_always_equal_snapshot_reads() {
+        let storage = TempStorage::new().await.unwrap();
+        let cache = Arc::new(ReadCache::new(1_000));
+        cache.reset(storage.latest_version());
+        let mut seed = 7u64;
+        for block in 0..12u64 {
+            let before = storage.latest_snapshot();
+            let mut delta = StateDelta::new(CachedSnapshot::new(before.clone(), cache.clone()));
+            for _ in 0..15 {
+                let k = key(next(&mut seed) % KEYS);
+                // Reads fill the cache, writes go to the delta.
+                let _ = delta.get_raw(&k).await.unwrap();
+                match next(&mut seed) % 3 {
+                    0 => delta.delete(k),
+                    _ => delta.put_raw(k, format!("v{block}-{}", next(&mut seed)).into_bytes()),
+                }
+            }
+            let (cached, changes) = delta.flatten();
+            let writes: Vec<(String, Option<Vec<u8>>)> =
+                changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut plain = StateDelta::new(cached.snapshot().clone());
+            changes.apply_to(&mut plain);
+            storage.commit(plain).await.unwrap();
+            cache.advance(before.version(), storage.latest_version(), writes.iter().map(|(k, v)| (k, v)));
+
+            let now = storage.latest_snapshot();
+            let through = CachedSnapshot::new(now.clone(), cache.clone());
+            let old = CachedSnapshot::new(before.clone(), cache.clone());
+            for i in 0..KEYS {
+                let k = key(i);
+                assert_eq!(through.get_raw(&k).await.unwrap(), now.get_raw(&k).await.unwrap(), "{k} after block {block}");
+                assert_eq!(old.get_raw(&k).await.unwrap(), before.get_raw(&k).await.unwrap(), "{k} at the old version");
+            }
+            assert!(!cache.is_empty());
+        }
+    }
+
+    #[test]
+    fn versions_that_do_not_follow_start_over() {
+        let cache = ReadCache::new(10);
+        cache.reset(3);
+        cache.fill(3, "a", &Some(vec![1]));
+        assert_eq!(cache.get(3, "a"), Some(Some(vec![1])));
+        assert_eq!(cache.get(4, "a"), None, "another version never hits");
+        cache.fill(4, "b", &None);
+        assert_eq!(cache.len(), 1, "a fill for another version is dropped");
+        cache.advance(5, 6, std::iter::empty());
+        assert!(cache.is_empty(), "a roll forward from a version the cache is not at clears it");
+        assert_eq!(cache.get(6, "a"), None);
+    }
+
+    #[test]
+    fn bounded() {
+        let cache = ReadCache::new(2);
+        cache.reset(0);
+        for (i, k) in ["a", "b", "c"].iter().enumerate() {
+            cache.fill(0, k, &Some(vec![u8::try_from(i).unwrap()]));
+        }
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.get(0, "c"), None);
+        let w = [("d".to_string(), None)];
+        cache.advance(0, 1, w.iter().map(|(k, v)| (k, v)));
+        assert!(cache.is_empty(), "a full cache starts over at the next commit");
+    }
+}

@@ -10,7 +10,10 @@
 //! - at each commit the cache rolls forward from `v` to `v + 1` by applying that commit's exact
 //!   write set (every verifiable write goes through the block's `StateDelta`), so every entry
 //!   stays equal to what the new snapshot holds; when the versions do not follow (InitChain, a
-//!   block finalized twice, a restart), the cache starts over empty at the new version.
+//!   block finalized twice, a restart), the cache starts over empty at the new version;
+//! - reads of the snapshot just before (`v` after rolling to `v + 1`: the check overlay that
+//!   admissions use until the mempool is rechecked) hit too, for keys that commit did not
+//!   write: their value is the same in both versions.
 //!
 //! So a hit returns exactly the bytes the snapshot would return: gas (charged on value length)
 //! and results do not change; the cache only changes speed. It is bounded: past
@@ -18,7 +21,7 @@
 //! Only verifiable point reads are cached; prefix scans and non-verifiable reads go to the
 //! snapshot.
 
-#![allow(clippy::disallowed_types)] // a HashMap here is only looked up, never iterated.
+#![allow(clippy::disallowed_types)] // a HashMap and a HashSet here are only looked up, never iterated.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -47,19 +50,25 @@ struct Inner {
     /// The snapshot version the entries belong to (None: holds nothing yet).
     version: Option<u64>,
     map: HashMap<String, Value>,
+    /// The version before `version` and the keys the commit between them wrote (entries
+    /// for other keys hold for that version too).
+    prev: Option<(u64, std::collections::HashSet<String>)>,
 }
 
 impl ReadCache {
     /// An empty cache holding at most `max_entries` keys.
     pub fn new(max_entries: usize) -> Self {
-        Self { inner: RwLock::new(Inner { version: None, map: HashMap::new() }), max_entries }
+        Self { inner: RwLock::new(Inner { version: None, map: HashMap::new(), prev: None }), max_entries }
     }
 
     /// The value of `key` at `version`, when the cache holds it at that version.
     fn get(&self, version: u64, key: &str) -> Option<Value> {
         let g = self.inner.read();
         if g.version != Some(version) {
-            return None;
+            match &g.prev {
+                Some((v, written)) if *v == version && !written.contains(key) => {}
+                _ => return None,
+            }
         }
         g.map.get(key).cloned()
     }
@@ -81,17 +90,23 @@ impl ReadCache {
         if g.version != Some(from) || from.wrapping_add(1) != to || g.map.len() >= self.max_entries {
             g.map.clear();
             g.version = Some(to);
+            g.prev = None;
             return;
         }
+        let mut written = std::collections::HashSet::new();
         for (k, v) in writes {
             if g.map.len() >= self.max_entries {
                 // Too many keys: hold nothing rather than a partial roll forward.
                 g.map.clear();
-                break;
+                g.version = Some(to);
+                g.prev = None;
+                return;
             }
             g.map.insert(k.clone(), v.clone());
+            written.insert(k.clone());
         }
         g.version = Some(to);
+        g.prev = Some((from, written));
     }
 
     /// Forgets everything and starts at `version`.
@@ -99,6 +114,7 @@ impl ReadCache {
         let mut g = self.inner.write();
         g.map.clear();
         g.version = Some(version);
+        g.prev = None;
     }
 
     /// Number of keys held (for tests and diagnostics).
@@ -302,6 +318,25 @@ mod tests {
         cache.advance(5, 6, std::iter::empty());
         assert!(cache.is_empty(), "a roll forward from a version the cache is not at clears it");
         assert_eq!(cache.get(6, "a"), None);
+        assert_eq!(cache.get(5, "a"), None);
+    }
+
+    #[test]
+    fn the_version_before_hits_only_for_keys_the_commit_did_not_write() {
+        let cache = ReadCache::new(10);
+        cache.reset(3);
+        cache.fill(3, "a", &Some(vec![1]));
+        cache.fill(3, "b", &Some(vec![2]));
+        let w = [("b".to_string(), Some(vec![9]))];
+        cache.advance(3, 4, w.iter().map(|(k, v)| (k, v)));
+        assert_eq!(cache.get(4, "b"), Some(Some(vec![9])));
+        assert_eq!(cache.get(3, "a"), Some(Some(vec![1])), "unchanged by the commit");
+        assert_eq!(cache.get(3, "b"), None, "written by the commit: the old value is not held");
+        cache.fill(3, "c", &Some(vec![3]));
+        assert_eq!(cache.get(4, "c"), None, "a fill for the version before is dropped");
+        cache.advance(4, 5, std::iter::empty());
+        assert_eq!(cache.get(3, "a"), None, "two versions back never hits");
+        assert_eq!(cache.get(4, "a"), Some(Some(vec![1])));
     }
 
     #[test]

@@ -43,6 +43,39 @@ pub(crate) struct BenchArgs {
     /// this file, as CSV, to see where slow admissions fall.
     #[arg(long)]
     trace: Option<std::path::PathBuf>,
+    /// Send gated stablecoin transfers (`hkd.demo`, a Travel Rule payload on each, all seven
+    /// gates, audit rows and flags) instead of native-coin transfers. The bench accounts get
+    /// full-tier identities and `hkd.demo` in genesis; the rules are the spec's defaults.
+    #[arg(long)]
+    stablecoin: bool,
+}
+
+/// Gives every bench account a full-tier identity and `hkd.demo` in the genesis file.
+fn stablecoin_genesis(home: &std::path::Path, keys: &[SecretKey]) -> anyhow::Result<()> {
+    let path = home.join("config/genesis.json");
+    let mut g: serde_json::Value = serde_json::from_slice(&std::fs::read(&path)?)?;
+    let app = &mut g["app_state"];
+    let ids = app["kyc"]["identities"].as_array_mut().ok_or_else(|| anyhow::anyhow!("genesis has no kyc identities"))?;
+    for (i, k) in keys.iter().enumerate() {
+        ids.push(json!({
+            "address": k.address().to_bech32(),
+            "level": "LEVEL_RETAIL_PLUS",
+            "vasp_identifier": "VASP-BENCH",
+            "ivms101_off_chain_ref": format!("ivms101:bench-{i}"),
+            "enrolled_at": "2026-01-01T00:00:00Z",
+            "last_level_change": "2026-01-01T00:00:00Z",
+        }));
+    }
+    let wanted: std::collections::BTreeSet<String> = keys.iter().map(|k| k.address().to_bech32()).collect();
+    for b in app["bank"]["balances"].as_array_mut().ok_or_else(|| anyhow::anyhow!("genesis has no balances"))? {
+        if b["address"].as_str().is_some_and(|a| wanted.contains(a)) {
+            if let Some(coins) = b["coins"].as_array_mut() {
+                coins.push(json!({"denom": "hkd.demo", "amount": "100000000"}));
+            }
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec_pretty(&g)?)?;
+    Ok(())
 }
 
 fn bench_key(i: usize) -> anyhow::Result<SecretKey> {
@@ -64,6 +97,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let keys: Vec<SecretKey> = (0..a.accounts).map(bench_key).collect::<anyhow::Result<_>>()?;
     let opts = InitOptions { extra_accounts: keys.iter().map(|k| k.address()).collect(), ..Default::default() };
     init_home(dir.path(), &opts)?;
+    if a.stablecoin {
+        stablecoin_genesis(dir.path(), &keys)?;
+    }
     let node = start(
         dir.path(),
         StartOptions { api_address: Some("127.0.0.1:0".into()), rpc_address: Some("127.0.0.1:0".into()), block_time_ms: Some(a.block_time_ms) },
@@ -92,13 +128,28 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         let numbers = numbers.clone();
         let chain_id = chain_id.clone();
         let per = a.per_account;
+        let stablecoin = a.stablecoin;
         handles.push(std::thread::spawn(move || {
             let n = keys.len();
             let mut out: Vec<(usize, Vec<String>)> = Vec::new();
             for i in (t..n).step_by(threads) {
-                let to = keys[(i + 1) % n].address();
-                let msg = msg_send(&keys[i].address(), &to, &[Coin::new(NATIVE_DENOM, 1u128)]);
-                let b = TxBuilder::new(vec![msg]).gas(100_000);
+                let j = (i + 1) % n;
+                let to = keys[j].address();
+                let b = if stablecoin {
+                    let payload = lantau_proto::chain::compliance::v1::TravelRulePayload {
+                        tx_hash: String::new(),
+                        originator_ref: format!("ivms101:bench-{i}"),
+                        beneficiary_ref: format!("ivms101:bench-{j}"),
+                        originator_vasp: "VASP-BENCH".into(),
+                        beneficiary_vasp: "VASP-BENCH".into(),
+                        tier: "full".into(),
+                    };
+                    let msg = msg_send(&keys[i].address(), &to, &[Coin::new("hkd.demo", 1u128)]);
+                    TxBuilder::new(vec![msg]).gas(400_000).travel_rule(&payload)
+                } else {
+                    let msg = msg_send(&keys[i].address(), &to, &[Coin::new(NATIVE_DENOM, 1u128)]);
+                    TxBuilder::new(vec![msg]).gas(100_000)
+                };
                 let txs = (0..per)
                     .map(|seq| {
                         let bytes = b.sign(&keys[i], &SignerData { chain_id: chain_id.clone(), account_number: numbers[i], sequence: seq });
@@ -256,6 +307,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
+        println!("{}", if a.stablecoin { "gated hkd.demo transfers with Travel Rule payloads" } else { "native-coin transfers" });
         println!("sent {sent} signed MsgSend ({rejected} rejected at admission, {full} resent after mempool full), committed {committed}");
         println!("committed throughput: {tps:.0} tx/s over {span:.1} s (first to last commit); end to end {e2e_tps:.0} tx/s over {e2e_secs:.1} s (first broadcast to last commit)");
         println!("admission latency (SYNC broadcast round trip): p50 {:.2} ms, p99 {:.2} ms", percentile(&lat, 0.5), percentile(&lat, 0.99));

@@ -5,6 +5,7 @@
 use cnidarium::StateWrite;
 use cosmos_sdk_proto::cosmos::bank::v1beta1 as bankpb;
 use cosmos_sdk_proto::Any;
+use lantau_module_api::decode_any as decode;
 use lantau_bank::{MultiSendMsg, SendMsg};
 use lantau_compliance::gates::Fact;
 use lantau_compliance::ComplianceMsg;
@@ -13,7 +14,6 @@ use lantau_reserve::ReserveMsg;
 use lantau_stablecoin::StablecoinMsg;
 use lantau_module_api::{ExecCtx, MsgHandler, SdkError, TxError};
 use lantau_primitives::Address;
-use prost::Message;
 
 /// `/cosmos.bank.v1beta1.MsgSend`.
 pub const MSG_SEND: &str = "/cosmos.bank.v1beta1.MsgSend";
@@ -37,10 +37,6 @@ pub enum Msg {
     Compliance(ComplianceMsg),
 }
 
-fn decode<M: Message + Default>(any: &Any) -> Result<M, TxError> {
-    M::decode(any.value.as_slice())
-        .map_err(|e| SdkError::TxDecode(format!("invalid {}: {e}", any.type_url)).into())
-}
 
 impl Msg {
     /// Decodes and validates an `Any`. An unknown type URL is a decode error (sdk code 2), as in

@@ -38,3 +38,14 @@ pub fn parse_address(s: &str, field: &str) -> Result<lantau_primitives::Address,
 pub fn block_timestamp(block: &BlockCtx) -> lantau_proto::Timestamp {
     lantau_proto::timestamp(block.time)
 }
+
+/// Decodes the protobuf message inside an `Any`; failure is sdk code 2 (tx decode), naming the
+/// type URL. Every module's `from_any` uses it.
+pub fn decode_any<M: prost::Message + Default>(any: &cosmos_sdk_proto::Any) -> Result<M, TxError> {
+    M::decode(any.value.as_slice()).map_err(|e| SdkError::TxDecode(format!("invalid {}: {e}", any.type_url)).into())
+}
+
+/// A coin in the Cosmos SDK's protobuf form.
+pub fn pb_coin(c: &lantau_primitives::Coin) -> cosmos_sdk_proto::cosmos::base::v1beta1::Coin {
+    cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: c.denom.clone(), amount: c.amount.to_string() }
+}

@@ -36,10 +36,7 @@ pub async fn record_screened<S: StateWrite + Send + Sync>(
                     tx_type: "transfer".into(),
                     subject: f.from.to_bech32(),
                     counterparty: f.to.to_bech32(),
-                    amount: Some(cosmos_sdk_proto::cosmos::base::v1beta1::Coin {
-                        denom: f.amount.denom.clone(),
-                        amount: f.amount.amount.to_string(),
-                    }),
+                    amount: Some(lantau_module_api::pb_coin(&f.amount)),
                     tx_hash: tx_hash.to_string(),
                     ..Default::default()
                 },

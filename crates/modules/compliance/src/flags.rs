@@ -103,7 +103,7 @@ pub trait FlagWrite: StateWrite + FlagRead + AuditWrite {
             let next = id.checked_add(1).ok_or_else(|| internal("flag ids exhausted"))?;
             store::put(self, gas, state_key::NEXT_FLAG_ID.to_string(), next.to_be_bytes().to_vec())?;
             let now = lantau_module_api::block_timestamp(block);
-            let amount = cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: new.amount.denom.clone(), amount: new.amount.amount.to_string() };
+            let amount = lantau_module_api::pb_coin(&new.amount);
             let flag = Flag {
                 flag_id: id.to_string(),
                 status: FlagStatus::Emitted as i32,

@@ -1,10 +1,10 @@
 //! Compliance messages, validated, and [`ComplianceMsg`], the module's typed message enum.
 
 use cosmos_sdk_proto::Any;
-use lantau_module_api::{parse_address, SdkError, TxError};
+use lantau_module_api::decode_any as decode;
+use lantau_module_api::{parse_address, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::compliance::v1 as pb;
-use prost::Message;
 
 use crate::error::ComplianceError;
 use crate::Rules;
@@ -74,9 +74,6 @@ pub const MSG_UPDATE_RULE: &str = "/chain.compliance.v1.MsgUpdateRule";
 /// `/chain.compliance.v1.MsgUpdateParams`.
 pub const MSG_UPDATE_PARAMS: &str = "/chain.compliance.v1.MsgUpdateParams";
 
-fn decode<M: Message + Default>(any: &Any) -> Result<M, TxError> {
-    M::decode(any.value.as_slice()).map_err(|e| SdkError::TxDecode(format!("invalid {}: {e}", any.type_url)).into())
-}
 
 impl ComplianceMsg {
     /// Decodes and validates; `None` when the type URL is not this module's.

@@ -2,10 +2,10 @@
 //! message enum.
 
 use cosmos_sdk_proto::Any;
-use lantau_module_api::{parse_address, SdkError, TxError};
+use lantau_module_api::decode_any as decode;
+use lantau_module_api::{parse_address, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::kyc::v1 as pb;
-use prost::Message;
 #[cfg(test)]
 use prost::Name;
 
@@ -126,9 +126,6 @@ pub enum KycMsg {
     UpdateParams(UpdateParams),
 }
 
-fn decode<M: Message + Default>(any: &Any) -> Result<M, TxError> {
-    M::decode(any.value.as_slice()).map_err(|e| SdkError::TxDecode(format!("invalid {}: {e}", any.type_url)).into())
-}
 
 /// `/chain.kyc.v1.MsgEnrollIdentity`.
 pub const MSG_ENROLL_IDENTITY: &str = "/chain.kyc.v1.MsgEnrollIdentity";

@@ -2,7 +2,7 @@
 
 use cnidarium::StateWrite;
 use lantau_authority::AuthorityRead;
-use lantau_module_api::{ExecCtx, MsgHandler, TxError};
+use lantau_module_api::{pb_coin, ExecCtx, MsgHandler, TxError};
 use lantau_proto::chain::reserve::v1 as pb;
 use lantau_stablecoin::StablecoinRead;
 
@@ -11,9 +11,6 @@ use crate::msg::ReserveMsg;
 use crate::state::{ReserveRead, ReserveWrite};
 use crate::{Attestation, AttestationState};
 
-fn pb_coin(c: &lantau_primitives::Coin) -> cosmos_sdk_proto::cosmos::base::v1beta1::Coin {
-    cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: c.denom.clone(), amount: c.amount.to_string() }
-}
 
 impl MsgHandler for ReserveMsg {
     fn check_stateless(&self) -> Result<(), TxError> {

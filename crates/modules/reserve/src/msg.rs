@@ -2,10 +2,10 @@
 
 use cosmos_sdk_proto::cosmos::base::v1beta1::Coin as PbCoin;
 use cosmos_sdk_proto::Any;
-use lantau_module_api::{parse_address, SdkError, TxError};
+use lantau_module_api::decode_any as decode;
+use lantau_module_api::{parse_address, TxError};
 use lantau_primitives::{Address, Amount, Coin};
 use lantau_proto::chain::reserve::v1 as pb;
-use prost::Message;
 
 use crate::error::ReserveError;
 use crate::Params;
@@ -41,9 +41,6 @@ pub const MSG_COSIGN_ATTESTATION: &str = "/chain.reserve.v1.MsgCosignAttestation
 /// `/chain.reserve.v1.MsgUpdateParams`.
 pub const MSG_UPDATE_PARAMS: &str = "/chain.reserve.v1.MsgUpdateParams";
 
-fn decode<M: Message + Default>(any: &Any) -> Result<M, TxError> {
-    M::decode(any.value.as_slice()).map_err(|e| SdkError::TxDecode(format!("invalid {}: {e}", any.type_url)).into())
-}
 
 fn coin(c: Option<&PbCoin>, field: &'static str) -> Result<Coin, ReserveError> {
     let c = c.ok_or_else(|| ReserveError::InvalidAmount(format!("{field} is required")))?;

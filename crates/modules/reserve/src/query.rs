@@ -33,7 +33,7 @@ pub async fn reserve_for_address<S: StateRead + Sync>(state: &S, addr: &Address)
         };
         out.push(ReserveBinding {
             denom: c.denom.clone(),
-            balance: Some(cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: c.denom.clone(), amount: c.amount.to_string() }),
+            balance: Some(lantau_module_api::pb_coin(&c)),
             issuer: rec.issuer,
             attestation,
         });

@@ -3,7 +3,7 @@
 use cnidarium::StateWrite;
 use lantau_authority::AuthorityRead;
 use lantau_bank::{BankRead, BankWrite};
-use lantau_module_api::{ExecCtx, MsgHandler, TxError};
+use lantau_module_api::{pb_coin, ExecCtx, MsgHandler, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::stablecoin::v1 as pb;
 
@@ -13,9 +13,6 @@ use crate::msg::StablecoinMsg;
 use crate::state::{StablecoinRead, StablecoinWrite};
 use crate::{DenomRecord, DECIMALS};
 
-fn pb_coin(c: &lantau_primitives::Coin) -> cosmos_sdk_proto::cosmos::base::v1beta1::Coin {
-    cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: c.denom.clone(), amount: c.amount.to_string() }
-}
 
 /// The denom record of `denom`, checking that `signer` is its issuer.
 async fn issued_by<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, denom: &str, signer: &Address) -> Result<DenomRecord, TxError> {

@@ -2,10 +2,10 @@
 
 use cosmos_sdk_proto::cosmos::base::v1beta1::Coin as PbCoin;
 use cosmos_sdk_proto::Any;
-use lantau_module_api::{parse_address, SdkError, TxError};
+use lantau_module_api::decode_any as decode;
+use lantau_module_api::{parse_address, TxError};
 use lantau_primitives::{Address, Amount, Coin, Denom};
 use lantau_proto::chain::stablecoin::v1 as pb;
-use prost::Message;
 
 use crate::error::StablecoinError;
 use crate::{DECIMALS, MAX_DISPLAY_LEN};
@@ -99,9 +99,6 @@ pub const MSG_FREEZE: &str = "/chain.stablecoin.v1.MsgFreeze";
 /// `/chain.stablecoin.v1.MsgUnfreeze`.
 pub const MSG_UNFREEZE: &str = "/chain.stablecoin.v1.MsgUnfreeze";
 
-fn decode<M: Message + Default>(any: &Any) -> Result<M, TxError> {
-    M::decode(any.value.as_slice()).map_err(|e| SdkError::TxDecode(format!("invalid {}: {e}", any.type_url)).into())
-}
 
 impl StablecoinMsg {
     /// Decodes and validates; `None` when the type URL is not this module's.

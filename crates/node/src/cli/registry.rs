@@ -36,43 +36,32 @@ fn read_json_file<T: serde::de::DeserializeOwned>(path: &PathBuf) -> anyhow::Res
 
 // === tx ===
 
+/// An identity as a registrar enrols or updates it.
+#[derive(Debug, clap::Args)]
+pub(super) struct IdentityArgs {
+    /// Key name of the registrar.
+    from: String,
+    /// The identity's address (or key name).
+    address: String,
+    /// Level: retail_basic, retail_plus, professional, institutional, licensed_issuer.
+    level: String,
+    /// VASP identifier.
+    #[arg(long, default_value = "")]
+    vasp: String,
+    /// IVMS 101 off-chain reference.
+    #[arg(long = "ivms-ref", default_value = "")]
+    ivms_ref: String,
+    #[command(flatten)]
+    tx: TxArgs,
+}
+
 /// KYC transactions.
 #[derive(Debug, Subcommand)]
 pub(super) enum KycTx {
     /// Enrol an identity (signed by a registrar).
-    Enroll {
-        /// Key name of the registrar.
-        from: String,
-        /// The identity's address.
-        address: String,
-        /// Level: retail_basic, retail_plus, professional, institutional, licensed_issuer.
-        level: String,
-        /// VASP identifier.
-        #[arg(long, default_value = "")]
-        vasp: String,
-        /// IVMS 101 off-chain reference.
-        #[arg(long = "ivms-ref", default_value = "")]
-        ivms_ref: String,
-        #[command(flatten)]
-        tx: TxArgs,
-    },
+    Enroll(IdentityArgs),
     /// Replace level, VASP and reference of an identity (signed by a registrar).
-    Update {
-        /// Key name of the registrar.
-        from: String,
-        /// The identity's address.
-        address: String,
-        /// Level.
-        level: String,
-        /// VASP identifier.
-        #[arg(long, default_value = "")]
-        vasp: String,
-        /// IVMS 101 off-chain reference.
-        #[arg(long = "ivms-ref", default_value = "")]
-        ivms_ref: String,
-        #[command(flatten)]
-        tx: TxArgs,
-    },
+    Update(IdentityArgs),
     /// Blacklist one address (signed by the compliance authority).
     Blacklist {
         /// Key name of the compliance authority.
@@ -232,27 +221,27 @@ fn coin(s: &str) -> anyhow::Result<cosmos_sdk_proto::cosmos::base::v1beta1::Coin
 
 pub(super) async fn kyc_tx(home: &std::path::Path, out: Output, t: KycTx) -> anyhow::Result<()> {
     let (from, tx, msg) = match t {
-        KycTx::Enroll { from, address, level, vasp, ivms_ref, tx } => {
-            let key = tx.kr.open(home)?.secret(&from)?;
+        KycTx::Enroll(a) => {
+            let key = a.tx.kr.open(home)?.secret(&a.from)?;
             let m = kpb::MsgEnrollIdentity {
                 registrar: key.address().to_bech32(),
-                address: resolve_address(home, &address)?.to_bech32(),
-                level: parse_level(&level)?,
-                vasp_identifier: vasp,
-                ivms101_off_chain_ref: ivms_ref,
+                address: resolve_address(home, &a.address)?.to_bech32(),
+                level: parse_level(&a.level)?,
+                vasp_identifier: a.vasp,
+                ivms101_off_chain_ref: a.ivms_ref,
             };
-            (key, tx, to_any(&m))
+            (key, a.tx, to_any(&m))
         }
-        KycTx::Update { from, address, level, vasp, ivms_ref, tx } => {
-            let key = tx.kr.open(home)?.secret(&from)?;
+        KycTx::Update(a) => {
+            let key = a.tx.kr.open(home)?.secret(&a.from)?;
             let m = kpb::MsgUpdateIdentity {
                 registrar: key.address().to_bech32(),
-                address: resolve_address(home, &address)?.to_bech32(),
-                level: parse_level(&level)?,
-                vasp_identifier: vasp,
-                ivms101_off_chain_ref: ivms_ref,
+                address: resolve_address(home, &a.address)?.to_bech32(),
+                level: parse_level(&a.level)?,
+                vasp_identifier: a.vasp,
+                ivms101_off_chain_ref: a.ivms_ref,
             };
-            (key, tx, to_any(&m))
+            (key, a.tx, to_any(&m))
         }
         KycTx::Blacklist { from, address, reason, evidence_ref, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;

@@ -264,9 +264,13 @@ impl App {
         if let Some(c) = self.check_ctx.read().clone() {
             return Ok(c);
         }
+        // Admission screens as of the next block: its height, and a time just after the last
+        // block's (block times strictly increase), so a revocation committed in the last
+        // block already applies, as it will at execution.
+        let last = self.last_block_time().await?;
         let ctx = BlockCtx {
             height: self.last_height().await?.saturating_add(1),
-            time: self.last_block_time().await?,
+            time: last.checked_add(time::Duration::nanoseconds(1)).unwrap_or(last),
             chain_id: self.chain_id(),
         };
         *self.check_ctx.write() = Some(ctx.clone());

@@ -12,6 +12,7 @@ use lantau_node::{start, StartOptions};
 use lantau_primitives::{Address, Coin};
 use serde_json::json;
 
+mod compliance;
 mod registry;
 
 /// The Lantau node and CLI.
@@ -211,7 +212,7 @@ enum TxCmd {
     Reserve(registry::ReserveTx),
     /// Compliance transactions.
     #[command(subcommand)]
-    Compliance(registry::ComplianceTx),
+    Compliance(compliance::ComplianceTx),
 }
 
 #[derive(Debug, Subcommand)]
@@ -381,7 +382,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Tx(TxCmd::Kyc(t)) => registry::kyc_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Stablecoin(t)) => registry::stablecoin_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Reserve(t)) => registry::reserve_tx(&home, out, t).await?,
-        Cmd::Tx(TxCmd::Compliance(t)) => registry::compliance_tx(&home, out, t).await?,
+        Cmd::Tx(TxCmd::Compliance(t)) => compliance::compliance_tx(&home, out, t).await?,
         Cmd::Query(q) => query(&home, out, q).await?,
         Cmd::Bench(b) => crate::bench::run(b, out == Output::Json).await?,
     }

@@ -43,6 +43,9 @@ pub fn router(node: Node) -> Router {
         .route("/chain/compliance/v1/travel_rule", get(missing_tx_hash))
         .route("/chain/compliance/v1/travel_rule/", get(missing_tx_hash))
         .route("/chain/compliance/v1/simulate_trace", axum::routing::post(simulate_trace))
+        .route("/chain/compliance/v1/sub_roles/{parent}", get(sub_roles))
+        .route("/chain/compliance/v1/sub_role_parent/{sub_addr}", get(sub_role_parent))
+        .route("/chain/compliance/v1/agent_policy/{parent}/{sub_addr}", get(agent_policy))
         .with_state(node)
 }
 
@@ -218,6 +221,45 @@ async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     }
     let list = compliance::flags::flags(&node.app().snapshot(), &f).await.map_err(internal)?;
     Ok(Json(json!({"flags": to_json(&list)?, "pagination": pagination(list.len())})))
+}
+
+/// SubRoleBindings: `?role=` (a SubRole name or number; omitted or SUB_ROLE_UNSPECIFIED = all),
+/// revoked bindings included, complete set, empty pagination tail.
+async fn sub_roles(State(node): State<Node>, Path(parent): Path<String>, RawQuery(raw): RawQuery) -> ApiResult {
+    let parent = parse_bech32(&parent)?;
+    let mut role = None;
+    for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
+        if k == "role" && !v.is_empty() {
+            role = Some(
+                compliance::SubRole::from_str_name(&v)
+                    .or_else(|| v.parse::<i32>().ok().and_then(|n| compliance::SubRole::try_from(n).ok()))
+                    .ok_or_else(|| ApiError::invalid(format!("invalid role {v:?}: expected a SubRole name")))?,
+            );
+        }
+    }
+    let list = compliance::query::sub_role_bindings(&node.app().snapshot(), &parent, role).await.map_err(internal)?;
+    Ok(Json(json!({"bindings": to_json(&list)?, "pagination": pagination(list.len())})))
+}
+
+/// SubRoleParent: `{parent, binding}` for a bound address (active or revoked: `revoked_at`
+/// tells); 404 with exactly `no sub-role binding for <addr>` (the address as given) otherwise.
+async fn sub_role_parent(State(node): State<Node>, Path(sub_addr): Path<String>) -> ApiResult {
+    let sub = parse_bech32(&sub_addr)?;
+    match compliance::query::sub_role_parent(&node.app().snapshot(), &sub).await.map_err(internal)? {
+        Some(b) => Ok(Json(json!({"parent": b.parent.clone(), "binding": to_json(&b)?}))),
+        None => Err(ApiError::not_found(format!("no sub-role binding for {sub_addr}"))),
+    }
+}
+
+/// AgentPolicy: `{policy, window}`, the window as stored (no 24-hour reset applied); 404 when
+/// `sub_addr` has no policy under `parent`.
+async fn agent_policy(State(node): State<Node>, Path((parent, sub_addr)): Path<(String, String)>) -> ApiResult {
+    let parent = parse_bech32(&parent)?;
+    let sub = parse_bech32(&sub_addr)?;
+    match compliance::query::agent_policy(&node.app().snapshot(), &parent, &sub).await.map_err(internal)? {
+        Some((p, w)) => Ok(Json(json!({"policy": to_json(&p)?, "window": to_json(&w)?}))),
+        None => Err(ApiError::not_found(format!("no agent policy for {} under {}", sub.to_bech32(), parent.to_bech32()))),
+    }
 }
 
 /// A query whose `tx_hash` path segment is missing: HTTP 400, as the spec's query errors say.

@@ -47,6 +47,75 @@ pub enum ComplianceError {
     /// 21 (gate): the payload's tier or the sender's capability does not meet the Travel Rule.
     #[error("{0}")]
     TravelRuleTier(String),
+    /// 6: no flag has this id.
+    #[error("flag {0} not found")]
+    FlagNotFound(String),
+    /// 7: a review or escalation of a flag that is not EMITTED.
+    #[error("flag {id} is {status}: only an EMITTED flag can be reviewed or escalated")]
+    FlagNotEmitted {
+        /// The flag.
+        id: String,
+        /// Its status.
+        status: String,
+    },
+    /// 8: a close of a flag that is not PENDING_OFFICER.
+    #[error("flag {id} is {status}: only a PENDING_OFFICER flag can be closed")]
+    FlagNotPendingOfficer {
+        /// The flag.
+        id: String,
+        /// Its status.
+        status: String,
+    },
+    /// 9: a decision outside APPROVED, BLOCKED, ESCALATED (a close: APPROVED or BLOCKED).
+    #[error("invalid decision: {0}")]
+    InvalidDecision(String),
+    /// 10: the signer holds no active SUB_ROLE_REVIEWER binding.
+    #[error("unauthorized: {0}")]
+    NotReviewer(String),
+    /// 12: the signer holds no active SUB_ROLE_OFFICER binding.
+    #[error("unauthorized: {0}")]
+    NotOfficer(String),
+    /// 15: the sub-key is claimed by another parent.
+    #[error("sub-key {sub} is already bound to {parent}")]
+    SubKeyClaimed {
+        /// The sub-key.
+        sub: String,
+        /// Its parent.
+        parent: String,
+    },
+    /// 16: the parent's KYC level does not satisfy the role.
+    #[error("{0}")]
+    ParentLevel(String),
+    /// 17: no binding of this sub-key under this parent.
+    #[error("no sub-role binding of {sub} under {parent}")]
+    BindingNotFound {
+        /// The sub-key.
+        sub: String,
+        /// The parent named.
+        parent: String,
+    },
+    /// 22: the binding is revoked (revoking twice, or a policy for a revoked agent).
+    #[error("the sub-role binding of {0} is revoked")]
+    BindingRevoked(String),
+    /// 23: an agent policy for a binding that is not SUB_ROLE_AGENT.
+    #[error("{sub} is bound as {role}, not SUB_ROLE_AGENT: only an agent has a policy")]
+    NotAgent {
+        /// The sub-key.
+        sub: String,
+        /// Its role.
+        role: String,
+    },
+    /// 24: the policy envelope is invalid (caps missing, in two denoms, malformed, or
+    /// per_tx_cap above daily_cap).
+    #[error("invalid policy envelope: {0}")]
+    InvalidEnvelope(String),
+    /// 25: the binding request is invalid (role unspecified, a key bound to itself, a sub-key
+    /// with an identity record of its own, a label too long).
+    #[error("invalid sub-role binding: {0}")]
+    InvalidBinding(String),
+    /// 26: a review message is malformed (flag_id not a decimal id, a hash too long).
+    #[error("invalid flag message: {0}")]
+    InvalidFlagMsg(String),
     /// 5: an audit entry handed to `append_audit` is malformed (bad tx_type, tx_hash or
     /// address). Rows are built by this module's own code, so this signals a bug, reported
     /// instead of writing an unindexable row.
@@ -71,6 +140,20 @@ impl ErrorCode for ComplianceError {
             ComplianceError::TravelRuleIncomplete(_) => 20,
             ComplianceError::TravelRuleTier(_) => 21,
             ComplianceError::InvalidAuditEntry(_) => 5,
+            ComplianceError::FlagNotFound(_) => 6,
+            ComplianceError::FlagNotEmitted { .. } => 7,
+            ComplianceError::FlagNotPendingOfficer { .. } => 8,
+            ComplianceError::InvalidDecision(_) => 9,
+            ComplianceError::NotReviewer(_) => 10,
+            ComplianceError::NotOfficer(_) => 12,
+            ComplianceError::SubKeyClaimed { .. } => 15,
+            ComplianceError::ParentLevel(_) => 16,
+            ComplianceError::BindingNotFound { .. } => 17,
+            ComplianceError::BindingRevoked(_) => 22,
+            ComplianceError::NotAgent { .. } => 23,
+            ComplianceError::InvalidEnvelope(_) => 24,
+            ComplianceError::InvalidBinding(_) => 25,
+            ComplianceError::InvalidFlagMsg(_) => 26,
         }
     }
 }

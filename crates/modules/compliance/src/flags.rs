@@ -120,6 +120,7 @@ pub trait FlagWrite: StateWrite + FlagRead + AuditWrite {
                 reviewer: String::new(),
                 officer_note_hash: String::new(),
                 evidence_hash: String::new(),
+                officer: String::new(),
             };
             self.put_flag(gas, id, &flag, events)?;
             let mut metadata = std::collections::BTreeMap::new();

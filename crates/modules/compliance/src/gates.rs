@@ -16,7 +16,7 @@ use lantau_module_api::{BlockCtx, GasMeter, TxError};
 use lantau_primitives::{Address, Coin};
 
 use crate::error::ComplianceError;
-use crate::state::ComplianceRead;
+use crate::state::{binding_active, ComplianceRead};
 use crate::{AgentWindow, DecoratorResult, GateResult, SubRole, SubRoleBinding, TravelRulePayload};
 
 /// The gates, in the order they run.
@@ -98,10 +98,12 @@ impl Verdict {
     }
 }
 
-/// A party as the gates see it.
+/// A party as the gates see it: the address whose identity counts (a bound sub-key's parent),
+/// and the sub-key it was reached through.
 #[derive(Debug, Clone)]
 struct Party {
     addr: Address,
+    via: Option<Address>,
     identity: Option<Identity>,
     tier: Tier,
 }
@@ -118,9 +120,33 @@ impl Party {
     }
 }
 
-async fn party<S: StateRead + Sync>(state: &S, gas: &GasMeter, addr: &Address) -> Result<Party, TxError> {
-    let (identity, tier) = state.level_and_tier(gas, addr).await?;
-    Ok(Party { addr: *addr, identity, tier })
+impl Party {
+    /// `sender=<address>` as a reason names it, with the sub-key it acts through.
+    fn label(&self, role: &str) -> String {
+        match self.via {
+            Some(sub) => format!("{role}={} (parent of sub-key {})", self.addr.to_bech32(), sub.to_bech32()),
+            None => format!("{role}={}", self.addr.to_bech32()),
+        }
+    }
+}
+
+/// Resolves `addr` through its active sub-role binding, if any (`known`: the binding already
+/// read), and reads the identity that counts.
+async fn party<S: StateRead + Sync>(
+    state: &S,
+    gas: &GasMeter,
+    addr: &Address,
+    known: Option<Option<SubRoleBinding>>,
+    now: &lantau_proto::Timestamp,
+) -> Result<Party, TxError> {
+    let binding = match known {
+        Some(b) => b,
+        None => state.binding(gas, addr).await?,
+    };
+    let parent = binding.filter(|b| binding_active(b, now)).and_then(|b| Address::from_bech32(&b.parent).ok());
+    let who = parent.unwrap_or(*addr);
+    let (identity, tier) = state.level_and_tier(gas, &who).await?;
+    Ok(Party { addr: who, via: parent.map(|_| *addr), identity, tier })
 }
 
 struct Row {
@@ -151,29 +177,34 @@ pub async fn run<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCt
     // The rules matter only to transfers: a transaction without facts does not read them.
     let rules = if input.facts.is_empty() { crate::default_rules() } else { state.rules(gas).await? };
 
-    // The signer's sub-role binding: a bound sub-key is evaluated against its parent's
-    // identity. A binding revoked in an earlier block no longer delegates anything.
+    // The signer's sub-role binding, for the role gate. A binding revoked in an earlier block
+    // no longer delegates anything.
     let role_used = gas.used();
+    let now_ts = lantau_module_api::block_timestamp(block);
     let binding = state.binding(gas, &input.signer).await?;
     let role_read_gas = gas.used().saturating_sub(role_used);
-    let now_ts = lantau_module_api::block_timestamp(block);
-    let revoked = binding.as_ref().is_some_and(|b| b.revoked_at.is_some_and(|r| r != Default::default() && now_ts > r));
-    let parent = match &binding {
-        Some(b) if !revoked => Address::from_bech32(&b.parent).ok(),
-        _ => None,
-    };
+    let revoked = binding.as_ref().is_some_and(|b| !binding_active(b, &now_ts));
 
-    // kyc_gate: its gas includes reading every party's identity (read once, used by all gates).
+    // kyc_gate: its gas includes resolving and reading every party (read once, used by all
+    // gates). A party that is an actively bound sub-key is evaluated against its parent's
+    // identity, on either side of a transfer.
     let used = gas.used();
+    let mut parties: std::collections::BTreeMap<Address, Party> = Default::default();
     let mut senders = Vec::with_capacity(input.facts.len());
     let mut recipients = Vec::with_capacity(input.facts.len());
     for f in input.facts {
-        let who = match parent {
-            Some(p) if f.from == input.signer => p,
-            _ => f.from,
-        };
-        senders.push(party(state, gas, &who).await?);
-        recipients.push(party(state, gas, &f.to).await?);
+        for (addr, out) in [(f.from, &mut senders), (f.to, &mut recipients)] {
+            let p = match parties.get(&addr) {
+                Some(p) => p.clone(),
+                None => {
+                    let known = if addr == input.signer { Some(binding.clone()) } else { None };
+                    let p = party(state, gas, &addr, known, &now_ts).await?;
+                    parties.insert(addr, p.clone());
+                    p
+                }
+            };
+            out.push(p);
+        }
     }
     let facts = input.facts.iter().zip(senders.iter().zip(recipients.iter())).collect::<Vec<_>>();
 
@@ -184,7 +215,7 @@ pub async fn run<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCt
         'kyc: for (_, (s, r)) in &facts {
             for (role, p) in [("sender", s), ("recipient", r)] {
                 if p.level() == Level::Blacklisted {
-                    row = Row::fail(ComplianceError::PartyBlacklisted(format!("{role}={}: address is blacklisted", p.addr.to_bech32())));
+                    row = Row::fail(ComplianceError::PartyBlacklisted(format!("{}: address is blacklisted", p.label(role))));
                     break 'kyc;
                 }
             }
@@ -204,10 +235,7 @@ pub async fn run<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCt
             for (role, p) in [("sender", s), ("recipient", r)] {
                 let v = p.vasp();
                 if !v.is_empty() && set.blocked_vasps.iter().any(|b| b == v) {
-                    row = Row::fail(ComplianceError::VaspSanctioned(format!(
-                        "{role}={}: VASP {v} is on the sanctions list",
-                        p.addr.to_bech32()
-                    )));
+                    row = Row::fail(ComplianceError::VaspSanctioned(format!("{}: VASP {v} is on the sanctions list", p.label(role))));
                     break 'sanctions;
                 }
             }
@@ -333,7 +361,11 @@ async fn role_gate<S: StateRead + Sync>(
     let now = lantau_module_api::block_timestamp(block);
     let stored = state.agent_window(gas, &input.signer).await?;
     let (mut start, mut spent) = match &stored {
-        Some(w) if w.window_start.is_some_and(|s| now.seconds.saturating_sub(s.seconds) < AGENT_WINDOW_SECS) => {
+        // A window in another denom (the envelope changed denom) does not count against this one.
+        Some(w)
+            if w.window_start.is_some_and(|s| s != Default::default() && now.seconds.saturating_sub(s.seconds) < AGENT_WINDOW_SECS)
+                && cap(&w.spent_last_24h).0 == denom =>
+        {
             (w.window_start, cap(&w.spent_last_24h).1)
         }
         _ => (None, 0),
@@ -390,12 +422,12 @@ fn travel_rule_structure(facts: &[(&Fact, (&Party, &Party))], payload: Option<&T
         {
             if party.reference().is_empty() {
                 return fail(format!(
-                    "{role}={}: no registered ivms101_off_chain_ref; both parties need one for the Travel Rule",
-                    party.addr.to_bech32()
+                    "{}: no registered ivms101_off_chain_ref; both parties need one for the Travel Rule",
+                    party.label(role)
                 ));
             }
             if claimed != party.reference() {
-                return fail(format!("{role}={}: payload {field} does not match the registered reference", party.addr.to_bech32()));
+                return fail(format!("{}: payload {field} does not match the registered reference", party.label(role)));
             }
         }
         let full = s.tier == Tier::Full;
@@ -404,13 +436,13 @@ fn travel_rule_structure(facts: &[(&Fact, (&Party, &Party))], payload: Option<&T
         {
             if full && (party.vasp().is_empty() || claimed.is_empty()) {
                 return fail(format!(
-                    "{role}={}: {field} is required at full tier and {}",
-                    party.addr.to_bech32(),
+                    "{}: {field} is required at full tier and {}",
+                    party.label(role),
                     if party.vasp().is_empty() { "the party has no registered VASP" } else { "the payload leaves it empty" }
                 ));
             }
             if !claimed.is_empty() && claimed != party.vasp() {
-                return fail(format!("{role}={}: payload {field} does not match the registered VASP", party.addr.to_bech32()));
+                return fail(format!("{}: payload {field} does not match the registered VASP", party.label(role)));
             }
         }
     }
@@ -651,7 +683,7 @@ mod tests {
     async fn bind(s: &Storage, parent: Address, sub: Address, role: SubRole, revoked_at: Option<lantau_proto::Timestamp>) {
         let mut d = StateDelta::new(s.latest_snapshot());
         let g = GasMeter::infinite();
-        d.put_binding(&g, &sub, &SubRoleBinding { parent: parent.to_bech32(), sub_addr: sub.to_bech32(), role: role as i32, label: "k".into(), revoked_at }).unwrap();
+        d.put_binding(&g, &parent, &sub, &SubRoleBinding { parent: parent.to_bech32(), sub_addr: sub.to_bech32(), role: role as i32, label: "k".into(), revoked_at }).unwrap();
         d.put_agent_policy(&g, &sub, &crate::AgentPolicy { parent: parent.to_bech32(), sub_addr: sub.to_bech32(), daily_cap: pcoin(1_500), per_tx_cap: pcoin(1_000), revoked: false }).unwrap();
         s.commit(d).await.unwrap();
     }

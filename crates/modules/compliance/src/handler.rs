@@ -99,6 +99,12 @@ impl MsgHandler for ComplianceMsg {
                 ctx.emit_typed(&pb::EventRuleUpdated { rules: Some(*rules), authority: authority.to_bech32() });
                 Ok(())
             }
+            ComplianceMsg::ReviewFlag(m) => crate::review::review(state, ctx, m).await,
+            ComplianceMsg::EscalateFlag(m) => crate::review::escalate(state, ctx, m).await,
+            ComplianceMsg::CloseFlag(m) => crate::review::close(state, ctx, m).await,
+            ComplianceMsg::BindSubRole(m) => crate::delegation::bind(state, ctx, m).await,
+            ComplianceMsg::RevokeSubRole(parent, sub) => crate::delegation::revoke(state, ctx, parent, sub).await,
+            ComplianceMsg::BindAgentPolicy(parent, sub, e) => crate::delegation::bind_policy(state, ctx, parent, sub, e).await,
         }
     }
 }

@@ -1,22 +1,27 @@
 //! The compliance module.
 //!
-//! This crate holds, so far, the module's params: the compliance authority (stored with the
-//! governance authority in `lantau-authority`, so that every module can check it) and the
-//! decorator rules (`travel_rule_full_threshold`, `velocity_window_seconds`,
-//! `velocity_tx_limit`; defaults 800000 / 60 / 10), with governance's `MsgUpdateParams`, which
-//! can rotate the compliance authority; and the append-only audit log ([`audit`]): rows and
-//! secondary indexes in the non-verifiable store, a sequence counter and a hash-chain head over
-//! every row in verifiable state, and the AuditLog query. The gate chain, flags and sanctions
-//! build on it.
+//! - Params: the compliance authority (stored with the governance authority in
+//!   `lantau-authority`, so that every module can check it) and the decorator rules
+//!   (`travel_rule_full_threshold`, `velocity_window_seconds`, `velocity_tx_limit`; defaults
+//!   800000 / 60 / 10), with governance's `MsgUpdateParams` and the authority's
+//!   `MsgUpdateRule`; the sanctions set (`MsgUpdateSanctionsList`).
+//! - [`gates`]: the one gate chain, called from admission, execution and simulation;
+//!   [`effects`]: what a screened transfer leaves behind.
+//! - [`audit`]: the append-only audit log (rows and secondary indexes in the non-verifiable
+//!   store, a sequence counter and a hash-chain head in verifiable state).
+//! - [`flags`]: the flag queue; [`review`]: its review workflow (MsgReviewFlag,
+//!   MsgEscalateFlag, MsgCloseFlag).
+//! - [`delegation`]: sub-role bindings and agent policies (MsgBindSubRole, MsgRevokeSubRole,
+//!   MsgBindAgentPolicy), read by the role gate.
 //!
 //! Layout: `msg.rs` ([`ComplianceMsg`]), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
-//! `genesis.rs`, `audit.rs` ([`AuditWrite::append_audit`], [`query::audit_log`]), `error.rs`
-//! (codespace `compliance`).
+//! `genesis.rs`, `error.rs` (codespace `compliance`).
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 pub mod effects;
 pub mod audit;
+pub mod delegation;
 pub mod error;
 pub mod flags;
 pub mod gates;
@@ -24,6 +29,7 @@ pub mod genesis;
 pub mod handler;
 pub mod msg;
 pub mod query;
+pub mod review;
 pub mod state;
 pub mod state_key;
 

@@ -19,3 +19,45 @@ pub async fn params<S: StateRead + Sync>(state: &S) -> Result<Params, TxError> {
 pub async fn audit_log<S: StateRead + Sync + ?Sized>(state: &S, filter: &AuditFilter) -> Result<Vec<AuditEntry>, TxError> {
     crate::audit::scan(state, filter).await
 }
+
+/// SubRoleBindings: every binding under `parent` (revoked ones included), optionally only of
+/// `role`, in sub-key order; a complete set.
+pub async fn sub_role_bindings<S: StateRead + Sync>(
+    state: &S,
+    parent: &lantau_primitives::Address,
+    role: Option<crate::SubRole>,
+) -> Result<Vec<crate::SubRoleBinding>, TxError> {
+    let all = state.bindings_of(parent).await?;
+    Ok(all.into_iter().filter(|b| role.is_none_or(|r| r == crate::SubRole::Unspecified || b.role == r as i32)).collect())
+}
+
+/// SubRoleParent: the binding of `sub` (active or revoked), `None` when unbound.
+pub async fn sub_role_parent<S: StateRead + Sync>(state: &S, sub: &lantau_primitives::Address) -> Result<Option<crate::SubRoleBinding>, TxError> {
+    state.binding(&GasMeter::infinite(), sub).await
+}
+
+/// AgentPolicy: the policy of `sub` under `parent` and its window as stored (no reset
+/// applied), `None` when there is no policy under this parent. An agent that never spent has
+/// no stored window; it is answered as spent 0 in the cap's denom from the zero timestamp
+/// (which is more than 24 hours old, so a client computes the whole daily cap as available).
+pub async fn agent_policy<S: StateRead + Sync>(
+    state: &S,
+    parent: &lantau_primitives::Address,
+    sub: &lantau_primitives::Address,
+) -> Result<Option<(crate::AgentPolicy, crate::AgentWindow)>, TxError> {
+    let gas = GasMeter::infinite();
+    let Some(policy) = state.agent_policy(&gas, sub).await?.filter(|p| p.parent == parent.to_bech32()) else { return Ok(None) };
+    let window = match state.agent_window(&gas, sub).await? {
+        Some(w) => w,
+        None => crate::AgentWindow {
+            parent: policy.parent.clone(),
+            sub_addr: policy.sub_addr.clone(),
+            spent_last_24h: policy
+                .daily_cap
+                .as_ref()
+                .map(|c| cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: c.denom.clone(), amount: "0".into() }),
+            window_start: Some(lantau_proto::Timestamp::default()),
+        },
+    };
+    Ok(Some((policy, window)))
+}

@@ -44,6 +44,27 @@ pub trait ComplianceRead: StateRead {
         async move { store::get_proto(self, gas, &state_key::binding(sub)).await }
     }
 
+    /// Every binding under `parent` (active and revoked), in sub-key order. Unmetered: for
+    /// queries only.
+    fn bindings_of(&self, parent: &lantau_primitives::Address) -> impl Future<Output = Result<Vec<SubRoleBinding>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            let gas = GasMeter::infinite();
+            let mut out = Vec::new();
+            for (k, _) in store::scan_prefix(self, &state_key::sub_keys_prefix(parent)).await? {
+                let hex = k.rsplit('/').next().unwrap_or_default();
+                let sub = lantau_primitives::Address::from_hex(hex)
+                    .map_err(|_| lantau_module_api::error::internal(format!("corrupt parent index key {k}")))?;
+                if let Some(b) = self.binding(&gas, &sub).await? {
+                    out.push(b);
+                }
+            }
+            Ok(out)
+        }
+    }
+
     /// The agent policy of `sub`.
     fn agent_policy(&self, gas: &GasMeter, sub: &lantau_primitives::Address) -> impl Future<Output = Result<Option<AgentPolicy>, TxError>> + Send
     where
@@ -74,6 +95,22 @@ pub trait ComplianceRead: StateRead {
 
 impl<T: StateRead + ?Sized> ComplianceRead for T {}
 
+/// Whether a binding still delegates at block time `now`: never revoked (`revoked_at` unset
+/// or the zero timestamp), or revoked in the block at `now` itself (revocation takes effect
+/// from the next block, whose time is later: block times strictly increase).
+pub fn binding_active(b: &SubRoleBinding, now: &lantau_proto::Timestamp) -> bool {
+    match b.revoked_at {
+        None => true,
+        Some(r) if r == lantau_proto::Timestamp::default() => true,
+        Some(r) => *now <= r,
+    }
+}
+
+/// Whether a binding has been revoked at all (effective or not yet).
+pub fn binding_revoked(b: &SubRoleBinding) -> bool {
+    b.revoked_at.is_some_and(|r| r != lantau_proto::Timestamp::default())
+}
+
 /// Writes of compliance state.
 pub trait ComplianceWrite: StateWrite {
     /// Replaces the rules.
@@ -81,8 +118,15 @@ pub trait ComplianceWrite: StateWrite {
         store::put_proto(self, gas, state_key::RULES.to_string(), rules)
     }
 
-    /// Stores a sub-role binding.
-    fn put_binding(&mut self, gas: &GasMeter, sub: &lantau_primitives::Address, b: &SubRoleBinding) -> Result<(), TxError> {
+    /// Stores a sub-role binding of `sub` under `parent`, with its parent-index entry.
+    fn put_binding(
+        &mut self,
+        gas: &GasMeter,
+        parent: &lantau_primitives::Address,
+        sub: &lantau_primitives::Address,
+        b: &SubRoleBinding,
+    ) -> Result<(), TxError> {
+        store::put(self, gas, state_key::sub_key_of(parent, sub), vec![u8::try_from(b.role).unwrap_or(0)])?;
         store::put_proto(self, gas, state_key::binding(sub), b)
     }
 
@@ -103,3 +147,18 @@ pub trait ComplianceWrite: StateWrite {
 }
 
 impl<T: StateWrite + ?Sized> ComplianceWrite for T {}
+
+/// Whether a parent at `level` may hold a binding of `role`: LEVEL_LICENSED_ISSUER for
+/// reviewers and officers, LEVEL_RETAIL_BASIC or above for agents. LEVEL_BLACKLISTED and
+/// LEVEL_UNSPECIFIED (no record) satisfy nothing.
+pub fn parent_level_satisfies(role: crate::SubRole, level: lantau_kyc::Level) -> bool {
+    use lantau_kyc::Level;
+    match role {
+        crate::SubRole::Reviewer | crate::SubRole::Officer => level == Level::LicensedIssuer,
+        crate::SubRole::Agent => matches!(
+            level,
+            Level::RetailBasic | Level::RetailPlus | Level::Professional | Level::Institutional | Level::LicensedIssuer
+        ),
+        crate::SubRole::Unspecified => false,
+    }
+}

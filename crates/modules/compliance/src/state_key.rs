@@ -34,6 +34,17 @@ pub fn binding(sub: &lantau_primitives::Address) -> String {
     format!("compliance/sub/{}", sub.to_key_hex())
 }
 
+/// Prefix of the parent index of `parent`: `compliance/parent/<lower-hex parent>/`.
+pub fn sub_keys_prefix(parent: &lantau_primitives::Address) -> String {
+    format!("compliance/parent/{}/", parent.to_key_hex())
+}
+
+/// `compliance/parent/<lower-hex parent>/<lower-hex sub_addr>` → one byte, the role: the
+/// parent index behind SubRoleBindings (bindings are never deleted, so neither is this).
+pub fn sub_key_of(parent: &lantau_primitives::Address, sub: &lantau_primitives::Address) -> String {
+    format!("{}{}", sub_keys_prefix(parent), sub.to_key_hex())
+}
+
 /// `compliance/policy/<lower-hex sub_addr>` → `AgentPolicy`.
 pub fn policy(sub: &lantau_primitives::Address) -> String {
     format!("compliance/policy/{}", sub.to_key_hex())

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use clap::Subcommand;
 use lantau_client::{pb_coin, to_any, RestClient};
 use lantau_primitives::Coin;
-use lantau_proto::chain::{compliance::v1 as cpb, kyc::v1 as kpb, reserve::v1 as rpb, stablecoin::v1 as spb};
+use lantau_proto::chain::{kyc::v1 as kpb, reserve::v1 as rpb, stablecoin::v1 as spb};
 use serde_json::{json, Value};
 
 use super::{print, resolve_address, send_tx, NodeArgs, Output, TxArgs};
@@ -200,21 +200,6 @@ pub(super) enum ReserveTx {
     },
 }
 
-/// Compliance transactions (this far: the params).
-#[derive(Debug, Subcommand)]
-pub(super) enum ComplianceTx {
-    /// Replace the compliance params (authority and rules) from a JSON file (signed by
-    /// governance).
-    UpdateParams {
-        /// Key name of the governance authority.
-        from: String,
-        /// JSON file.
-        file: PathBuf,
-        #[command(flatten)]
-        tx: TxArgs,
-    },
-}
-
 fn coin(s: &str) -> anyhow::Result<cosmos_sdk_proto::cosmos::base::v1beta1::Coin> {
     Ok(pb_coin(&Coin::parse(s)?))
 }
@@ -339,13 +324,6 @@ pub(super) async fn reserve_tx(home: &std::path::Path, out: Output, t: ReserveTx
         }
     };
     send_tx(out, &tx, &from, vec![msg]).await
-}
-
-pub(super) async fn compliance_tx(home: &std::path::Path, out: Output, t: ComplianceTx) -> anyhow::Result<()> {
-    let ComplianceTx::UpdateParams { from, file, tx } = t;
-    let key = tx.kr.open(home)?.secret(&from)?;
-    let m = cpb::MsgUpdateParams { authority: key.address().to_bech32(), params: Some(read_json_file(&file)?) };
-    send_tx(out, &tx, &key, vec![to_any(&m)]).await
 }
 
 // === query ===

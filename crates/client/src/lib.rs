@@ -4,13 +4,19 @@
 //!
 //! - [`tx`]: messages and SIGN_MODE_DIRECT signing with eth_secp256k1 keys.
 //! - [`rest`]: a typed client of the Cosmos REST surface.
+//! - [`compliance`]: the compliance module's client rules for delegation and flags: fail-closed
+//!   SubRoleParent, agent policies and their remaining capacity, a flag-event consumer.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // client code, not state machine
 
+pub mod compliance;
 pub mod rest;
 pub mod tx;
 
+pub use compliance::{
+    remaining_capacity, AgentPolicy, AgentWindow, Capacity, FlagTracker, ParentAnswer, Sighting, SubRoleBinding, TrackedFlag,
+};
 pub use rest::{Broadcast, ClientError, Confirmation, RestClient, TxResponse};
 pub use tx::{msg_multi_send, msg_send, pb_coin, to_any, travel_rule_option, SignerData, TxBuilder};

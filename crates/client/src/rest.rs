@@ -80,6 +80,17 @@ pub enum Confirmation {
     Included(TxResponse),
 }
 
+/// An undecoded HTTP answer (see `RestClient::get_raw`).
+#[derive(Debug, Clone)]
+pub(crate) struct RawAnswer {
+    /// HTTP status.
+    pub(crate) status: u16,
+    /// True when a redirect was followed: someone other than the addressed handler answered.
+    pub(crate) redirected: bool,
+    /// The body as text.
+    pub(crate) body: String,
+}
+
 /// The REST client.
 #[derive(Debug, Clone)]
 pub struct RestClient {
@@ -115,6 +126,34 @@ impl RestClient {
             });
         }
         Ok(v)
+    }
+
+    /// The full URL of a REST path on this node.
+    pub(crate) fn url(&self, path: &str) -> Result<reqwest::Url, ClientError> {
+        reqwest::Url::parse(&format!("{}{}", self.base, path)).map_err(|e| ClientError::Decode(format!("bad URL for {path:?}: {e}")))
+    }
+
+    /// The full URL of a REST path with query parameters (encoded).
+    pub(crate) fn url_with_params(&self, path: &str, params: &[(&str, &str)]) -> Result<reqwest::Url, ClientError> {
+        reqwest::Url::parse_with_params(&format!("{}{}", self.base, path), params)
+            .map_err(|e| ClientError::Decode(format!("bad URL for {path:?}: {e}")))
+    }
+
+    /// GETs a URL and decodes it like every other query (JSON; HTTP >= 400 as [`ClientError::Api`]).
+    pub(crate) async fn get_url(&self, url: reqwest::Url) -> Result<Value, ClientError> {
+        let resp = self.http.get(url).send().await.map_err(|e| ClientError::Transport(e.to_string()))?;
+        Self::decode(resp).await
+    }
+
+    /// GETs a URL and returns the answer undecoded: status, body text, and whether a redirect
+    /// was followed (the final URL differs from the requested one). For callers that must judge
+    /// exactly who answered, such as the SubRoleParent rule.
+    pub(crate) async fn get_raw(&self, url: reqwest::Url) -> Result<RawAnswer, ClientError> {
+        let resp = self.http.get(url.clone()).send().await.map_err(|e| ClientError::Transport(e.to_string()))?;
+        let status = resp.status().as_u16();
+        let redirected = resp.url() != &url;
+        let body = resp.text().await.map_err(|e| ClientError::Transport(e.to_string()))?;
+        Ok(RawAnswer { status, redirected, body })
     }
 
     /// GETs any REST path (e.g. `/chain/kyc/v1/params`) and returns its JSON.

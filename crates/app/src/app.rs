@@ -260,19 +260,22 @@ impl App {
 
     // === CheckTx ===
 
+    /// The context admission screens in: the next block's height, and a time just after the
+    /// last block's (block times strictly increase), so that a revocation committed in the
+    /// last block already applies, as it will at execution.
+    fn next_block_ctx(last_height: u64, last_time: time::OffsetDateTime, chain_id: String) -> BlockCtx {
+        BlockCtx {
+            height: last_height.saturating_add(1),
+            time: last_time.checked_add(time::Duration::nanoseconds(1)).unwrap_or(last_time),
+            chain_id,
+        }
+    }
+
     async fn check_block_ctx(&self) -> anyhow::Result<BlockCtx> {
         if let Some(c) = self.check_ctx.read().clone() {
             return Ok(c);
         }
-        // Admission screens as of the next block: its height, and a time just after the last
-        // block's (block times strictly increase), so a revocation committed in the last
-        // block already applies, as it will at execution.
-        let last = self.last_block_time().await?;
-        let ctx = BlockCtx {
-            height: self.last_height().await?.saturating_add(1),
-            time: last.checked_add(time::Duration::nanoseconds(1)).unwrap_or(last),
-            chain_id: self.chain_id(),
-        };
+        let ctx = Self::next_block_ctx(self.last_height().await?, self.last_block_time().await?, self.chain_id());
         *self.check_ctx.write() = Some(ctx.clone());
         Ok(ctx)
     }
@@ -396,11 +399,7 @@ impl App {
     /// admitted meanwhile and puts the new overlay in place, under the check lock.
     pub async fn begin_check_rebuild(&self) -> anyhow::Result<CheckRebuild> {
         let snap = self.cached_snapshot();
-        let block = BlockCtx {
-            height: Self::height_at(snap.snapshot()).await?.saturating_add(1),
-            time: self.block_time_at(snap.snapshot()).await?,
-            chain_id: self.chain_id(),
-        };
+        let block = Self::next_block_ctx(Self::height_at(snap.snapshot()).await?, self.block_time_at(snap.snapshot()).await?, self.chain_id());
         Ok(CheckRebuild { state: StateDelta::new(snap), block })
     }
 

@@ -366,8 +366,9 @@ pub struct Capacity {
 /// - the window has elapsed when `now - window_start >= 86,400` in whole seconds (sub-second
 ///   parts are ignored, as the gate ignores them); a zero `window_start` means never spent. A
 ///   `window_start` in the future (clock skew) counts as a live window;
-/// - in a live window, `spent_last_24h` counts against `daily_cap` whatever its denom, as the
-///   gate counts it;
+/// - in a live window, `spent_last_24h` counts against `daily_cap` when it is in the
+///   envelope's denom; a window in another denom (the envelope was re-denominated since)
+///   counts as reset, as the gate treats it;
 /// - the envelope's denom is `per_tx_cap`'s;
 /// - a revoked policy has zero capacity.
 ///
@@ -376,7 +377,11 @@ pub struct Capacity {
 /// panic.
 pub fn remaining_capacity(policy: &AgentPolicy, window: &AgentWindow, now_unix_secs: i64) -> Capacity {
     let start = window.window_start;
-    let window_reset = start == Timestamp::default() || now_unix_secs.saturating_sub(start.seconds) >= AGENT_WINDOW_SECS;
+    // As the role gate does: a window in another denom than the envelope's (the envelope was
+    // re-denominated) does not count against it.
+    let window_reset = start == Timestamp::default()
+        || now_unix_secs.saturating_sub(start.seconds) >= AGENT_WINDOW_SECS
+        || window.spent_last_24h.denom != policy.per_tx_cap.denom;
     let window_ends_at = (!window_reset).then(|| start.seconds.saturating_add(AGENT_WINDOW_SECS));
     let spent = if window_reset { 0 } else { window.spent_last_24h.amount.0 };
     let (daily_remaining, per_tx_max) = if policy.revoked {

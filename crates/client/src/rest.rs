@@ -185,14 +185,16 @@ impl RestClient {
 
     /// The Travel Rule payload for a stablecoin transfer from `from` to `to`, filled from the
     /// identity registry: both references, both VASPs, and the sender's registered tier. A
-    /// party without a record contributes empty fields (the gate chain then explains what is
-    /// missing).
+    /// party that is an active sub-key is evaluated against its parent's identity, as the gates
+    /// do. A party without a record contributes empty fields (the gate chain then explains
+    /// what is missing).
     pub async fn travel_rule_payload(
         &self,
         from: &Address,
         to: &Address,
     ) -> Result<lantau_proto::chain::compliance::v1::TravelRulePayload, ClientError> {
-        let (s, r) = (self.identity(from).await?, self.identity(to).await?);
+        let (from, to) = (self.acting_identity(from).await, self.acting_identity(to).await);
+        let (s, r) = (self.identity(&from).await?, self.identity(&to).await?);
         let params = self.query("/chain/kyc/v1/params").await?;
         let tier = match &s {
             Some(id) => {
@@ -217,6 +219,16 @@ impl RestClient {
             beneficiary_vasp: field(&r, |i| &i.vasp_identifier),
             tier,
         })
+    }
+
+    /// Whose identity counts for `addr`: its parent when it is an active sub-key, itself
+    /// otherwise (a primary key, a revoked sub-key, or an answer that proves nothing: the gates
+    /// then judge the address itself).
+    async fn acting_identity(&self, addr: &Address) -> Address {
+        match self.sub_role_parent(&addr.to_bech32()).await {
+            crate::compliance::ParentAnswer::SubKey { parent, active: true, .. } => parent,
+            _ => *addr,
+        }
     }
 
     /// SimulateTrace: the gate-by-gate trace the node computes for signed bytes, without

@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use lantau_client::to_any;
+use lantau_client::{remaining_capacity, to_any, ParentAnswer, RestClient};
 use lantau_primitives::Coin;
 use lantau_proto::chain::compliance::v1 as cpb;
+use serde_json::{json, Value};
 use sha2::Digest as _;
 
-use super::{resolve_address, send_tx, Output, TxArgs};
+use super::{print, resolve_address, send_tx, Output, TxArgs};
 
 /// A hash given directly, or computed (SHA-256, lower-case hex) from a file kept off chain.
 #[derive(Debug, Args, Clone)]
@@ -262,4 +263,147 @@ pub(super) async fn compliance_tx(home: &Path, out: Output, t: ComplianceTx) -> 
         }
     };
     send_tx(out, &tx, &key, vec![msg]).await
+}
+
+// === queries a reviewer works from ===
+
+/// `query compliance sub-role-parent`: the client's fail-closed rule. A primary key is proved
+/// only by the handler's exact 404; anything else that is not a binding is unknown, and the
+/// command fails (non-zero exit) so that a script fails closed too.
+pub(super) async fn sub_role_parent(home: &Path, out: Output, address: &str, node: &str) -> anyhow::Result<()> {
+    let addr = resolve_address(home, address)?.to_bech32();
+    let answer = RestClient::new(node).sub_role_parent(&addr).await;
+    let (json, text) = match &answer {
+        ParentAnswer::PrimaryKey => {
+            (json!({"address": addr, "answer": "primary_key"}), format!("{addr} is a primary key: no sub-role binding"))
+        }
+        ParentAnswer::SubKey { parent, binding, active } => {
+            let state = if *active { "active".to_string() } else { format!("revoked at {}", binding.revoked_at.to_rfc3339().unwrap_or_default()) };
+            (
+                json!({
+                    "address": addr,
+                    "answer": "sub_key",
+                    "parent": parent.to_bech32(),
+                    "role": binding.role.as_str_name(),
+                    "label": binding.label,
+                    "active": active,
+                }),
+                format!("{addr} is a sub-key of {parent}: {} {:?}, {state}", binding.role.as_str_name(), binding.label),
+            )
+        }
+        ParentAnswer::Unknown(why) => anyhow::bail!("cannot tell whether {addr} is a primary key ({why}); treat it as unknown"),
+    };
+    print(out, json, || text);
+    Ok(())
+}
+
+/// `query compliance agent-policy`: the policy and window as stored, plus the remaining
+/// capacity computed as the spec's rule 9 says (now = this machine's clock).
+pub(super) async fn agent_policy(home: &Path, out: Output, parent: &str, sub: &str, node: &str) -> anyhow::Result<()> {
+    let (parent, sub) = (resolve_address(home, parent)?, resolve_address(home, sub)?);
+    let client = RestClient::new(node);
+    let Some((policy, window)) = client.agent_policy(&parent, &sub).await? else {
+        anyhow::bail!("no agent policy for {sub} under {parent}");
+    };
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let c = remaining_capacity(&policy, &window, now);
+    let mut v = client.query(&format!("/chain/compliance/v1/agent_policy/{}/{}", parent.to_bech32(), sub.to_bech32())).await?;
+    v["remaining"] = json!({
+        "denom": c.denom,
+        "daily_remaining": c.daily_remaining.to_string(),
+        "per_tx_max": c.per_tx_max.to_string(),
+        "window_reset": c.window_reset,
+        "window_ends_at": c.window_ends_at.and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok()).map(rfc3339),
+        "revoked": c.revoked,
+    });
+    print(out, v, || {
+        let mut s = format!(
+            "agent {sub} of {parent}\n  daily cap     {}\n  per-tx cap    {}\n  spent         {} since {}{}\n",
+            policy.daily_cap,
+            policy.per_tx_cap,
+            window.spent_last_24h,
+            window.window_start.to_rfc3339().unwrap_or_default(),
+            if c.window_reset { " (window elapsed: the full daily cap is available)" } else { "" }
+        );
+        if c.revoked {
+            s.push_str("  REVOKED: no capacity\n");
+        } else {
+            s.push_str(&format!("  remaining     {}{} today, at most {}{} in one transfer", c.daily_remaining, c.denom, c.per_tx_max, c.denom));
+            if let Some(t) = c.window_ends_at.and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok()) {
+                s.push_str(&format!("\n  full cap back {}", rfc3339(t)));
+            }
+        }
+        s.trim_end().to_string()
+    });
+    Ok(())
+}
+
+/// `query compliance sub-roles`: a parent's bindings, revoked ones included.
+pub(super) async fn sub_roles(home: &Path, out: Output, parent: &str, role: Option<String>, node: &str) -> anyhow::Result<()> {
+    let parent = resolve_address(home, parent)?.to_bech32();
+    let role = role.map(|r| parse_role(&r).map(|r| r.as_str_name().to_string())).transpose()?;
+    let q = role.map(|r| format!("?role={r}")).unwrap_or_default();
+    let v = RestClient::new(node).query(&format!("/chain/compliance/v1/sub_roles/{parent}{q}")).await?;
+    print(out, v.clone(), || {
+        let mut s = format!("{:<44} {:<18} {:<28} label\n", "sub-key", "role", "state");
+        for b in v["bindings"].as_array().into_iter().flatten() {
+            let revoked = b["revoked_at"].as_str().unwrap_or_default();
+            let state = if revoked.is_empty() || revoked == ZERO_TIME { "active".to_string() } else { format!("revoked {revoked}") };
+            s.push_str(&format!(
+                "{:<44} {:<18} {:<28} {}\n",
+                b["sub_addr"].as_str().unwrap_or_default(),
+                b["role"].as_str().unwrap_or_default(),
+                state,
+                b["label"].as_str().unwrap_or_default()
+            ));
+        }
+        s.trim_end().to_string()
+    });
+    Ok(())
+}
+
+const ZERO_TIME: &str = "1970-01-01T00:00:00Z";
+
+fn rfc3339(t: time::OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+/// A flag's age, `now - created_at`, as `3d4h`, `2h05m`, `4m10s`.
+fn age(created_at: &str, now: time::OffsetDateTime) -> String {
+    let Ok(t) = time::OffsetDateTime::parse(created_at, &time::format_description::well_known::Rfc3339) else { return "-".into() };
+    let s = (now - t).whole_seconds().max(0);
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3_600, s % 3_600 / 60);
+    match (d, h, m) {
+        (0, 0, _) => format!("{m}m{:02}s", s % 60),
+        (0, _, _) => format!("{h}h{m:02}m"),
+        _ => format!("{d}d{h}h"),
+    }
+}
+
+/// The flag queue as a reviewer's worklist: one line per flag, oldest first.
+pub(super) fn flags_table(v: &Value) -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let flags = v["flags"].as_array().cloned().unwrap_or_default();
+    if flags.is_empty() {
+        return "no flags".into();
+    }
+    let mut s = format!("{:>6}  {:<17} {:<10} {:<44} {:>18}  {:>7}  tx\n", "id", "status", "decorator", "subject", "amount", "age");
+    for f in &flags {
+        let status = f["status"].as_str().unwrap_or_default().trim_start_matches("FLAG_STATUS_");
+        let amount = format!("{}{}", f["amount"]["amount"].as_str().unwrap_or("0"), f["amount"]["denom"].as_str().unwrap_or(""));
+        s.push_str(&format!(
+            "{:>6}  {:<17} {:<10} {:<44} {:>18}  {:>7}  {}\n",
+            f["flag_id"].as_str().unwrap_or_default(),
+            status,
+            f["decorator"].as_str().unwrap_or_default(),
+            f["subject"].as_str().unwrap_or_default(),
+            amount,
+            age(f["created_at"].as_str().unwrap_or_default(), now),
+            f["tx_hash"].as_str().unwrap_or_default()
+        ));
+    }
+    let open = flags.iter().filter(|f| f["status"] == "FLAG_STATUS_EMITTED").count();
+    let pending = flags.iter().filter(|f| f["status"] == "FLAG_STATUS_PENDING_OFFICER").count();
+    s.push_str(&format!("{} flags: {open} to review, {pending} with an officer", flags.len()));
+    s
 }

@@ -405,7 +405,17 @@ pub(super) enum ReserveQuery {
 
 /// Runs a module query and prints it.
 pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQuery) -> anyhow::Result<()> {
+    let mut flags_listing = false;
     let (node, path) = match q {
+        ModuleQuery::Compliance(ComplianceQuery::SubRoles { parent, role, node }) => {
+            return super::compliance::sub_roles(home, out, &parent, role, &node.node).await;
+        }
+        ModuleQuery::Compliance(ComplianceQuery::SubRoleParent { address, node }) => {
+            return super::compliance::sub_role_parent(home, out, &address, &node.node).await;
+        }
+        ModuleQuery::Compliance(ComplianceQuery::AgentPolicy { parent, sub, node }) => {
+            return super::compliance::agent_policy(home, out, &parent, &sub, &node.node).await;
+        }
         ModuleQuery::Kyc(KycQuery::Identity { address, node }) => {
             (node, format!("/chain/kyc/v1/identity/{}", resolve_address(home, &address)?.to_bech32()))
         }
@@ -430,6 +440,11 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
             (node, format!("/chain/compliance/v1/audit_log{q}"))
         }
         ModuleQuery::Compliance(ComplianceQuery::Flags { vasp, status, tx_hash, from, to, node }) => {
+            flags_listing = true;
+            let status = status.map(|s| {
+                let upper = s.to_ascii_uppercase();
+                if upper.starts_with("FLAG_STATUS_") || upper.parse::<i32>().is_ok() { upper } else { format!("FLAG_STATUS_{upper}") }
+            });
             let q = query_string(&[("vasp", vasp), ("status", status), ("tx_hash", tx_hash), ("from", from), ("to", to)]);
             (node, format!("/chain/compliance/v1/flags{q}"))
         }
@@ -445,7 +460,11 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
         Some(v) => v,
         None => anyhow::bail!("not found: {path}"),
     };
-    print(out, v.clone(), || render(&v));
+    if flags_listing {
+        print(out, v.clone(), || super::compliance::flags_table(&v));
+    } else {
+        print(out, v.clone(), || render(&v));
+    }
     Ok(())
 }
 
@@ -540,7 +559,8 @@ pub(super) enum ComplianceQuery {
         /// Exact VASP (omits every velocity flag).
         #[arg(long)]
         vasp: Option<String>,
-        /// FLAG_STATUS_EMITTED, FLAG_STATUS_PENDING_OFFICER, ... (omit for all).
+        /// emitted, pending_officer, resolved_approved, resolved_blocked (or the full
+        /// FLAG_STATUS_ name; omit for all).
         #[arg(long)]
         status: Option<String>,
         /// Transaction hash.
@@ -578,6 +598,33 @@ pub(super) enum ComplianceQuery {
     },
     /// The sanctions set.
     Sanctions {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// A parent's sub-role bindings (revoked ones included).
+    SubRoles {
+        /// The parent's address or key name.
+        parent: String,
+        /// reviewer, officer or agent (omit for all).
+        #[arg(long)]
+        role: Option<String>,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Whose sub-key an address is: a primary key only on the node's exact answer; anything
+    /// else is unknown and the command fails (fail closed).
+    SubRoleParent {
+        /// Address or key name.
+        address: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// An agent's policy and stored window, with the remaining capacity computed.
+    AgentPolicy {
+        /// The parent's address or key name.
+        parent: String,
+        /// The agent's address or key name.
+        sub: String,
         #[command(flatten)]
         node: NodeArgs,
     },

@@ -5,6 +5,9 @@
 mod ante;
 mod cli;
 mod crash;
+mod delegation;
 mod gates;
 mod registries;
+mod review;
+mod support;
 mod tx_service;

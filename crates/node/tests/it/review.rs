@@ -212,7 +212,9 @@ async fn only_active_bindings_of_the_right_role_may_move_a_flag() {
     let r = sync_key(&n, &reviewer, &review(&reviewer, "seven", "APPROVED", "")).await;
     assert_eq!((r.codespace.as_str(), r.code), ("compliance", 26), "{r:?}");
     // After its revocation, from the next block on, the reviewer may sign nothing (11).
-    ok(&n, &dev_key("issuer"), &revoke(&dev_addr("issuer"), &reviewer.address())).await;
+    let t = ok(&n, &dev_key("issuer"), &revoke(&dev_addr("issuer"), &reviewer.address())).await;
+    // The revocation is committed; admission has moved on once the next block is.
+    n.wait_for_height(t.height.parse::<u64>().unwrap() + 1).await.unwrap();
     let log = refused(&n, &reviewer, &review(&reviewer, &id, "APPROVED", "")).await;
     assert!(log.contains("revoked"), "{log}");
     assert_eq!(flag(&n, &id).await["status"], "FLAG_STATUS_EMITTED");

@@ -11,63 +11,63 @@ use lantau_test_utils::{dev_addr, dev_key, TestNode};
 use serde_json::Value;
 
 /// A fresh, deterministic key (never a dev account).
-pub fn key(n: u8) -> SecretKey {
+pub(crate) fn key(n: u8) -> SecretKey {
     SecretKey::from_bytes(&[n; 32]).unwrap()
 }
 
 /// Signs with the current sequence and broadcasts SYNC: the admission verdict.
-pub async fn sync_key(n: &TestNode, k: &SecretKey, b: &TxBuilder) -> Broadcast {
+pub(crate) async fn sync_key(n: &TestNode, k: &SecretKey, b: &TxBuilder) -> Broadcast {
     let tx = n.sign(k, b).await.unwrap();
     n.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.unwrap()
 }
 
 /// Waits (bounded) for the transaction query.
-pub async fn confirm(n: &TestNode, hash: &str) -> TxResponse {
+pub(crate) async fn confirm(n: &TestNode, hash: &str) -> TxResponse {
     n.client.wait_for_tx(hash, Duration::from_secs(30), Duration::from_millis(20)).await.unwrap()
 }
 
 /// Admits and executes: the executed result (panics on an admission rejection).
-pub async fn exec(n: &TestNode, k: &SecretKey, b: &TxBuilder) -> TxResponse {
+pub(crate) async fn exec(n: &TestNode, k: &SecretKey, b: &TxBuilder) -> TxResponse {
     let r = sync_key(n, k, b).await;
     assert_eq!(r.code, 0, "rejected at admission: {r:?}");
     confirm(n, &r.txhash).await
 }
 
 /// Admits and executes, expecting success.
-pub async fn ok(n: &TestNode, k: &SecretKey, b: &TxBuilder) -> TxResponse {
+pub(crate) async fn ok(n: &TestNode, k: &SecretKey, b: &TxBuilder) -> TxResponse {
     let t = exec(n, k, b).await;
     assert_eq!(t.code, 0, "{}", t.raw_log);
     t
 }
 
 /// One message, default gas.
-pub fn one<M: prost::Name>(m: &M) -> TxBuilder {
+pub(crate) fn one<M: prost::Name>(m: &M) -> TxBuilder {
     TxBuilder::new(vec![to_any(m)]).gas(400_000)
 }
 
 /// A bank send.
-pub fn send(from: &Address, to: &Address, coin: Coin) -> TxBuilder {
+pub(crate) fn send(from: &Address, to: &Address, coin: Coin) -> TxBuilder {
     TxBuilder::new(vec![msg_send(from, to, &[coin])]).gas(400_000)
 }
 
 /// Gas money for a fresh key, from a dev account.
-pub async fn fund(n: &TestNode, from: &str, to: &Address) {
+pub(crate) async fn fund(n: &TestNode, from: &str, to: &Address) {
     ok(n, &dev_key(from), &send(&dev_addr(from), to, Coin::new("alantau", 10u128.pow(18)))).await;
 }
 
 /// The typed events of a result with this type (`chain.compliance.v1.EventFlagResolved`).
-pub fn events<'a>(t: &'a TxResponse, ty: &str) -> Vec<&'a Value> {
+pub(crate) fn events<'a>(t: &'a TxResponse, ty: &str) -> Vec<&'a Value> {
     t.events.iter().filter(|e| e["type"] == ty).collect()
 }
 
 /// An attribute's JSON-decoded value (typed events carry JSON values).
-pub fn attr(e: &Value, key: &str) -> Value {
+pub(crate) fn attr(e: &Value, key: &str) -> Value {
     let raw = e["attributes"].as_array().and_then(|a| a.iter().find(|x| x["key"] == key)).map(|x| x["value"].clone()).unwrap_or(Value::Null);
     raw.as_str().and_then(|s| serde_json::from_str(s).ok()).unwrap_or(raw)
 }
 
 /// MsgBindSubRole signed by `parent`.
-pub fn bind(parent: &Address, sub: &Address, role: cpb::SubRole, label: &str, envelope: Option<(Coin, Coin)>) -> TxBuilder {
+pub(crate) fn bind(parent: &Address, sub: &Address, role: cpb::SubRole, label: &str, envelope: Option<(Coin, Coin)>) -> TxBuilder {
     one(&cpb::MsgBindSubRole {
         parent: parent.to_bech32(),
         sub_addr: sub.to_bech32(),
@@ -79,30 +79,30 @@ pub fn bind(parent: &Address, sub: &Address, role: cpb::SubRole, label: &str, en
 }
 
 /// MsgRevokeSubRole signed by `parent`.
-pub fn revoke(parent: &Address, sub: &Address) -> TxBuilder {
+pub(crate) fn revoke(parent: &Address, sub: &Address) -> TxBuilder {
     one(&cpb::MsgRevokeSubRole { parent: parent.to_bech32(), sub_addr: sub.to_bech32() })
 }
 
 /// A hkd.demo transfer with the payload the registry gives for (`as_sender`, `as_recipient`)
 /// (a sub-key's payload is its parent's).
-pub async fn hkd(n: &TestNode, from: &Address, to: &Address, amount: u128, as_sender: &Address, as_recipient: &Address) -> TxBuilder {
+pub(crate) async fn hkd(n: &TestNode, from: &Address, to: &Address, amount: u128, as_sender: &Address, as_recipient: &Address) -> TxBuilder {
     let p = n.client.travel_rule_payload(as_sender, as_recipient).await.unwrap();
     send(from, to, Coin::new("hkd.demo", amount)).travel_rule(&p)
 }
 
 /// A GET answering an error: (HTTP status, body).
-pub async fn get_err(n: &TestNode, path: &str) -> (u16, Value) {
+pub(crate) async fn get_err(n: &TestNode, path: &str) -> (u16, Value) {
     let resp = reqwest::get(format!("{}{path}", n.rest_url)).await.unwrap();
     (resp.status().as_u16(), resp.json().await.unwrap())
 }
 
 /// The audit rows of a transaction.
-pub async fn audit_rows(n: &TestNode, tx_hash: &str) -> Vec<Value> {
+pub(crate) async fn audit_rows(n: &TestNode, tx_hash: &str) -> Vec<Value> {
     let v = n.client.query(&format!("/chain/compliance/v1/audit_log?tx_hash={tx_hash}")).await.unwrap();
     v["entries"].as_array().unwrap().clone()
 }
 
 /// The audit log's length.
-pub async fn audit_len(n: &TestNode) -> usize {
+pub(crate) async fn audit_len(n: &TestNode) -> usize {
     n.client.query("/chain/compliance/v1/audit_log").await.unwrap()["entries"].as_array().unwrap().len()
 }

@@ -155,3 +155,78 @@ async fn cli_drives_the_registries() {
     assert!(ok && v["params"]["rules"]["velocity_tx_limit"] == "10", "{v}");
     n.stop().await;
 }
+
+/// The reviewer's workflow with the CLI, as docs/reviewer-workflow.md tells it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_reviewer_workflow_and_delegation() {
+    let n = TestNode::start().await.unwrap();
+    let home = n.home.path().to_path_buf();
+    let node = n.rest_url.clone();
+    let run = move |args: Vec<String>| {
+        let (h, nd) = (home.clone(), node.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+            a.extend(["--node", &nd]);
+            lantaud(&h, &a)
+        })
+    };
+    let args = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+    for (name, byte) in [("desk", "21"), ("mlro", "22"), ("bot", "23")] {
+        let (ok, _, log) = lantaud(n.home.path(), &["keys", "import", name, &byte.repeat(32)]);
+        assert!(ok, "{log}");
+    }
+    for who in ["desk", "mlro"] {
+        let (ok, v, log) = run(args(&format!("tx bank send issuer {who} 1000000000000000000alantau"))).await.unwrap();
+        assert!(ok && v["code"] == 0, "{log}");
+    }
+    let (ok, v, log) = run(args("tx compliance bind-sub-role issuer desk reviewer --label review-desk")).await.unwrap();
+    assert!(ok && v["code"] == 0, "{log}");
+    let (ok, _, log) = run(args("tx compliance bind-sub-role issuer mlro officer --label MLRO")).await.unwrap();
+    assert!(ok, "{log}");
+    // A large transfer raises a threshold flag; the worklist shows it.
+    let (ok, _, log) = run(args("tx bank send alice issuer 800000hkd.demo")).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, log) = run(args("query compliance flags --status emitted")).await.unwrap();
+    assert!(ok, "{log}");
+    let id = v["flags"][0]["flag_id"].as_str().unwrap().to_string();
+    let text = Command::new(env!("CARGO_BIN_EXE_lantaud"))
+        .args(["--home", n.home.path().to_str().unwrap(), "query", "compliance", "flags", "--node", &n.rest_url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    assert!(text.contains("EMITTED") && text.contains("threshold") && text.contains("800000hkd.demo") && text.contains("1 to review"), "{text}");
+    // The reviewer escalates with a note; the officer closes with evidence from a file.
+    let (ok, _, log) = run(args(&format!("tx compliance review-flag desk {id} escalated --hash note-1"))).await.unwrap();
+    assert!(ok, "{log}");
+    let evidence = n.home.path().join("evidence.txt");
+    std::fs::write(&evidence, b"case file").unwrap();
+    let (ok, v, log) = run(args(&format!("tx compliance close-flag mlro {id} approved --file {}", evidence.display()))).await.unwrap();
+    assert!(ok && v["code"] == 0, "{log}");
+    let (ok, v, _) = run(args("query compliance flags --status resolved_approved")).await.unwrap();
+    assert!(ok);
+    assert_eq!(v["flags"][0]["flag_id"], id.as_str());
+    assert_eq!(v["flags"][0]["evidence_hash"].as_str().unwrap().len(), 64);
+    // A reviewer key closing is refused at admission (11): the command fails with the reason.
+    let (ok, _, log) = run(args(&format!("tx compliance close-flag desk {id} approved"))).await.unwrap();
+    assert!(!ok && log.contains("may not sign"), "{log}");
+    // Who is a sub-key, and of whom.
+    let (ok, v, log) = run(args("query compliance sub-role-parent desk")).await.unwrap();
+    assert!(ok, "{log}");
+    assert_eq!((v["answer"].as_str(), v["role"].as_str()), (Some("sub_key"), Some("SUB_ROLE_REVIEWER")));
+    let (ok, v, _) = run(args("query compliance sub-role-parent bob")).await.unwrap();
+    assert!(ok && v["answer"] == "primary_key", "{v}");
+    let (ok, v, _) = run(args("query compliance sub-roles issuer --role officer")).await.unwrap();
+    assert!(ok);
+    assert_eq!(v["bindings"].as_array().unwrap().len(), 1);
+    // An agent with its envelope in one transaction, and its remaining capacity.
+    let (ok, _, log) = run(args("tx compliance bind-sub-role bob bot agent --daily-cap 1000hkd.demo --per-tx-cap 100hkd.demo")).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, log) = run(args("query compliance agent-policy bob bot")).await.unwrap();
+    assert!(ok, "{log}");
+    assert_eq!((v["remaining"]["daily_remaining"].as_str(), v["remaining"]["per_tx_max"].as_str()), (Some("1000"), Some("100")));
+    let (ok, _, log) = run(args("tx compliance revoke-sub-role bob bot")).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, _) = run(args("query compliance agent-policy bob bot")).await.unwrap();
+    assert!(ok && v["remaining"]["revoked"] == true, "{v}");
+    n.stop().await;
+}

@@ -183,3 +183,7 @@ pub const ETH_SECP256K1_PUBKEY_TYPE_URL: &str = "/cosmos.evm.crypto.v1.ethsecp25
 pub fn type_url(full_name: &str) -> String {
     format!("/{full_name}")
 }
+
+/// The encoded `FileDescriptorSet` of every schema this crate compiles (ours and the upstream
+/// ones we build), for reflection and for tests that walk the declared messages.
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/descriptor.bin"));

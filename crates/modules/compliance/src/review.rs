@@ -69,8 +69,19 @@ fn status_name(status: i32) -> String {
     FlagStatus::try_from(status).unwrap_or(FlagStatus::Unspecified).as_str_name().to_string()
 }
 
-async fn load<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, id: u64) -> Result<Flag, TxError> {
-    state.flag(ctx.gas, id).await?.ok_or_else(|| ComplianceError::FlagNotFound(id.to_string()).into())
+/// The flag, which must be in `expected` (EMITTED for reviews and escalations,
+/// PENDING_OFFICER for closes); otherwise its own code (6 unknown, 7, 8).
+async fn load<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, id: u64, expected: FlagStatus) -> Result<Flag, TxError> {
+    let flag: Flag = state.flag(ctx.gas, id).await?.ok_or_else(|| ComplianceError::FlagNotFound(id.to_string()))?;
+    if flag.status != expected as i32 {
+        let (id, status) = (flag.flag_id, status_name(flag.status));
+        return Err(match expected {
+            FlagStatus::PendingOfficer => ComplianceError::FlagNotPendingOfficer { id, status },
+            _ => ComplianceError::FlagNotEmitted { id, status },
+        }
+        .into());
+    }
+    Ok(flag)
 }
 
 /// Writes the flag (EventFlagEmitted), then the audit row of the move.
@@ -106,94 +117,42 @@ async fn persist<S: StateWrite + Send + Sync>(
     Ok(())
 }
 
-/// Moves the flag to a terminal status; BLOCKED blacklists the subject (evidence
-/// `flag/<flag_id>`, idempotently).
-async fn resolve<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, flag: &mut Flag, m: &Decide) -> Result<(), TxError> {
+/// A move to PENDING_OFFICER (a review ESCALATED, or MsgEscalateFlag): the note travels to the
+/// officer; EventFlagEscalated.
+#[allow(clippy::too_many_arguments)]
+async fn to_officer<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    ctx: &mut ExecCtx<'_>,
+    id: u64,
+    mut flag: Flag,
+    reviewer: &Address,
+    note: &str,
+    tx_type: &str,
+    extra: &[(&str, String)],
+) -> Result<(), TxError> {
+    flag.status = FlagStatus::PendingOfficer as i32;
+    flag.reviewer = reviewer.to_bech32();
+    flag.officer_note_hash = note.to_string();
+    flag.updated_at = Some(lantau_module_api::block_timestamp(ctx.block));
+    persist(state, ctx, id, &flag, tx_type, reviewer, extra).await?;
+    ctx.emit_typed(&pb::EventFlagEscalated { flag_id: flag.flag_id.clone(), reviewer: flag.reviewer.clone(), officer_note_hash: note.to_string() });
+    Ok(())
+}
+
+/// A terminal decision (a review or a close, APPROVED or BLOCKED): BLOCKED blacklists the
+/// subject (evidence `flag/<flag_id>`, idempotently); EventFlagResolved.
+async fn resolve<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, mut flag: Flag, m: &Decide, tx_type: &str, extra: &[(&str, String)]) -> Result<(), TxError> {
     let blocked = m.decision == Decision::Blocked;
     flag.status = if blocked { FlagStatus::ResolvedBlocked } else { FlagStatus::ResolvedApproved } as i32;
     flag.resolution = m.decision.as_str().to_string();
     flag.evidence_hash = m.evidence_hash.clone();
+    flag.updated_at = Some(lantau_module_api::block_timestamp(ctx.block));
     if blocked {
         let subject = Address::from_bech32(&flag.subject).map_err(|_| lantau_module_api::error::internal("corrupt flag subject"))?;
         let evidence = format!("flag/{}", flag.flag_id);
         state.blacklist(ctx.gas, ctx.block, &subject, BLOCKED_REASON, &evidence, &mut ctx.events).await?;
     }
-    Ok(())
-}
-
-/// MsgReviewFlag: a reviewer's decision on an EMITTED flag.
-pub async fn review<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, m: &Decide) -> Result<(), TxError> {
-    ensure_bound(state, ctx, &m.signer, SubRole::Reviewer).await?;
-    let mut flag = load(state, ctx, m.flag_id).await?;
-    if flag.status != FlagStatus::Emitted as i32 {
-        return Err(ComplianceError::FlagNotEmitted { id: flag.flag_id, status: status_name(flag.status) }.into());
-    }
-    flag.reviewer = m.signer.to_bech32();
-    flag.updated_at = Some(lantau_module_api::block_timestamp(ctx.block));
-    let extra = [("decision", m.decision.as_str().to_string()), ("evidence_hash", m.evidence_hash.clone())];
-    match m.decision {
-        Decision::Escalated => {
-            // The reviewer's evidence travels to the officer as the note.
-            flag.status = FlagStatus::PendingOfficer as i32;
-            flag.officer_note_hash = m.evidence_hash.clone();
-            persist(state, ctx, m.flag_id, &flag, "flag_review", &m.signer, &extra).await?;
-            ctx.emit_typed(&pb::EventFlagEscalated {
-                flag_id: flag.flag_id.clone(),
-                reviewer: flag.reviewer.clone(),
-                officer_note_hash: flag.officer_note_hash.clone(),
-            });
-        }
-        Decision::Approved | Decision::Blocked => {
-            resolve(state, ctx, &mut flag, m).await?;
-            persist(state, ctx, m.flag_id, &flag, "flag_review", &m.signer, &extra).await?;
-            ctx.emit_typed(&pb::EventFlagResolved {
-                flag_id: flag.flag_id.clone(),
-                decision: m.decision.as_str().to_string(),
-                resolver: m.signer.to_bech32(),
-                evidence_hash: m.evidence_hash.clone(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// MsgEscalateFlag: a reviewer hands an EMITTED flag to an officer.
-pub async fn escalate<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, m: &EscalateFlag) -> Result<(), TxError> {
-    ensure_bound(state, ctx, &m.reviewer, SubRole::Reviewer).await?;
-    let mut flag = load(state, ctx, m.flag_id).await?;
-    if flag.status != FlagStatus::Emitted as i32 {
-        return Err(ComplianceError::FlagNotEmitted { id: flag.flag_id, status: status_name(flag.status) }.into());
-    }
-    flag.status = FlagStatus::PendingOfficer as i32;
-    flag.reviewer = m.reviewer.to_bech32();
-    flag.officer_note_hash = m.officer_note_hash.clone();
-    flag.updated_at = Some(lantau_module_api::block_timestamp(ctx.block));
-    let extra = [("officer_note_hash", m.officer_note_hash.clone())];
-    persist(state, ctx, m.flag_id, &flag, "flag_escalate", &m.reviewer, &extra).await?;
-    ctx.emit_typed(&pb::EventFlagEscalated {
-        flag_id: flag.flag_id.clone(),
-        reviewer: flag.reviewer.clone(),
-        officer_note_hash: m.officer_note_hash.clone(),
-    });
-    Ok(())
-}
-
-/// MsgCloseFlag: an officer's decision (APPROVED or BLOCKED; checked at decoding) on a
-/// PENDING_OFFICER flag.
-pub async fn close<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, m: &Decide) -> Result<(), TxError> {
-    ensure_bound(state, ctx, &m.signer, SubRole::Officer).await?;
-    let mut flag = load(state, ctx, m.flag_id).await?;
-    if flag.status != FlagStatus::PendingOfficer as i32 {
-        return Err(ComplianceError::FlagNotPendingOfficer { id: flag.flag_id, status: status_name(flag.status) }.into());
-    }
-    if m.decision == Decision::Escalated {
-        return Err(ComplianceError::InvalidDecision("an officer cannot escalate further".into()).into());
-    }
-    flag.officer = m.signer.to_bech32();
-    flag.updated_at = Some(lantau_module_api::block_timestamp(ctx.block));
-    resolve(state, ctx, &mut flag, m).await?;
-    let extra = [("decision", m.decision.as_str().to_string()), ("evidence_hash", m.evidence_hash.clone()), ("role", "officer".to_string())];
-    persist(state, ctx, m.flag_id, &flag, "flag_close", &m.signer, &extra).await?;
+    persist(state, ctx, m.flag_id, &flag, tx_type, &m.signer, extra).await?;
     ctx.emit_typed(&pb::EventFlagResolved {
         flag_id: flag.flag_id.clone(),
         decision: m.decision.as_str().to_string(),
@@ -201,4 +160,38 @@ pub async fn close<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx
         evidence_hash: m.evidence_hash.clone(),
     });
     Ok(())
+}
+
+/// MsgReviewFlag: a reviewer's decision on an EMITTED flag.
+pub async fn review<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, m: &Decide) -> Result<(), TxError> {
+    ensure_bound(state, ctx, &m.signer, SubRole::Reviewer).await?;
+    let mut flag = load(state, ctx, m.flag_id, FlagStatus::Emitted).await?;
+    flag.reviewer = m.signer.to_bech32();
+    let extra = [("decision", m.decision.as_str().to_string()), ("evidence_hash", m.evidence_hash.clone())];
+    match m.decision {
+        // The reviewer's evidence travels to the officer as the note.
+        Decision::Escalated => to_officer(state, ctx, m.flag_id, flag, &m.signer, &m.evidence_hash, "flag_review", &extra).await,
+        Decision::Approved | Decision::Blocked => resolve(state, ctx, flag, m, "flag_review", &extra).await,
+    }
+}
+
+/// MsgEscalateFlag: a reviewer hands an EMITTED flag to an officer.
+pub async fn escalate<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, m: &EscalateFlag) -> Result<(), TxError> {
+    ensure_bound(state, ctx, &m.reviewer, SubRole::Reviewer).await?;
+    let flag = load(state, ctx, m.flag_id, FlagStatus::Emitted).await?;
+    let extra = [("officer_note_hash", m.officer_note_hash.clone())];
+    to_officer(state, ctx, m.flag_id, flag, &m.reviewer, &m.officer_note_hash, "flag_escalate", &extra).await
+}
+
+/// MsgCloseFlag: an officer's decision (APPROVED or BLOCKED; checked at decoding) on a
+/// PENDING_OFFICER flag.
+pub async fn close<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, m: &Decide) -> Result<(), TxError> {
+    ensure_bound(state, ctx, &m.signer, SubRole::Officer).await?;
+    let mut flag = load(state, ctx, m.flag_id, FlagStatus::PendingOfficer).await?;
+    if m.decision == Decision::Escalated {
+        return Err(ComplianceError::InvalidDecision("an officer cannot escalate further".into()).into());
+    }
+    flag.officer = m.signer.to_bech32();
+    let extra = [("decision", m.decision.as_str().to_string()), ("evidence_hash", m.evidence_hash.clone()), ("role", "officer".to_string())];
+    resolve(state, ctx, flag, m, "flag_close", &extra).await
 }

@@ -13,6 +13,7 @@ use lantau_proto::chain::compliance::v1 as cpb;
 use serde_json::{json, Value};
 use sha2::Digest as _;
 
+use super::registry::{enum_name, ReasonArgs};
 use super::{print, resolve_address, send_tx, Output, TxArgs};
 
 /// A hash given directly, or computed (SHA-256, lower-case hex) from a file kept off chain.
@@ -65,9 +66,7 @@ fn coin(s: &str) -> anyhow::Result<cosmos_sdk_proto::cosmos::base::v1beta1::Coin
 }
 
 fn parse_role(s: &str) -> anyhow::Result<cpb::SubRole> {
-    let upper = s.to_ascii_uppercase();
-    let name = if upper.starts_with("SUB_ROLE_") { upper } else { format!("SUB_ROLE_{upper}") };
-    cpb::SubRole::from_str_name(&name)
+    cpb::SubRole::from_str_name(&enum_name(s, "SUB_ROLE_"))
         .filter(|r| *r != cpb::SubRole::Unspecified)
         .with_context(|| format!("unknown role {s:?}: reviewer, officer or agent"))
 }
@@ -96,12 +95,9 @@ pub(super) enum ComplianceTx {
         /// A sanctioned VASP identifier; repeat for several. The set becomes exactly these.
         #[arg(long = "vasp")]
         vasps: Vec<String>,
-        /// Reason (default `sanctions_list_push`).
-        #[arg(long, default_value = "")]
-        reason: String,
-        /// The source document.
-        #[arg(long, default_value = "")]
-        evidence_ref: String,
+        /// `--reason` (default `sanctions_list_push`) and `--evidence-ref`.
+        #[command(flatten)]
+        why: ReasonArgs,
         #[command(flatten)]
         tx: TxArgs,
     },
@@ -219,7 +215,7 @@ pub(super) async fn compliance_tx(home: &Path, out: Output, t: ComplianceTx) -> 
             let params = serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", file.display()))?;
             to_any(&cpb::MsgUpdateParams { authority: me, params: Some(params) })
         }
-        ComplianceTx::UpdateSanctions { addresses, vasps, reason, evidence_ref, .. } => {
+        ComplianceTx::UpdateSanctions { addresses, vasps, why: ReasonArgs { reason, evidence_ref }, .. } => {
             let blocked_addresses = addresses.iter().map(|a| resolve_address(home, a).map(|a| a.to_bech32())).collect::<Result<_, _>>()?;
             to_any(&cpb::MsgUpdateSanctionsList { authority: me, blocked_addresses, blocked_vasps: vasps, reason, evidence_ref })
         }

@@ -19,11 +19,27 @@ fn parse_level(s: &str) -> anyhow::Result<i32> {
     if let Ok(n) = s.parse::<i32>() {
         return Ok(n);
     }
-    let upper = s.to_ascii_uppercase();
-    let name = if upper.starts_with("LEVEL_") { upper } else { format!("LEVEL_{upper}") };
-    kpb::Level::from_str_name(&name).map(|l| l as i32).with_context(|| {
+    kpb::Level::from_str_name(&enum_name(s, "LEVEL_")).map(|l| l as i32).with_context(|| {
         format!("unknown level {s:?}: retail_basic, retail_plus, professional, institutional or licensed_issuer")
     })
+}
+
+/// The protobuf enum name a user means: `retail_basic` or `LEVEL_RETAIL_BASIC` with prefix
+/// `LEVEL_` both give `LEVEL_RETAIL_BASIC`.
+pub(super) fn enum_name(s: &str, prefix: &str) -> String {
+    let upper = s.to_ascii_uppercase();
+    if upper.starts_with(prefix) { upper } else { format!("{prefix}{upper}") }
+}
+
+/// Why an address is acted against, and the document behind it.
+#[derive(Debug, clap::Args, Clone)]
+pub(super) struct ReasonArgs {
+    /// Why.
+    #[arg(long, default_value = "")]
+    pub(super) reason: String,
+    /// The source document.
+    #[arg(long, default_value = "")]
+    pub(super) evidence_ref: String,
 }
 
 fn read_json_file<T: serde::de::DeserializeOwned>(path: &PathBuf) -> anyhow::Result<T> {
@@ -68,12 +84,8 @@ pub(super) enum KycTx {
         from: String,
         /// The address.
         address: String,
-        /// Why.
-        #[arg(long, default_value = "")]
-        reason: String,
-        /// The source document.
-        #[arg(long, default_value = "")]
-        evidence_ref: String,
+        #[command(flatten)]
+        why: ReasonArgs,
         #[command(flatten)]
         tx: TxArgs,
     },
@@ -228,7 +240,7 @@ pub(super) async fn kyc_tx(home: &std::path::Path, out: Output, t: KycTx) -> any
             };
             (key, a.tx, to_any(&m))
         }
-        KycTx::Blacklist { from, address, reason, evidence_ref, tx } => {
+        KycTx::Blacklist { from, address, why: ReasonArgs { reason, evidence_ref }, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;
             let m = kpb::MsgBlacklistAddress {
                 authority: key.address().to_bech32(),
@@ -441,10 +453,7 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
         }
         ModuleQuery::Compliance(ComplianceQuery::Flags { vasp, status, tx_hash, from, to, node }) => {
             flags_listing = true;
-            let status = status.map(|s| {
-                let upper = s.to_ascii_uppercase();
-                if upper.starts_with("FLAG_STATUS_") || upper.parse::<i32>().is_ok() { upper } else { format!("FLAG_STATUS_{upper}") }
-            });
+            let status = status.map(|s| if s.parse::<i32>().is_ok() { s } else { enum_name(&s, "FLAG_STATUS_") });
             let q = query_string(&[("vasp", vasp), ("status", status), ("tx_hash", tx_hash), ("from", from), ("to", to)]);
             (node, format!("/chain/compliance/v1/flags{q}"))
         }

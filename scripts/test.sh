@@ -6,4 +6,7 @@ bash scripts/prereqs.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/lantau-target}"
 # Property tests: bounded case counts (PROPTEST_CASES), so CI time stays bounded.
 export PROPTEST_CASES="${PROPTEST_CASES:-256}"
+# The proofs that a module cannot move a stablecoin around the gate chain are compile_fail
+# doctests (nextest does not run doctests).
+cargo test --locked --doc --workspace
 exec cargo nextest run --locked --workspace --no-fail-fast --test-threads 2 "$@"

@@ -140,7 +140,7 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     if !fee_amount.is_zero() {
         let fee = [Coin::new(NATIVE_DENOM, fee_amount)];
         state
-            .transfer(gas, &signer, &fee_collector(), &fee, events)
+            .transfer_plain(gas, &signer, &fee_collector(), &fee, events)
             .await
             .map_err(|e| e.wrap(format!("{} is smaller than {}: insufficient funds to pay fee", signer, fee[0])))?;
         events.push(event("tx", [("fee", fee[0].to_string()), ("fee_payer", signer.to_bech32())]));

@@ -3,14 +3,16 @@
 use std::sync::Arc;
 
 use cnidarium::{Snapshot, StateDelta, StateRead, StagedWriteBatch, Storage};
-use lantau_module_api::{event, store, BlockCtx, Event, ExecCtx, GasMeter, SdkError, TxError};
+use lantau_module_api::{store, BlockCtx, Event, GasMeter, SdkError, TxError};
 use lantau_primitives::Address;
 use tendermint::abci::{request, response, types::ExecTxResult, Code};
 use tendermint::block::Height as TmHeight;
 use tendermint::AppHash;
 
-use crate::ante::{self, Mode};
+use crate::ante;
+use crate::pipeline::Mode;
 use crate::config::AppConfig;
+use crate::error::AppError;
 use crate::genesis::AppGenesis;
 use crate::hooks::BlockHook;
 use crate::readcache::{CachedSnapshot, ReadCache};
@@ -116,25 +118,27 @@ fn exec_err(e: &TxError, gas_wanted: u64, gas_used: u64, events: Vec<Event>) -> 
     }
 }
 
-async fn read_u64<S: StateRead>(s: &S, key: &str) -> anyhow::Result<Option<u64>> {
-    Ok(match s.get_raw(key).await? {
-        Some(b) => Some(u64::from_be_bytes(b.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt {key}"))?)),
+async fn read_u64<S: StateRead>(s: &S, key: &'static str) -> Result<Option<u64>, AppError> {
+    Ok(match s.get_raw(key).await.map_err(AppError::store)? {
+        Some(b) => Some(u64::from_be_bytes(
+            b.as_slice().try_into().map_err(|_| AppError::Corrupt { key, why: format!("{} bytes, not 8", b.len()) })?,
+        )),
         None => None,
     })
 }
 
 impl App {
     /// Opens (or creates) the state at `path`.
-    pub async fn load(path: std::path::PathBuf, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> anyhow::Result<Self> {
-        let storage = Storage::load(path, vec![]).await?;
+    pub async fn load(path: std::path::PathBuf, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> Result<Self, AppError> {
+        let storage = Storage::load(path, vec![]).await.map_err(AppError::store)?;
         Self::with_storage(storage, cfg, hook).await
     }
 
     /// Wraps an opened storage.
-    pub async fn with_storage(storage: Storage, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> anyhow::Result<Self> {
+    pub async fn with_storage(storage: Storage, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> Result<Self, AppError> {
         let snap = storage.latest_snapshot();
-        let chain_id = match snap.get_raw(state_key::CHAIN_ID).await? {
-            Some(b) => String::from_utf8(b)?,
+        let chain_id = match snap.get_raw(state_key::CHAIN_ID).await.map_err(AppError::store)? {
+            Some(b) => String::from_utf8(b).map_err(|e| AppError::Corrupt { key: state_key::CHAIN_ID, why: e.to_string() })?,
             None => String::new(),
         };
         let reads = Arc::new(ReadCache::new(crate::readcache::MAX_ENTRIES));
@@ -176,6 +180,12 @@ impl App {
         CachedSnapshot::new(self.storage.latest_snapshot(), self.reads.clone())
     }
 
+    /// A module query by gRPC method name on the latest committed state (protobuf in and out),
+    /// routed through the module list.
+    pub async fn query(&self, method: &str, request: &[u8]) -> Result<Vec<u8>, lantau_module_api::QueryError> {
+        crate::modules::query(&self.snapshot(), method, request).await
+    }
+
     /// The limits.
     pub fn config(&self) -> &AppConfig {
         &self.cfg
@@ -187,47 +197,48 @@ impl App {
     }
 
     /// The height of the last committed block (0 before the first block).
-    pub async fn last_height(&self) -> anyhow::Result<u64> {
+    pub async fn last_height(&self) -> Result<u64, AppError> {
         Self::height_at(&self.snapshot()).await
     }
 
     /// The height of the last block in a snapshot (0 before the first block).
-    pub async fn height_at(snap: &Snapshot) -> anyhow::Result<u64> {
+    pub async fn height_at(snap: &Snapshot) -> Result<u64, AppError> {
         Ok(read_u64(snap, state_key::HEIGHT).await?.unwrap_or(0))
     }
 
     /// The time of the last committed block (genesis time before the first block).
-    pub async fn last_block_time(&self) -> anyhow::Result<time::OffsetDateTime> {
+    pub async fn last_block_time(&self) -> Result<time::OffsetDateTime, AppError> {
         self.block_time_at(&self.snapshot()).await
     }
 
-    async fn block_time_at(&self, snap: &Snapshot) -> anyhow::Result<time::OffsetDateTime> {
-        let raw = match snap.get_raw(state_key::BLOCK_TIME).await? {
+    async fn block_time_at(&self, snap: &Snapshot) -> Result<time::OffsetDateTime, AppError> {
+        let raw = match snap.get_raw(state_key::BLOCK_TIME).await.map_err(AppError::store)? {
             Some(b) => Some(b),
-            None => snap.get_raw(state_key::GENESIS_TIME).await?,
+            None => snap.get_raw(state_key::GENESIS_TIME).await.map_err(AppError::store)?,
         };
+        let corrupt = |why: String| AppError::Corrupt { key: state_key::BLOCK_TIME, why };
         let nanos = match raw {
-            Some(b) => i128::from_be_bytes(b.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt block time"))?),
+            Some(b) => i128::from_be_bytes(b.as_slice().try_into().map_err(|_| corrupt(format!("{} bytes, not 16", b.len())))?),
             None => 0,
         };
-        Ok(time::OffsetDateTime::from_unix_timestamp_nanos(nanos)?)
+        time::OffsetDateTime::from_unix_timestamp_nanos(nanos).map_err(|e| corrupt(e.to_string()))
     }
 
     /// The EVM chain id from genesis.
-    pub async fn evm_chain_id(&self) -> anyhow::Result<u64> {
+    pub async fn evm_chain_id(&self) -> Result<u64, AppError> {
         Ok(read_u64(&self.snapshot(), state_key::EVM_CHAIN_ID).await?.unwrap_or(0))
     }
 
     /// The app hash of the latest committed state.
-    pub async fn app_hash(&self) -> anyhow::Result<AppHash> {
-        let root = self.snapshot().root_hash().await?;
+    pub async fn app_hash(&self) -> Result<AppHash, AppError> {
+        let root = self.snapshot().root_hash().await.map_err(AppError::store)?;
         Ok(AppHash::try_from(root.0.to_vec())?)
     }
 
     // === Info / InitChain ===
 
     /// ABCI Info.
-    pub async fn info(&self, _req: request::Info) -> anyhow::Result<response::Info> {
+    pub async fn info(&self, _req: request::Info) -> Result<response::Info, AppError> {
         let initialized = !self.chain_id().is_empty();
         Ok(response::Info {
             data: "lantau".into(),
@@ -240,18 +251,20 @@ impl App {
 
     /// ABCI InitChain: writes genesis and commits it as version 0. Idempotent for the same
     /// chain id: a restart before the first block returns the stored genesis app hash.
-    pub async fn init_chain(&self, req: request::InitChain) -> anyhow::Result<response::InitChain> {
+    pub async fn init_chain(&self, req: request::InitChain) -> Result<response::InitChain, AppError> {
         if !self.chain_id().is_empty() {
-            anyhow::ensure!(self.chain_id() == req.chain_id, "state belongs to chain {}, not {}", self.chain_id(), req.chain_id);
+            if self.chain_id() != req.chain_id {
+                return Err(AppError::ChainMismatch { stored: self.chain_id(), requested: req.chain_id });
+            }
             return Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: self.app_hash().await? });
         }
-        let genesis = AppGenesis::from_json(&req.app_state_bytes).map_err(|e| anyhow::anyhow!(e.log))?;
+        let genesis = AppGenesis::from_json(&req.app_state_bytes).map_err(AppError::Genesis)?;
         let mut delta = StateDelta::new(self.snapshot());
-        genesis.apply(&mut delta, &req.chain_id, to_offset(req.time)).await.map_err(|e| anyhow::anyhow!(e.log))?;
+        genesis.apply(&mut delta, &req.chain_id, to_offset(req.time)).await.map_err(AppError::Genesis)?;
         let gas = GasMeter::infinite();
         store::put(&mut delta, &gas, state_key::GENESIS_TIME.to_string(), to_offset(req.time).unix_timestamp_nanos().to_be_bytes().to_vec())
-            .map_err(|e| anyhow::anyhow!(e.log))?;
-        let root = self.storage.commit(delta).await?;
+            .map_err(AppError::Genesis)?;
+        let root = self.storage.commit(delta).await.map_err(AppError::store)?;
         self.reads.reset(self.storage.latest_version());
         *self.chain_id.write() = req.chain_id.clone();
         self.reset_check_state().await;
@@ -271,7 +284,7 @@ impl App {
         }
     }
 
-    async fn check_block_ctx(&self) -> anyhow::Result<BlockCtx> {
+    async fn check_block_ctx(&self) -> Result<BlockCtx, AppError> {
         if let Some(c) = self.check_ctx.read().clone() {
             return Ok(c);
         }
@@ -332,20 +345,9 @@ impl App {
         self.preverify(&decoded, &block.chain_id).await;
 
         let gas = GasMeter::new(decoded.gas_limit);
-        let mut events = Vec::new();
         let mut check = self.check.lock().await;
         let mut overlay = StateDelta::new(&mut *check);
-        let mut result = ante::run(&mut overlay, &decoded, &block, &gas, &self.sigs, Mode::Check, &mut events).await;
-        if result.is_ok() {
-            // The gate chain at admission: a rejection fails the broadcast (codespace compliance).
-            result = match crate::screen::screen(&overlay, &gas, &block, &decoded).await {
-                Ok(v) => {
-                    self.traces.lock().put(hash, block.time.unix_timestamp(), crate::trace::to_trace(&hash, &v));
-                    v.rejection.map_or(Ok(()), Err)
-                }
-                Err(e) => Err(e),
-            };
-        }
+        let mut result = self.run_tx(&mut overlay, &decoded, &block, &gas, Mode::Check).await.result;
         if result.is_ok() {
             result = admit(&decoded);
         }
@@ -397,18 +399,19 @@ impl App {
     /// admissions keep running on the old overlay while the driver re-admits each waiting
     /// transaction with [`App::recheck`], then [`App::finish_check_rebuild`] re-admits the few
     /// admitted meanwhile and puts the new overlay in place, under the check lock.
-    pub async fn begin_check_rebuild(&self) -> anyhow::Result<CheckRebuild> {
+    pub async fn begin_check_rebuild(&self) -> Result<CheckRebuild, AppError> {
         let snap = self.cached_snapshot();
         let block = Self::next_block_ctx(Self::height_at(snap.snapshot()).await?, self.block_time_at(snap.snapshot()).await?, self.chain_id());
         Ok(CheckRebuild { state: StateDelta::new(snap), block })
     }
 
-    /// Re-admits one waiting transaction on a rebuilt overlay: the same ante as CheckTx.
+    /// Re-admits one waiting transaction on a rebuilt overlay: the same pipeline as CheckTx
+    /// (ante and gate chain), so a transaction whose party was blacklisted since its
+    /// admission fails here with the gate's code and leaves the mempool.
     pub async fn recheck(&self, r: &mut CheckRebuild, tx: &DecodedTx) -> Result<(), TxError> {
         let gas = GasMeter::new(tx.gas_limit);
-        let mut events = Vec::new();
         let mut overlay = StateDelta::new(&mut r.state);
-        ante::run(&mut overlay, tx, &r.block, &gas, &self.sigs, Mode::Check, &mut events).await?;
+        self.run_tx(&mut overlay, tx, &r.block, &gas, Mode::Recheck).await.result?;
         overlay.apply();
         Ok(())
     }
@@ -474,61 +477,31 @@ impl App {
             Err(e) => return exec_err(&e, 0, 0, vec![]),
         };
         let gas = GasMeter::new(decoded.gas_limit);
-        let mut events = Vec::new();
-        {
-            let mut ante_state = StateDelta::new(&mut *block_state);
-            if let Err(e) = ante::run(&mut ante_state, &decoded, block, &gas, &self.sigs, Mode::Deliver, &mut events).await {
-                return exec_err(&e, decoded.gas_limit, gas.used(), vec![]);
-            }
-            ante_state.apply();
-        }
-        // From here on the fee is paid and the sequence advanced, whatever the messages do.
-        // The gate chain runs again on the block's state: admission was an early filter.
-        let verdict = match crate::screen::screen(&*block_state, &gas, block, &decoded).await {
-            Ok(v) => v,
-            Err(e) => return exec_err(&e, decoded.gas_limit, gas.used(), events),
-        };
-        self.traces.lock().put(decoded.hash, block.time.unix_timestamp(), crate::trace::to_trace(&decoded.hash, &verdict));
-        if let Some(e) = &verdict.rejection {
-            return exec_err(e, decoded.gas_limit, gas.used(), events);
-        }
-        let hash_hex = decoded.hash_hex();
-        let mut msg_state = StateDelta::new(&mut *block_state);
-        let mut msg_events = Vec::new();
-        for (i, m) in decoded.msgs.iter().enumerate() {
-            let mut ctx = ExecCtx::new(block, &gas, &hash_hex, decoded.signer);
-            ctx.msg_index = i;
-            if let Err(e) = m.execute(&mut msg_state, &mut ctx).await {
-                let e = e.wrap(format!("failed to execute message; message index: {i}"));
-                return exec_err(&e, decoded.gas_limit, gas.used(), events);
-            }
-            msg_events.push(message_event(m.type_url(), &decoded.signer, m.module(), i));
-            msg_events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
-        }
-        if let Err(e) = crate::screen::record(&mut msg_state, &gas, block, &decoded, &verdict, &mut msg_events).await {
-            return exec_err(&e, decoded.gas_limit, gas.used(), events);
-        }
-        msg_state.apply();
-        events.extend(msg_events);
-        ExecTxResult {
-            code: Code::Ok,
-            data: Default::default(),
-            log: String::new(),
-            info: String::new(),
-            gas_wanted: i64::try_from(decoded.gas_limit).unwrap_or(i64::MAX),
-            gas_used: i64::try_from(gas.used()).unwrap_or(i64::MAX),
-            events,
-            codespace: String::new(),
+        let run = self.run_tx(block_state, &decoded, block, &gas, Mode::Deliver).await;
+        match run.result {
+            Err(e) => exec_err(&e, decoded.gas_limit, gas.used(), run.events),
+            Ok(()) => ExecTxResult {
+                code: Code::Ok,
+                data: Default::default(),
+                log: String::new(),
+                info: String::new(),
+                gas_wanted: i64::try_from(decoded.gas_limit).unwrap_or(i64::MAX),
+                gas_used: i64::try_from(gas.used()).unwrap_or(i64::MAX),
+                events: run.events,
+                codespace: String::new(),
+            },
         }
     }
 
     /// ABCI FinalizeBlock: executes every transaction, writes the block's records, and prepares
     /// (but does not persist) the commit, whose root is the returned app hash.
-    pub async fn finalize_block(&self, req: request::FinalizeBlock) -> anyhow::Result<response::FinalizeBlock> {
+    pub async fn finalize_block(&self, req: request::FinalizeBlock) -> Result<response::FinalizeBlock, AppError> {
         let height = req.height.value();
         let snap = self.cached_snapshot();
         let last = Self::height_at(snap.snapshot()).await?;
-        anyhow::ensure!(height == last.saturating_add(1), "finalize height {height} after committed height {last}");
+        if height != last.saturating_add(1) {
+            return Err(AppError::HeightOutOfOrder { height, last });
+        }
         let block = BlockCtx { height, time: to_offset(req.time), chain_id: self.chain_id() };
         let base_version = snap.version();
         let mut state = StateDelta::new(snap);
@@ -539,9 +512,9 @@ impl App {
         // The offered decodings served this block.
         self.known.lock().clear();
         let gas = GasMeter::infinite();
-        store::put(&mut state, &gas, state_key::HEIGHT.to_string(), height.to_be_bytes().to_vec()).map_err(|e| anyhow::anyhow!(e.log))?;
+        store::put(&mut state, &gas, state_key::HEIGHT.to_string(), height.to_be_bytes().to_vec()).map_err(AppError::BlockRecord)?;
         store::put(&mut state, &gas, state_key::BLOCK_TIME.to_string(), block.time.unix_timestamp_nanos().to_be_bytes().to_vec())
-            .map_err(|e| anyhow::anyhow!(e.log))?;
+            .map_err(AppError::BlockRecord)?;
 
         let mut resp = response::FinalizeBlock {
             events: vec![],
@@ -562,7 +535,7 @@ impl App {
         for (k, v) in self.hook.on_finalize(&req, &resp) {
             cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
         }
-        let batch = self.storage.prepare_commit(state).await?;
+        let batch = self.storage.prepare_commit(state).await.map_err(AppError::store)?;
         resp.app_hash = AppHash::try_from(batch.root_hash().0.to_vec())?;
         *self.staged.lock() = Some(Staged { batch, height, base_version, writes });
         Ok(resp)
@@ -570,7 +543,7 @@ impl App {
 
     /// ABCI Commit: persists the staged block atomically (state, tx index, block records), then
     /// starts a new check overlay on the new state (the driver re-admits its mempool).
-    pub async fn commit(&self) -> anyhow::Result<response::Commit> {
+    pub async fn commit(&self) -> Result<response::Commit, AppError> {
         let resp = self.commit_keeping_check_state().await?;
         self.reset_check_state().await;
         Ok(resp)
@@ -579,9 +552,9 @@ impl App {
     /// Like [`App::commit`], but the check overlay stays as it is (on the previous state, with
     /// every admission's effects), so admissions continue meanwhile; the driver must rebuild it
     /// ([`App::begin_check_rebuild`] … [`App::finish_check_rebuild`]) or reset it.
-    pub async fn commit_keeping_check_state(&self) -> anyhow::Result<response::Commit> {
-        let staged = self.staged.lock().take().ok_or_else(|| anyhow::anyhow!("commit without finalize_block"))?;
-        self.storage.commit_batch(staged.batch)?;
+    pub async fn commit_keeping_check_state(&self) -> Result<response::Commit, AppError> {
+        let staged = self.staged.lock().take().ok_or(AppError::CommitWithoutFinalize)?;
+        self.storage.commit_batch(staged.batch).map_err(AppError::store)?;
         self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().map(|(k, v)| (k, v)));
         tracing::debug!(height = staged.height, "committed");
         Ok(response::Commit { data: Default::default(), retain_height: TmHeight::default() })
@@ -610,9 +583,13 @@ impl App {
         let block = self.check_block_ctx().await.map_err(ante_internal)?;
         let gas = GasMeter::infinite();
         let check = self.check.lock().await;
-        let state = StateDelta::new(&*check);
-        let v = crate::screen::screen(&state, &gas, &block, &decoded).await?;
-        Ok(Some(crate::trace::to_trace(&decoded.hash, &v)))
+        let mut state = StateDelta::new(&*check);
+        let run = self.run_tx(&mut state, &decoded, &block, &gas, Mode::SimulateTrace).await;
+        match (run.trace, run.result) {
+            (Some(t), _) => Ok(Some(t)),
+            (None, Err(e)) => Err(e),
+            (None, Ok(())) => Err(SdkError::Internal("the gates ran without a trace".into()).into()),
+        }
     }
 
     // === Simulation ===
@@ -629,56 +606,27 @@ impl App {
             Err(e) => return SimulateOutcome { gas_used: 0, events: vec![], result: Err(ante_internal(e)) },
         };
         let gas = GasMeter::new(self.cfg.max_gas_per_tx);
-        let mut events = Vec::new();
         // On the check overlay, as CheckTx sees state: a sender with sequence n waiting in the
         // mempool simulates n+1. The overlay on top is thrown away.
         let check = self.check.lock().await;
         let mut state = StateDelta::new(&*check);
-        if let Err(e) = ante::run(&mut state, &decoded, &block, &gas, &self.sigs, Mode::Simulate, &mut events).await {
-            return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
-        }
-        let verdict = match crate::screen::screen(&state, &gas, &block, &decoded).await {
-            Ok(v) => v,
-            Err(e) => return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) },
-        };
-        if let Some(e) = verdict.rejection.clone() {
-            return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
-        }
-        let hash_hex = decoded.hash_hex();
-        for (i, m) in decoded.msgs.iter().enumerate() {
-            let mut ctx = ExecCtx::new(&block, &gas, &hash_hex, decoded.signer);
-            ctx.msg_index = i;
-            if let Err(e) = m.execute(&mut state, &mut ctx).await {
-                return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
-            }
-            events.push(message_event(m.type_url(), &decoded.signer, m.module(), i));
-            events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
-        }
-        // The effects execution records, so that the estimate covers their gas.
-        if let Err(e) = crate::screen::record(&mut state, &gas, &block, &decoded, &verdict, &mut events).await {
-            return SimulateOutcome { gas_used: gas.used(), events, result: Err(e) };
-        }
-        SimulateOutcome { gas_used: gas.used(), events, result: Ok(()) }
+        let run = self.run_tx(&mut state, &decoded, &block, &gas, Mode::Simulate).await;
+        SimulateOutcome { gas_used: gas.used(), events: run.events, result: run.result }
+    }
+
+    // === Helpers of the pipeline ===
+
+    pub(crate) fn sigs(&self) -> &SigCache {
+        &self.sigs
+    }
+
+    /// Keeps a trace this node computed (TxTrace), stamped with the block time.
+    pub(crate) fn keep_trace(&self, hash: [u8; 32], block: &BlockCtx, trace: lantau_proto::chain::compliance::v1::GateTrace) {
+        self.traces.lock().put(hash, block.time.unix_timestamp(), trace);
     }
 }
 
-fn ante_internal(e: anyhow::Error) -> TxError {
+fn ante_internal(e: AppError) -> TxError {
     SdkError::Internal(e.to_string()).into()
 }
 
-fn message_event(action: &str, sender: &Address, module: &str, i: usize) -> Event {
-    event(
-        "message",
-        [
-            ("action", action.to_string()),
-            ("sender", sender.to_bech32()),
-            ("module", module.to_string()),
-            ("msg_index", i.to_string()),
-        ],
-    )
-}
-
-fn with_msg_index(mut e: Event, i: usize) -> Event {
-    e.attributes.push(("msg_index", i.to_string(), true).into());
-    e
-}

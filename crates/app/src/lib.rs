@@ -16,13 +16,19 @@
 //! index, the block store).
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 mod ante;
+#[cfg(test)]
+mod probe;
 mod app;
 pub mod config;
+pub mod error;
 pub mod genesis;
 pub mod hooks;
+pub mod modules;
 pub mod msg;
+pub mod pipeline;
 pub mod readcache;
 pub mod screen;
 mod sigcache;
@@ -34,6 +40,7 @@ pub use ante::fee_collector;
 pub use app::{App, CheckOutcome, CheckRebuild, SimulateOutcome};
 pub use cnidarium;
 pub use config::AppConfig;
+pub use error::AppError;
 pub use genesis::AppGenesis;
 pub use hooks::{BlockHook, NoHook};
 pub use lantau_auth as auth;

@@ -9,17 +9,22 @@
 //! - [`event`]: building ABCI events.
 //! - [`handler`]: the [`MsgHandler`] trait: `check_stateless` (pure, parallel) and
 //!   `check_and_execute` (state checks and writes).
+//! - [`module`]: the [`Module`] trait (name, genesis section, message decoding, query routes)
+//!   from which the app's one ordered module list wires everything, and [`Fact`], a
+//!   stablecoin movement a message declares.
 //!
 //! State goes through one door: each module's `state.rs` defines typed extension traits over
 //! cnidarium's `StateRead`/`StateWrite`, and its keys live only in its `state_key.rs`.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 pub mod ctx;
 pub mod error;
 pub mod event;
 pub mod gas;
 pub mod handler;
+pub mod module;
 pub mod store;
 
 pub use ctx::{BlockCtx, ExecCtx};
@@ -27,6 +32,7 @@ pub use error::{ErrorCode, SdkError, TxError};
 pub use event::{event, Event};
 pub use gas::{GasMeter, OutOfGas};
 pub use handler::MsgHandler;
+pub use module::{EmptyGenesis, Fact, Module, ModuleMsg, NoMsg, QueryError};
 
 /// Parses a bech32 address field of a message; failure is sdk code 7 (invalid address), naming
 /// the field.

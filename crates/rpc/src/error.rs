@@ -102,3 +102,17 @@ mod tests {
         }
     }
 }
+
+impl From<lantau_app::module_api::QueryError> for ApiError {
+    /// The one mapping from a module query error to a gRPC status.
+    fn from(e: lantau_app::module_api::QueryError) -> Self {
+        use lantau_app::module_api::QueryError as Q;
+        let code = match &e {
+            Q::NotFound(_) => GrpcCode::NotFound,
+            Q::InvalidArgument(_) => GrpcCode::InvalidArgument,
+            Q::FailedPrecondition(_) => GrpcCode::FailedPrecondition,
+            Q::Internal(_) => GrpcCode::Internal,
+        };
+        Self { code, message: e.to_string() }
+    }
+}

@@ -53,8 +53,11 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<Value, ApiError> {
     serde_json::to_value(v).map_err(ApiError::internal)
 }
 
+/// A module's error met while answering a query, through the one mapping from module errors
+/// to gRPC status (`module_api::QueryError`): a store fault is Internal, anything else the
+/// request's fault.
 fn internal(e: lantau_app::module_api::TxError) -> ApiError {
-    ApiError::internal(e.log)
+    ApiError::from(lantau_app::module_api::QueryError::from(e))
 }
 
 fn pagination(total: usize) -> Value {

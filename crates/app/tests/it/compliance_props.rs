@@ -18,17 +18,17 @@ use lantau_proto::chain::compliance::v1 as cpb;
 use lantau_proto::chain::kyc::v1::{Identity, Level};
 use proptest::prelude::*;
 
-const DENOM: &str = "hkd.t";
+pub(crate) const DENOM: &str = "hkd.t";
 const START: u128 = 10_000_000;
 
-fn key(i: u8) -> SecretKey {
+pub(crate) fn key(i: u8) -> SecretKey {
     SecretKey::from_bytes(&lantau_crypto::sha256(&[i, 42])).unwrap()
 }
 
 /// k0 governance, compliance authority and issuer (LEVEL_LICENSED_ISSUER, VASP-0); k1, k2 full
 /// tier (VASP-1, VASP-2); k3 minimal tier; k4 no identity; k5 (no identity) becomes k0's
 /// reviewer and k6 (no identity) k1's agent in the first two blocks.
-fn genesis(keys: &[SecretKey]) -> Vec<u8> {
+pub(crate) fn genesis(keys: &[SecretKey]) -> Vec<u8> {
     let mut g = AppGenesis { evm_chain_id: 852, ..Default::default() };
     g.authority.governance = Some(keys[0].address());
     g.compliance.params = Some(Params { authority: String::new(), rules: Some(lantau_app::compliance::default_rules()) });
@@ -52,7 +52,7 @@ fn genesis(keys: &[SecretKey]) -> Vec<u8> {
     serde_json::to_vec(&g).unwrap()
 }
 
-fn block_req(height: u64, txs: Vec<Vec<u8>>) -> request::FinalizeBlock {
+pub(crate) fn block_req(height: u64, txs: Vec<Vec<u8>>) -> request::FinalizeBlock {
     request::FinalizeBlock {
         txs: txs.into_iter().map(bytes::Bytes::from).collect(),
         decided_last_commit: CommitInfo { round: Default::default(), votes: vec![] },
@@ -76,6 +76,13 @@ enum Op {
     Review(u64, u8),
     /// k1 revokes its agent k6.
     RevokeAgent,
+    /// (from 1..5, to 1..5, a, b): one MsgMultiSend paying `to` twice (a, then b) and k4 some
+    /// native coin: two stablecoin movements in one message.
+    MultiSend(usize, usize, u128, u128),
+    /// k0, the issuer, mints `amount` to (0..5).
+    Mint(usize, u128),
+    /// k0 burns.
+    Burn(u128),
 }
 
 /// The gate codes: an admitted transaction never fails with one of these at execution when
@@ -89,6 +96,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::RevokeAgent),
         1 => (100_000u64..1_000_000, 1u64..120, 1u64..6).prop_map(|(a, b, c)| Op::Rule(a, b, c)),
         1 => (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(a, b, c)| Op::Sanctions(a, b, c)),
+        2 => (1usize..5, 1usize..5, 1u128..700_000, 1u128..700_000).prop_map(|(f, t, a, b)| Op::MultiSend(f, t, a, b)),
+        1 => (0usize..5, 1u128..1_000_000).prop_map(|(t, a)| Op::Mint(t, a)),
+        1 => (1u128..1_000_000).prop_map(Op::Burn),
     ]
 }
 
@@ -130,6 +140,9 @@ async fn run(ops: Vec<Op>) -> (usize, usize) {
     let mut seqs = [0u64; 7];
     let mut screened_ok = 0usize;
     let mut rejected = 0usize;
+    // Every committed stablecoin movement between accounts, from the bank's events.
+    let mut movements: Vec<(String, String, String)> = Vec::new();
+    let mut issuances = 0usize;
     let bind = |parent: usize, sub: usize, role: cpb::SubRole, envelope: Option<cpb::PolicyEnvelope>| {
         to_any(&cpb::MsgBindSubRole {
             parent: keys[parent].address().to_bech32(),
@@ -167,6 +180,38 @@ async fn run(ops: Vec<Op>) -> (usize, usize) {
             ),
             Op::RevokeAgent => (1, to_any(&cpb::MsgRevokeSubRole { parent: keys[1].address().to_bech32(), sub_addr: keys[6].address().to_bech32() }), None),
             Op::Transfer(f, t, a, k) => (f, msg_send(&keys[f].address(), &keys[t].address(), &[Coin::new(DENOM, a)]), payload(&keys, f, t, k)),
+            Op::MultiSend(f, t, a, b) => {
+                use cosmos_sdk_proto::cosmos::bank::v1beta1 as bpb;
+                let c = |d: &str, n: u128| lantau_client::pb_coin(&Coin::new(d, n));
+                let mut input = vec![c(NATIVE_DENOM, 7), c(DENOM, a + b)];
+                input.sort_by(|x, y| x.denom.cmp(&y.denom));
+                let m = bpb::MsgMultiSend {
+                    inputs: vec![bpb::Input { address: keys[f].address().to_bech32(), coins: input }],
+                    outputs: vec![
+                        bpb::Output { address: keys[t].address().to_bech32(), coins: vec![c(DENOM, a)] },
+                        bpb::Output { address: keys[4].address().to_bech32(), coins: vec![c(NATIVE_DENOM, 7)] },
+                        bpb::Output { address: keys[t].address().to_bech32(), coins: vec![c(DENOM, b)] },
+                    ],
+                };
+                (f, to_any(&m), payload(&keys, f, t, 0))
+            }
+            Op::Mint(t, a) => (
+                0,
+                to_any(&lantau_proto::chain::stablecoin::v1::MsgMint {
+                    issuer: keys[0].address().to_bech32(),
+                    recipient: keys[t].address().to_bech32(),
+                    amount: Some(lantau_client::pb_coin(&Coin::new(DENOM, a))),
+                }),
+                None,
+            ),
+            Op::Burn(a) => (
+                0,
+                to_any(&lantau_proto::chain::stablecoin::v1::MsgBurn {
+                    issuer: keys[0].address().to_bech32(),
+                    amount: Some(lantau_client::pb_coin(&Coin::new(DENOM, a))),
+                }),
+                None,
+            ),
             Op::Rule(th, w, l) => (
                 0,
                 to_any(&cpb::MsgUpdateRule {
@@ -218,18 +263,38 @@ async fn run(ops: Vec<Op>) -> (usize, usize) {
         if exec.code.is_ok() && op_is_transfer(&r) {
             screened_ok += 1;
         }
+        if exec.code.is_ok() {
+            movements.extend(stablecoin_movements(&r));
+            if matches!(op_kind, Op::Mint(..) | Op::Burn(..)) {
+                issuances += 1;
+            }
+        }
     }
     let snap = app.snapshot();
-    // Supply conserved.
+    // Supply conserved: the balances add up to the supply, which moved only by the issuer's
+    // audited mints and burns.
     let mut total = 0u128;
     for k in &keys {
         total += lantau_app::bank::query::balance(&snap, &k.address(), DENOM).await.unwrap().0;
     }
-    assert_eq!(total, 6 * START);
-    assert_eq!(lantau_app::bank::query::supply(&snap, DENOM).await.unwrap().0, 6 * START);
-    // One transfer row per screened transfer; a gapless sequence.
+    let supply = lantau_app::bank::query::supply(&snap, DENOM).await.unwrap().0;
+    assert_eq!(total, supply);
     let rows = lantau_app::compliance::query::audit_log(&snap, &AuditFilter::default()).await.unwrap();
-    assert_eq!(rows.iter().filter(|r| r.tx_type == "transfer").count(), screened_ok);
+    let minted: u128 = rows.iter().filter(|r| r.tx_type == "mint").map(|r| r.amount.as_ref().unwrap().amount.parse::<u128>().unwrap()).sum();
+    let burned: u128 = rows.iter().filter(|r| r.tx_type == "burn").map(|r| r.amount.as_ref().unwrap().amount.parse::<u128>().unwrap()).sum();
+    assert_eq!(supply, 6 * START + minted - burned);
+    assert_eq!(rows.iter().filter(|r| r.tx_type == "mint" || r.tx_type == "burn").count(), issuances);
+    // Every committed stablecoin movement between accounts has exactly one `transfer` audit
+    // row with the same sender, recipient and amount, and there is no other transfer row.
+    let mut audited: Vec<(String, String, String)> = rows
+        .iter()
+        .filter(|r| r.tx_type == "transfer")
+        .map(|r| (r.subject.clone(), r.counterparty.clone(), format!("{}{}", r.amount.as_ref().unwrap().amount, r.amount.as_ref().unwrap().denom)))
+        .collect();
+    audited.sort();
+    movements.sort();
+    assert_eq!(audited, movements, "movements and transfer audit rows differ");
+    assert!(rows.iter().filter(|r| r.tx_type == "transfer").count() >= screened_ok);
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r.sequence, u64::try_from(i).unwrap() + 1, "audit sequence has a gap");
     }
@@ -275,6 +340,20 @@ async fn a_fixed_history_exercises_successes_rejections_and_updates() {
     // daily (13) caps, the reviewer's send (11), the agent and k1 after the BLOCKED review (18,
     // 18), the invalid decision (9, at decoding), the revoked agent (11).
     assert_eq!((ok, rejected), (6, 11));
+}
+
+/// The stablecoin movements between accounts of a block's first result, one per coin of each
+/// bank `transfer` event (sender, recipient, amount).
+fn stablecoin_movements(r: &lantau_app::tendermint::abci::response::FinalizeBlock) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for e in r.tx_results[0].events.iter().filter(|e| e.kind == "transfer") {
+        let get = |k: &str| e.attributes.iter().find(|a| a.key_str().unwrap() == k).unwrap().value_str().unwrap().to_string();
+        let (from, to, amount) = (get("sender"), get("recipient"), get("amount"));
+        for coin in amount.split(',').filter(|c| c.ends_with(DENOM)) {
+            out.push((from.clone(), to.clone(), coin.to_string()));
+        }
+    }
+    out
 }
 
 /// Whether a successful result was a stablecoin transfer (its events carry a hkd amount).

@@ -6,3 +6,4 @@
 mod decode_fuzz;
 mod compliance_props;
 mod determinism;
+mod recheck;

@@ -11,6 +11,7 @@
 //! Layout: `state_key.rs` (keys), `state.rs` (typed read/write), `genesis.rs`, `query.rs`.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 pub mod genesis;
 pub mod query;
@@ -19,3 +20,29 @@ pub mod state_key;
 
 pub use lantau_proto::chain::auth::v1::StoredAccount;
 pub use state::{AuthRead, AuthWrite};
+
+/// The auth module in the app's module list: accounts; no messages of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Auth;
+
+impl lantau_module_api::Module for Auth {
+    const NAME: &'static str = "auth";
+    type Genesis = genesis::GenesisState;
+    type Msg = lantau_module_api::NoMsg;
+
+    fn default_genesis() -> Self::Genesis {
+        Default::default()
+    }
+
+    async fn init_genesis<S: cnidarium::StateWrite + Send + Sync>(
+        state: &mut S,
+        g: &Self::Genesis,
+        _block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        genesis::init_genesis(state, g).await
+    }
+
+    fn decode(_any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
+        None
+    }
+}

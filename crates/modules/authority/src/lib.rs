@@ -16,9 +16,36 @@
 //! Layout: `state_key.rs`, `state.rs`, `genesis.rs`.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 pub mod genesis;
 pub mod state;
 pub mod state_key;
 
 pub use state::{AuthorityRead, AuthorityWrite};
+
+/// The authority module in the app's module list: the governance address; no messages.
+#[derive(Debug, Clone, Copy)]
+pub struct Authority;
+
+impl lantau_module_api::Module for Authority {
+    const NAME: &'static str = "authority";
+    type Genesis = genesis::GenesisState;
+    type Msg = lantau_module_api::NoMsg;
+
+    fn default_genesis() -> Self::Genesis {
+        Default::default()
+    }
+
+    async fn init_genesis<S: cnidarium::StateWrite + Send + Sync>(
+        state: &mut S,
+        g: &Self::Genesis,
+        _block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        genesis::init_genesis(state, g).map(|_governance| ())
+    }
+
+    fn decode(_any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
+        None
+    }
+}

@@ -23,6 +23,10 @@ pub enum BankError {
     /// 10: a frozen address cannot send or receive stablecoins.
     #[error("{0} is frozen: it cannot send or receive stablecoins")]
     AddressFrozen(String),
+    /// 11: a stablecoin offered as a plain movement: it moves only with the gate chain's proof
+    /// of screening (or an issuer's exemption).
+    #[error("{0}: a stablecoin moves only with a proof of screening")]
+    NeedsScreening(String),
 }
 
 impl ErrorCode for BankError {
@@ -37,6 +41,7 @@ impl ErrorCode for BankError {
             BankError::SendDisabled(_) => 5,
             BankError::MultipleSenders => 9,
             BankError::AddressFrozen(_) => 10,
+            BankError::NeedsScreening(_) => 11,
         }
     }
 }

@@ -1,11 +1,12 @@
 //! Bank genesis: initial balances; the supply is their sum.
 
 use cnidarium::StateWrite;
-use lantau_module_api::{GasMeter, TxError};
+use lantau_compliance::screening::exempt_genesis;
+use lantau_module_api::{BlockCtx, GasMeter, TxError};
 use lantau_primitives::{Address, Coin};
 use serde::{Deserialize, Serialize};
 
-use crate::state::BankWrite;
+use crate::state::{BankWrite, Leg};
 
 /// One genesis balance row.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -24,12 +25,14 @@ pub struct GenesisState {
     pub balances: Vec<Balance>,
 }
 
-/// Mints the genesis balances.
-pub async fn init_genesis<S: StateWrite + Send + Sync>(state: &mut S, genesis: &GenesisState) -> Result<(), TxError> {
+/// Mints the genesis balances (stablecoins under the genesis exemption), row by row, so
+/// accounts are numbered in row order.
+pub async fn init_genesis<S: StateWrite + Send + Sync>(state: &mut S, genesis: &GenesisState, block: &BlockCtx) -> Result<(), TxError> {
     let gas = GasMeter::infinite();
     let mut events = Vec::new();
     for b in &genesis.balances {
-        state.mint(&gas, &b.address, &b.coins, &mut events).await?;
+        let legs = b.coins.iter().map(|c| exempt_genesis(block, &b.address, c).map(Leg::Exempt)).collect::<Result<Vec<_>, _>>()?;
+        state.transfer(&gas, legs, &mut events).await?;
     }
     Ok(())
 }

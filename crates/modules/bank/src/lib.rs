@@ -2,8 +2,55 @@
 //!
 //! It owns one balance per (address, denom) and the total supply per denom. Every balance
 //! movement in the chain goes through one function, [`state::BankWrite::transfer`] (the transfer
-//! chokepoint): bank messages, fee payment, and later mint, burn and the ERC-20 precompile. A
-//! rule that must hold for every movement belongs there, not in a message handler.
+//! chokepoint): bank messages, fee payment, mint, burn, genesis, and later the ERC-20
+//! precompile. A rule that must hold for every movement belongs there, not in a message
+//! handler. The balance setter is private to this crate.
+//!
+//! A stablecoin leg ([`state::Leg`]) carries its proof: a `Screened` token that only the
+//! compliance gate chain makes, for exactly that (sender, recipient, denom, amount), or an
+//! issuer's audited `Exempt` (mint, burn) or a genesis allocation. A module whose handler
+//! moves a balance goes through [`BankWrite::transfer`]; for the native coin this compiles:
+//!
+//! ```no_run
+//! use lantau_bank::{BankWrite, Leg, PlainLeg};
+//! use lantau_module_api::{GasMeter, TxError};
+//! use lantau_primitives::{Address, Coin};
+//!
+//! async fn pay<S: BankWrite + Send + Sync>(s: &mut S, from: Address, to: Address) -> Result<(), TxError> {
+//!     let gas = GasMeter::infinite();
+//!     let leg = Leg::Plain(PlainLeg::new(&from, &to, &Coin::new("alantau", 5u128))?);
+//!     s.transfer(&gas, vec![leg], &mut Vec::new()).await
+//! }
+//! ```
+//!
+//! and the same module moving a stablecoin without the gate chain's proof does not compile,
+//! whether it forges the proof:
+//!
+//! ```compile_fail,E0451
+//! use lantau_bank::{BankWrite, Leg};
+//! use lantau_compliance::screening::Screened;
+//! use lantau_module_api::{GasMeter, TxError};
+//! use lantau_primitives::{Address, Coin};
+//!
+//! async fn pay<S: BankWrite + Send + Sync>(s: &mut S, from: Address, to: Address) -> Result<(), TxError> {
+//!     let gas = GasMeter::infinite();
+//!     let leg = Leg::Screened(Screened { from, to, coin: Coin::new("hkd.demo", 5u128) });
+//!     s.transfer(&gas, vec![leg], &mut Vec::new()).await
+//! }
+//! ```
+//!
+//! or writes the balance itself:
+//!
+//! ```compile_fail,E0599
+//! use lantau_bank::BankWrite;
+//! use lantau_module_api::{GasMeter, TxError};
+//! use lantau_primitives::{Address, Amount};
+//!
+//! async fn pay<S: BankWrite + Send + Sync>(s: &mut S, to: Address) -> Result<(), TxError> {
+//!     let gas = GasMeter::infinite();
+//!     s.set_balance(&gas, &to, "hkd.demo", Amount(5))
+//! }
+//! ```
 //!
 //! Invariants: a balance is never negative (checked arithmetic, zero balances are deleted); the
 //! sum of all balances of a denom equals its supply; a transfer conserves supply.
@@ -12,6 +59,7 @@
 //! `genesis.rs`, `event.rs`, `error.rs`, `deps.rs` (what it needs from auth).
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 pub mod deps;
 pub mod error;
@@ -25,7 +73,94 @@ pub mod state_key;
 
 pub use error::BankError;
 pub use msg::{coins_from_proto, coins_to_string, MultiSendMsg, SendMsg};
-pub use state::{BankRead, BankWrite};
+pub use state::{BankRead, BankWrite, Leg, PlainLeg};
 
 /// The module name, used in `message.module` events and module-account derivation.
 pub const MODULE_NAME: &str = "bank";
+
+/// The bank module in the app's module list.
+#[derive(Debug, Clone, Copy)]
+pub struct Bank;
+
+/// `/cosmos.bank.v1beta1.MsgSend`.
+pub const MSG_SEND: &str = "/cosmos.bank.v1beta1.MsgSend";
+/// `/cosmos.bank.v1beta1.MsgMultiSend`.
+pub const MSG_MULTI_SEND: &str = "/cosmos.bank.v1beta1.MsgMultiSend";
+
+/// The bank's messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BankMsg {
+    /// `MsgSend`.
+    Send(SendMsg),
+    /// `MsgMultiSend` (one input).
+    MultiSend(MultiSendMsg),
+}
+
+impl lantau_module_api::MsgHandler for BankMsg {
+    fn check_stateless(&self) -> Result<(), lantau_module_api::TxError> {
+        match self {
+            BankMsg::Send(m) => m.check_stateless(),
+            BankMsg::MultiSend(m) => m.check_stateless(),
+        }
+    }
+
+    async fn check_and_execute<S: cnidarium::StateWrite + Send + Sync>(
+        &self,
+        state: &mut S,
+        ctx: &mut lantau_module_api::ExecCtx<'_>,
+    ) -> Result<(), lantau_module_api::TxError> {
+        match self {
+            BankMsg::Send(m) => m.check_and_execute(state, ctx).await,
+            BankMsg::MultiSend(m) => m.check_and_execute(state, ctx).await,
+        }
+    }
+}
+
+impl lantau_module_api::ModuleMsg for BankMsg {
+    fn type_url(&self) -> &'static str {
+        match self {
+            BankMsg::Send(_) => MSG_SEND,
+            BankMsg::MultiSend(_) => MSG_MULTI_SEND,
+        }
+    }
+    fn signer(&self) -> lantau_primitives::Address {
+        match self {
+            BankMsg::Send(m) => m.from,
+            BankMsg::MultiSend(m) => m.from,
+        }
+    }
+    fn facts(&self, msg_index: usize) -> Vec<lantau_module_api::Fact> {
+        match self {
+            BankMsg::Send(m) => m.facts(msg_index),
+            BankMsg::MultiSend(m) => m.facts(msg_index),
+        }
+    }
+}
+
+impl lantau_module_api::Module for Bank {
+    const NAME: &'static str = MODULE_NAME;
+    type Genesis = genesis::GenesisState;
+    type Msg = BankMsg;
+
+    fn default_genesis() -> Self::Genesis {
+        Default::default()
+    }
+
+    async fn init_genesis<S: cnidarium::StateWrite + Send + Sync>(
+        state: &mut S,
+        g: &Self::Genesis,
+        block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        genesis::init_genesis(state, g, block).await
+    }
+
+    fn decode(any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
+        use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
+        use lantau_module_api::decode_any;
+        match any.type_url.as_str() {
+            MSG_SEND => Some(decode_any::<pb::MsgSend>(any).and_then(|m| SendMsg::from_proto(&m)).map(BankMsg::Send)),
+            MSG_MULTI_SEND => Some(decode_any::<pb::MsgMultiSend>(any).and_then(|m| MultiSendMsg::from_proto(&m)).map(BankMsg::MultiSend)),
+            _ => None,
+        }
+    }
+}

@@ -5,6 +5,8 @@ use cosmos_sdk_proto::cosmos::base::v1beta1::Coin as PbCoin;
 use lantau_module_api::{SdkError, TxError};
 use lantau_primitives::{Address, Amount, Coin, Denom};
 
+use lantau_compliance::gates::Fact;
+
 use crate::error::BankError;
 
 /// Validates a list of coins as the SDK's `Coins.Validate` does: each denom valid, each amount
@@ -117,5 +119,33 @@ impl MultiSendMsg {
             .into());
         }
         Ok(Self { from, input: input_coins, outputs })
+    }
+}
+
+/// The compliance facts of `coins` moving `from` → `to`: one per stablecoin (`hkd.`) amount,
+/// in coin order. The bank's handlers take exactly one proof of screening per fact.
+fn facts_of(from: &Address, to: &Address, coins: &[Coin], msg_index: usize, out: &mut Vec<Fact>) {
+    for c in coins.iter().filter(|c| c.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX)) {
+        out.push(Fact { from: *from, to: *to, amount: c.clone(), msg_index });
+    }
+}
+
+impl SendMsg {
+    /// The stablecoin movements this message makes.
+    pub fn facts(&self, msg_index: usize) -> Vec<Fact> {
+        let mut out = Vec::new();
+        facts_of(&self.from, &self.to, &self.amount, msg_index, &mut out);
+        out
+    }
+}
+
+impl MultiSendMsg {
+    /// The stablecoin movements this message makes: each output's, in output order.
+    pub fn facts(&self, msg_index: usize) -> Vec<Fact> {
+        let mut out = Vec::new();
+        for (to, coins) in &self.outputs {
+            facts_of(&self.from, to, coins, msg_index, &mut out);
+        }
+        out
     }
 }

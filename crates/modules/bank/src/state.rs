@@ -7,6 +7,8 @@ use futures::StreamExt;
 use lantau_module_api::{error::internal, store, Event, GasMeter, SdkError, TxError};
 use lantau_primitives::{Address, Amount, Coin};
 
+use lantau_compliance::screening::{Exempt, ExemptKind, Screened};
+
 use crate::{event, msg::coins_to_string, state_key, BankError};
 
 fn decode_amount(bytes: &[u8]) -> Result<Amount, TxError> {
@@ -81,57 +83,205 @@ pub trait BankRead: StateRead {
         async move { Ok(store::get(self, gas, &state_key::frozen(addr)).await?.is_some()) }
     }
 
-    /// The send restrictions every movement of a stablecoin obeys: the denom is not paused
-    /// and neither party is frozen. Other denoms (the native gas coin) are never restricted,
-    /// so fees can always be paid.
-    fn check_send_restrictions(
-        &self,
-        gas: &GasMeter,
-        from: Option<&Address>,
-        to: Option<&Address>,
-        coins: &[Coin],
-    ) -> impl Future<Output = Result<(), TxError>> + Send
-    where
-        Self: Sync,
-    {
-        async move {
-            let mut checked_parties = false;
-            for c in coins.iter().filter(|c| c.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX)) {
-                if self.is_send_paused(gas, &c.denom).await? {
-                    return Err(BankError::SendDisabled(c.denom.clone()).into());
-                }
-                if !checked_parties {
-                    checked_parties = true;
-                    for a in from.into_iter().chain(to) {
-                        if self.is_frozen(gas, a).await? {
-                            return Err(BankError::AddressFrozen(a.to_bech32()).into());
-                        }
-                    }
-                }
-            }
-            Ok(())
-        }
-    }
 }
 
 impl<T: StateRead + ?Sized> BankRead for T {}
 
+// === the one transfer function ===
+
+/// One leg of a balance movement. A stablecoin leg carries the value that proves it may move:
+/// a [`Screened`] token (only the gate chain makes one, for exactly that movement) or an
+/// issuer's [`Exempt`] (mint, burn, genesis; audited when it is made). A plain leg moves only
+/// denoms outside compliance's scope (the native gas coin): its constructor refuses `hkd.`.
+#[derive(Debug)]
+pub enum Leg {
+    /// A denom compliance does not govern, between two accounts.
+    Plain(PlainLeg),
+    /// A stablecoin between two accounts, screened by the gate chain.
+    Screened(Screened),
+    /// A stablecoin created (mint, genesis) or destroyed (burn).
+    Exempt(Exempt),
+}
+
+/// A movement of a denom that compliance does not govern (the native gas coin).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlainLeg {
+    from: Address,
+    to: Address,
+    coin: Coin,
+}
+
+impl PlainLeg {
+    /// A plain movement; a stablecoin (`hkd.`) is refused: it needs a proof of screening.
+    pub fn new(from: &Address, to: &Address, coin: &Coin) -> Result<Self, TxError> {
+        if coin.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX) {
+            return Err(BankError::NeedsScreening(coin.to_string()).into());
+        }
+        Ok(Self { from: *from, to: *to, coin: coin.clone() })
+    }
+}
+
+/// What one leg does to balances and supply.
+struct Effect<'a> {
+    from: Option<&'a Address>,
+    to: Option<&'a Address>,
+    coin: &'a Coin,
+}
+
+impl Leg {
+    fn effect(&self) -> Effect<'_> {
+        match self {
+            Leg::Plain(l) => Effect { from: Some(&l.from), to: Some(&l.to), coin: &l.coin },
+            Leg::Screened(t) => Effect { from: Some(t.from()), to: Some(t.to()), coin: t.coin() },
+            Leg::Exempt(e) => match e.kind() {
+                ExemptKind::Mint | ExemptKind::Genesis => Effect { from: None, to: Some(e.account()), coin: e.coin() },
+                ExemptKind::Burn => Effect { from: Some(e.account()), to: None, coin: e.coin() },
+            },
+        }
+    }
+}
+
+/// Balances and supplies as a movement computes them, before anything is written.
+#[derive(Default)]
+struct Ledger {
+    balances: std::collections::BTreeMap<(Address, String), Amount>,
+    supplies: std::collections::BTreeMap<String, Amount>,
+    paused: std::collections::BTreeMap<String, bool>,
+    frozen: std::collections::BTreeMap<Address, bool>,
+}
+
+impl Ledger {
+    async fn balance<S: StateRead + Sync + ?Sized>(&mut self, s: &S, gas: &GasMeter, a: &Address, denom: &str) -> Result<Amount, TxError> {
+        let k = (*a, denom.to_string());
+        if let Some(v) = self.balances.get(&k) {
+            return Ok(*v);
+        }
+        let v = s.balance(gas, a, denom).await?;
+        self.balances.insert(k, v);
+        Ok(v)
+    }
+
+    async fn supply<S: StateRead + Sync + ?Sized>(&mut self, s: &S, gas: &GasMeter, denom: &str) -> Result<Amount, TxError> {
+        if let Some(v) = self.supplies.get(denom) {
+            return Ok(*v);
+        }
+        let v = s.supply(gas, denom).await?;
+        self.supplies.insert(denom.to_string(), v);
+        Ok(v)
+    }
+
+    /// The send restrictions every movement of a stablecoin obeys: the denom is not paused
+    /// and neither party is frozen. Other denoms (the native gas coin) are never restricted,
+    /// so fees can always be paid.
+    async fn check_restrictions<S: StateRead + Sync + ?Sized>(&mut self, s: &S, gas: &GasMeter, e: &Effect<'_>) -> Result<(), TxError> {
+        if !e.coin.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX) {
+            return Ok(());
+        }
+        let paused = match self.paused.get(&e.coin.denom) {
+            Some(p) => *p,
+            None => {
+                let p = s.is_send_paused(gas, &e.coin.denom).await?;
+                self.paused.insert(e.coin.denom.clone(), p);
+                p
+            }
+        };
+        if paused {
+            return Err(BankError::SendDisabled(e.coin.denom.clone()).into());
+        }
+        for a in e.from.into_iter().chain(e.to) {
+            let frozen = match self.frozen.get(a) {
+                Some(f) => *f,
+                None => {
+                    let f = s.is_frozen(gas, a).await?;
+                    self.frozen.insert(*a, f);
+                    f
+                }
+            };
+            if frozen {
+                return Err(BankError::AddressFrozen(a.to_bech32()).into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sets a balance; a zero balance deletes the key so state holds no empty rows. Private: a
+/// balance changes only through [`BankWrite::transfer`].
+fn write_balance<S: StateWrite + ?Sized>(s: &mut S, gas: &GasMeter, addr: &Address, denom: &str, amount: Amount) -> Result<(), TxError> {
+    let key = state_key::balance(addr, denom);
+    if amount.is_zero() {
+        store::delete(s, gas, key)
+    } else {
+        store::put(s, gas, key, amount.to_be_bytes().to_vec())
+    }
+}
+
 /// Writes of bank state.
 pub trait BankWrite: StateWrite + BankRead {
-    /// Sets a balance; a zero balance deletes the key so state holds no empty rows.
-    fn set_balance(&mut self, gas: &GasMeter, addr: &Address, denom: &str, amount: Amount) -> Result<(), TxError> {
-        let key = state_key::balance(addr, denom);
-        if amount.is_zero() {
-            store::delete(self, gas, key)
-        } else {
-            store::put(self, gas, key, amount.to_be_bytes().to_vec())
+    /// The transfer chokepoint, the one function through which any balance changes: sends,
+    /// multi-sends, fee payment, mint, burn, genesis (and the ERC-20 precompile). Computes every
+    /// leg in order with checked arithmetic (send restrictions, debits, credits, supply) before
+    /// writing anything, so on error nothing is written by this call; then creates the
+    /// accounts of new recipients, writes, and appends the Cosmos SDK's events
+    /// (`coin_spent`/`coin_received`/`transfer`, `coinbase`, `burn`), one set per run of
+    /// consecutive legs between the same parties.
+    fn transfer(&mut self, gas: &GasMeter, legs: Vec<Leg>, events: &mut Vec<Event>) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        async move {
+            let mut ledger = Ledger::default();
+            for leg in &legs {
+                let e = leg.effect();
+                ledger.check_restrictions(self, gas, &e).await?;
+                let c = e.coin;
+                if let Some(from) = e.from {
+                    let have = ledger.balance(self, gas, from, &c.denom).await?;
+                    let left = have.checked_sub(c.amount).map_err(|_| {
+                        SdkError::InsufficientFunds(format!("spendable balance {have}{} is smaller than {c}", c.denom))
+                    })?;
+                    ledger.balances.insert((*from, c.denom.clone()), left);
+                }
+                if let Some(to) = e.to {
+                    let have = ledger.balance(self, gas, to, &c.denom).await?;
+                    let new = have.checked_add(c.amount).map_err(|_| internal("balance overflow"))?;
+                    ledger.balances.insert((*to, c.denom.clone()), new);
+                }
+                match (e.from, e.to) {
+                    (None, _) => {
+                        let supply = ledger.supply(self, gas, &c.denom).await?;
+                        let supply = supply.checked_add(c.amount).map_err(|_| internal("supply overflow"))?;
+                        ledger.supplies.insert(c.denom.clone(), supply);
+                    }
+                    (_, None) => {
+                        let supply = ledger.supply(self, gas, &c.denom).await?;
+                        let supply = supply.checked_sub(c.amount).map_err(|_| internal("supply underflow"))?;
+                        ledger.supplies.insert(c.denom.clone(), supply);
+                    }
+                    _ => {}
+                }
+            }
+            // Everything computed: a recipient that has never held anything gets an account
+            // now, so it can sign; then the writes.
+            for leg in &legs {
+                if let Some(to) = leg.effect().to {
+                    crate::deps::AccountKeeper::ensure_account_exists(self, gas, to).await?;
+                }
+            }
+            for ((addr, denom), amount) in &ledger.balances {
+                write_balance(self, gas, addr, denom, *amount)?;
+            }
+            for (denom, supply) in &ledger.supplies {
+                store::put(self, gas, state_key::supply(denom), supply.to_be_bytes().to_vec())?;
+            }
+            emit_events(&legs, events);
+            Ok(())
         }
     }
 
-    /// The transfer chokepoint: moves `coins` from `from` to `to`, checking every balance with
-    /// checked arithmetic, and appends `coin_spent`, `coin_received` and `transfer` events.
-    /// On error nothing is written by this call (all balances are checked before any write).
-    fn transfer(
+    /// Moves denoms outside compliance's scope (the native coin: fees, gas money); a
+    /// stablecoin among `coins` is refused before anything moves.
+    fn transfer_plain(
         &mut self,
         gas: &GasMeter,
         from: &Address,
@@ -143,93 +293,8 @@ pub trait BankWrite: StateWrite + BankRead {
         Self: Sync + Send,
     {
         async move {
-            // Check everything first.
-            self.check_send_restrictions(gas, Some(from), Some(to), coins).await?;
-            let mut debits = Vec::with_capacity(coins.len());
-            for c in coins {
-                let have = self.balance(gas, from, &c.denom).await?;
-                let left = have.checked_sub(c.amount).map_err(|_| {
-                    SdkError::InsufficientFunds(format!("spendable balance {have}{} is smaller than {c}", c.denom))
-                })?;
-                debits.push(left);
-            }
-            let amount = coins_to_string(coins);
-            // A recipient that has never held anything gets an account now, so it can sign.
-            crate::deps::AccountKeeper::ensure_account_exists(self, gas, to).await?;
-            for (c, left) in coins.iter().zip(debits) {
-                self.set_balance(gas, from, &c.denom, left)?;
-                let have = self.balance(gas, to, &c.denom).await?;
-                let new = have.checked_add(c.amount).map_err(|_| internal("balance overflow"))?;
-                self.set_balance(gas, to, &c.denom, new)?;
-            }
-            events.push(event::coin_spent(from, &amount));
-            events.push(event::coin_received(to, &amount));
-            events.push(event::transfer(from, to, &amount));
-            Ok(())
-        }
-    }
-
-    /// Creates coins in `to`'s balance and raises the supply.
-    fn mint(
-        &mut self,
-        gas: &GasMeter,
-        to: &Address,
-        coins: &[Coin],
-        events: &mut Vec<Event>,
-    ) -> impl Future<Output = Result<(), TxError>> + Send
-    where
-        Self: Sync + Send,
-    {
-        async move {
-            self.check_send_restrictions(gas, None, Some(to), coins).await?;
-            crate::deps::AccountKeeper::ensure_account_exists(self, gas, to).await?;
-            for c in coins {
-                let supply = self.supply(gas, &c.denom).await?;
-                let supply = supply.checked_add(c.amount).map_err(|_| internal("supply overflow"))?;
-                store::put(self, gas, state_key::supply(&c.denom), supply.to_be_bytes().to_vec())?;
-                let have = self.balance(gas, to, &c.denom).await?;
-                let new = have.checked_add(c.amount).map_err(|_| internal("balance overflow"))?;
-                self.set_balance(gas, to, &c.denom, new)?;
-            }
-            let amount = coins_to_string(coins);
-            events.push(event::coinbase(to, &amount));
-            events.push(event::coin_received(to, &amount));
-            Ok(())
-        }
-    }
-
-    /// Destroys `coins` from `from`'s balance and lowers the supply; fails with insufficient
-    /// funds (nothing written) when the balance is short.
-    fn burn(
-        &mut self,
-        gas: &GasMeter,
-        from: &Address,
-        coins: &[Coin],
-        events: &mut Vec<Event>,
-    ) -> impl Future<Output = Result<(), TxError>> + Send
-    where
-        Self: Sync + Send,
-    {
-        async move {
-            self.check_send_restrictions(gas, Some(from), None, coins).await?;
-            let mut rows = Vec::with_capacity(coins.len());
-            for c in coins {
-                let have = self.balance(gas, from, &c.denom).await?;
-                let left = have.checked_sub(c.amount).map_err(|_| {
-                    SdkError::InsufficientFunds(format!("spendable balance {have}{} is smaller than {c}", c.denom))
-                })?;
-                let supply = self.supply(gas, &c.denom).await?;
-                let supply = supply.checked_sub(c.amount).map_err(|_| internal("supply underflow"))?;
-                rows.push((left, supply));
-            }
-            for (c, (left, supply)) in coins.iter().zip(rows) {
-                self.set_balance(gas, from, &c.denom, left)?;
-                store::put(self, gas, state_key::supply(&c.denom), supply.to_be_bytes().to_vec())?;
-            }
-            let amount = coins_to_string(coins);
-            events.push(event::coin_spent(from, &amount));
-            events.push(event::burn(from, &amount));
-            Ok(())
+            let legs = coins.iter().map(|c| PlainLeg::new(from, to, c).map(Leg::Plain)).collect::<Result<Vec<_>, _>>()?;
+            self.transfer(gas, legs, events).await
         }
     }
 
@@ -253,3 +318,40 @@ pub trait BankWrite: StateWrite + BankRead {
 }
 
 impl<T: StateWrite + ?Sized> BankWrite for T {}
+
+/// One set of events per run of consecutive legs of the same kind between the same parties,
+/// amounts joined as the SDK renders coins (`1alantau,5hkd.demo`).
+fn emit_events(legs: &[Leg], events: &mut Vec<Event>) {
+    let mut i = 0;
+    while let Some(first) = legs.get(i) {
+        let e = first.effect();
+        let mut coins = vec![e.coin.clone()];
+        let mut j = i.saturating_add(1);
+        while let Some(next) = legs.get(j) {
+            let n = next.effect();
+            if n.from != e.from || n.to != e.to {
+                break;
+            }
+            coins.push(n.coin.clone());
+            j = j.saturating_add(1);
+        }
+        let amount = coins_to_string(&coins);
+        match (e.from, e.to) {
+            (Some(from), Some(to)) => {
+                events.push(event::coin_spent(from, &amount));
+                events.push(event::coin_received(to, &amount));
+                events.push(event::transfer(from, to, &amount));
+            }
+            (None, Some(to)) => {
+                events.push(event::coinbase(to, &amount));
+                events.push(event::coin_received(to, &amount));
+            }
+            (Some(from), None) => {
+                events.push(event::coin_spent(from, &amount));
+                events.push(event::burn(from, &amount));
+            }
+            (None, None) => {}
+        }
+        i = j;
+    }
+}

@@ -46,7 +46,7 @@ pub async fn record_screened<S: StateWrite + Send + Sync>(
     for a in advisories {
         let Some(f) = facts.get(a.fact) else { continue };
         let new = NewFlag {
-            decorator: a.decorator,
+            decorator: a.decorator.as_str(),
             subject: a.subject,
             counterparty: f.to,
             amount: f.amount.clone(),

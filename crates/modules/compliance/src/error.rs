@@ -121,6 +121,19 @@ pub enum ComplianceError {
     /// instead of writing an unindexable row.
     #[error("invalid audit entry: {0}")]
     InvalidAuditEntry(String),
+    /// 27: a handler tried to move a stablecoin that the transaction's gate chain did not
+    /// screen (no proof of screening for exactly that movement). A bug in the handler, refused
+    /// rather than executed.
+    #[error("stablecoin movement not screened by the gate chain: {0}")]
+    NotScreened(String),
+    /// 28: a movement the gate chain screened (and the audit log will record) was not executed
+    /// by the transaction's messages.
+    #[error("screened stablecoin movement not executed: {0}")]
+    ScreenedNotExecuted(String),
+    /// 29: a stored record the gates depend on does not parse (a binding's parent, an agent
+    /// cap); reported instead of being judged as something else.
+    #[error("corrupt compliance record: {0}")]
+    CorruptRecord(String),
 }
 
 impl ErrorCode for ComplianceError {
@@ -154,6 +167,9 @@ impl ErrorCode for ComplianceError {
             ComplianceError::InvalidEnvelope(_) => 24,
             ComplianceError::InvalidBinding(_) => 25,
             ComplianceError::InvalidFlagMsg(_) => 26,
+            ComplianceError::NotScreened(_) => 27,
+            ComplianceError::ScreenedNotExecuted(_) => 28,
+            ComplianceError::CorruptRecord(_) => 29,
         }
     }
 }

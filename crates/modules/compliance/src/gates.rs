@@ -13,29 +13,119 @@
 use cnidarium::StateRead;
 use lantau_kyc::{Identity, KycRead, Level, Tier};
 use lantau_module_api::{BlockCtx, GasMeter, TxError};
-use lantau_primitives::{Address, Coin};
+use lantau_primitives::Address;
 
 use crate::error::ComplianceError;
+use crate::screening::Screened;
 use crate::state::{binding_active, ComplianceRead};
-use crate::{AgentWindow, DecoratorResult, GateResult, SubRole, SubRoleBinding, TravelRulePayload};
+use crate::{AgentWindow, DecoratorResult, GateResult, Rules, SubRole, SubRoleBinding, TravelRulePayload};
 
-/// The gates, in the order they run.
-pub const GATE_NAMES: [&str; 7] =
-    ["kyc_gate", "sanctions_gate", "travel_rule_gate", "travel_rule_tier_gate", "role_gate", "threshold_gate", "velocity_gate"];
+// === the gates, as data ===
 
-/// A compliance fact: one stablecoin amount moving from one party to another inside a
-/// recognised message shape.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fact {
-    /// The debited party.
-    pub from: Address,
-    /// The credited party.
-    pub to: Address,
-    /// The stablecoin amount (`hkd.` denom).
-    pub amount: Coin,
-    /// Index of the message it was projected from.
-    pub msg_index: usize,
+/// The seven gates, in the order they run (the brief's order). One enum is the one list: the
+/// name, whether a failure blocks, and the evaluation all come from a `match` on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Gate {
+    /// Neither party (nor the sub-key a party acts through) is blacklisted. Code 18.
+    Kyc,
+    /// No party's VASP is on the sanctions list. Code 19.
+    Sanctions,
+    /// The Travel Rule payload is present and matches the registry. Code 20.
+    TravelRule,
+    /// The payload's tier equals the sender's, which may originate the amount. Code 21.
+    TravelRuleTier,
+    /// A bound sub-key signs only what its role allows, an agent within its envelope. Codes
+    /// 11, 13, 14.
+    Role,
+    /// Advisory: a transfer at or above the large-transfer threshold raises a flag.
+    Threshold,
+    /// Advisory: the sender's transfer density raises a flag.
+    Velocity,
 }
+
+impl Gate {
+    /// Every gate, in order.
+    pub const ALL: [Gate; 7] =
+        [Gate::Kyc, Gate::Sanctions, Gate::TravelRule, Gate::TravelRuleTier, Gate::Role, Gate::Threshold, Gate::Velocity];
+
+    /// The name in a trace.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Gate::Kyc => "kyc_gate",
+            Gate::Sanctions => "sanctions_gate",
+            Gate::TravelRule => "travel_rule_gate",
+            Gate::TravelRuleTier => "travel_rule_tier_gate",
+            Gate::Role => "role_gate",
+            Gate::Threshold => "threshold_gate",
+            Gate::Velocity => "velocity_gate",
+        }
+    }
+
+    /// True when a failure rejects the transaction; the advisory gates only flag.
+    pub fn blocking(self) -> bool {
+        match self {
+            Gate::Kyc | Gate::Sanctions | Gate::TravelRule | Gate::TravelRuleTier | Gate::Role => true,
+            Gate::Threshold | Gate::Velocity => false,
+        }
+    }
+
+    /// The codes (codespace `compliance`) its rejection carries; none for an advisory gate.
+    pub fn codes(self) -> &'static [u32] {
+        match self {
+            Gate::Kyc => &[18],
+            Gate::Sanctions => &[19],
+            Gate::TravelRule => &[20],
+            Gate::TravelRuleTier => &[21],
+            Gate::Role => &[11, 13, 14],
+            Gate::Threshold | Gate::Velocity => &[],
+        }
+    }
+
+    /// Evaluates the gate. Every gate has this one signature.
+    async fn evaluate<S: StateRead + Sync>(self, cx: &mut Cx<'_, S>) -> Result<Row, TxError> {
+        match self {
+            Gate::Kyc => kyc_gate(cx).await,
+            Gate::Sanctions => sanctions_gate(cx).await,
+            Gate::TravelRule => travel_rule_gate(cx).await,
+            Gate::TravelRuleTier => travel_rule_tier_gate(cx).await,
+            Gate::Role => role_gate(cx).await,
+            Gate::Threshold => threshold_gate(cx).await,
+            Gate::Velocity => velocity_gate(cx).await,
+        }
+    }
+}
+
+/// The gates' names, in order (derived from [`Gate::ALL`]).
+pub const GATE_NAMES: [&str; 7] = {
+    let mut names = [""; 7];
+    let mut i = 0;
+    while i < Gate::ALL.len() {
+        names[i] = Gate::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+/// The advisory gates' flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decorator {
+    /// A large transfer (threshold gate).
+    Threshold,
+    /// Transfer density (velocity gate).
+    Velocity,
+}
+
+impl Decorator {
+    /// The name in flags, audit rows (`<name>_flag`) and events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decorator::Threshold => "threshold",
+            Decorator::Velocity => "velocity",
+        }
+    }
+}
+
+pub use lantau_module_api::Fact;
 
 /// What the chain looks at.
 #[derive(Debug, Clone, Copy)]
@@ -68,20 +158,22 @@ pub const AGENT_WINDOW_SECS: i64 = 24 * 60 * 60;
 /// An advisory gate fired: a flag to raise if the transaction goes through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Advisory {
-    /// `threshold` or `velocity`.
-    pub decorator: &'static str,
+    /// Which advisory gate.
+    pub decorator: Decorator,
     /// The fact it concerns.
     pub fact: usize,
-    /// The subject (the sender, or a delegated key's parent).
+    /// The subject: the signing key that debits (a delegated key itself, not its parent).
     pub subject: Address,
-    /// The subject's VASP for a threshold flag; always empty for velocity.
+    /// The subject's VASP for a threshold flag (resolved through the parent for a delegated
+    /// key); always empty for velocity.
     pub vasp: String,
 }
 
-/// The chain's answer.
-#[derive(Debug, Clone)]
+/// The chain's answer. Not `Clone`: an accepted verdict carries the proofs of screening of its
+/// movements, each to be used once.
+#[derive(Debug)]
 pub struct Verdict {
-    /// Seven rows, in [`GATE_NAMES`] order.
+    /// Seven rows, in [`Gate::ALL`] order.
     pub results: Vec<GateResult>,
     /// The first blocking failure.
     pub rejection: Option<TxError>,
@@ -89,6 +181,8 @@ pub struct Verdict {
     pub advisories: Vec<Advisory>,
     /// An agent's spend window after this transaction, to store when it succeeds.
     pub agent_window: Option<(Address, AgentWindow)>,
+    /// One proof of screening per fact, when accepted (empty when rejected).
+    pub screened: Vec<Screened>,
 }
 
 impl Verdict {
@@ -99,11 +193,12 @@ impl Verdict {
 }
 
 /// A party as the gates see it: the address whose identity counts (a bound sub-key's parent),
-/// and the sub-key it was reached through.
+/// and the sub-key it was reached through with that key's own level (a blacklisted key is
+/// refused whoever it acts for).
 #[derive(Debug, Clone)]
 struct Party {
     addr: Address,
-    via: Option<Address>,
+    via: Option<(Address, Level)>,
     identity: Option<Identity>,
     tier: Tier,
 }
@@ -118,20 +213,28 @@ impl Party {
     fn reference(&self) -> &str {
         self.identity.as_ref().map(|i| i.ivms101_off_chain_ref.as_str()).unwrap_or("")
     }
-}
 
-impl Party {
     /// `sender=<address>` as a reason names it, with the sub-key it acts through.
     fn label(&self, role: &str) -> String {
         match self.via {
-            Some(sub) => format!("{role}={} (parent of sub-key {})", self.addr.to_bech32(), sub.to_bech32()),
+            Some((sub, _)) => format!("{role}={} (parent of sub-key {})", self.addr.to_bech32(), sub.to_bech32()),
             None => format!("{role}={}", self.addr.to_bech32()),
+        }
+    }
+
+    /// Why the party is refused by the KYC gate, if it is: its own key blacklisted (a
+    /// delegated key is judged as itself first), or the identity that counts blacklisted.
+    fn blacklisted(&self, role: &str) -> Option<String> {
+        match self.via {
+            Some((sub, Level::Blacklisted)) => Some(format!("{role}={} (sub-key of {}): address is blacklisted", sub.to_bech32(), self.addr.to_bech32())),
+            _ if self.level() == Level::Blacklisted => Some(format!("{}: address is blacklisted", self.label(role))),
+            _ => None,
         }
     }
 }
 
 /// Resolves `addr` through its active sub-role binding, if any (`known`: the binding already
-/// read), and reads the identity that counts.
+/// read), and reads the identity that counts (and, for a sub-key, its own level).
 async fn party<S: StateRead + Sync>(
     state: &S,
     gas: &GasMeter,
@@ -143,187 +246,245 @@ async fn party<S: StateRead + Sync>(
         Some(b) => b,
         None => state.binding(gas, addr).await?,
     };
-    let parent = binding.filter(|b| binding_active(b, now)).and_then(|b| Address::from_bech32(&b.parent).ok());
+    let parent = match binding.filter(|b| binding_active(b, now)) {
+        Some(b) => Some(Address::from_bech32(&b.parent).map_err(|e| {
+            ComplianceError::CorruptRecord(format!("binding of {}: parent {:?}: {e}", addr.to_bech32(), b.parent))
+        })?),
+        None => None,
+    };
+    let via = match parent {
+        Some(_) => {
+            let (own, _) = state.level_and_tier(gas, addr).await?;
+            Some((*addr, own.as_ref().map(lantau_kyc::state::level_of).unwrap_or(Level::Unspecified)))
+        }
+        None => None,
+    };
     let who = parent.unwrap_or(*addr);
     let (identity, tier) = state.level_and_tier(gas, &who).await?;
-    Ok(Party { addr: who, via: parent.map(|_| *addr), identity, tier })
+    Ok(Party { addr: who, via, identity, tier })
 }
 
+/// One gate's answer, before it becomes a trace row.
 struct Row {
     status: DecoratorResult,
     reason: String,
     error: Option<ComplianceError>,
+    /// Gas spent for this gate before the chain ran (the role gate's binding read).
+    earlier_gas: u64,
 }
 
 impl Row {
     fn pass(reason: impl Into<String>) -> Self {
-        Row { status: DecoratorResult::Pass, reason: reason.into(), error: None }
+        Row { status: DecoratorResult::Pass, reason: reason.into(), error: None, earlier_gas: 0 }
     }
     fn fail(e: ComplianceError) -> Self {
-        Row { status: DecoratorResult::Fail, reason: e.to_string(), error: Some(e) }
+        Row { status: DecoratorResult::Fail, reason: e.to_string(), error: Some(e), earlier_gas: 0 }
     }
     fn flagged(reason: impl Into<String>) -> Self {
-        Row { status: DecoratorResult::Flagged, reason: reason.into(), error: None }
+        Row { status: DecoratorResult::Flagged, reason: reason.into(), error: None, earlier_gas: 0 }
     }
 }
 
 const NOTHING: &str = "no stablecoin amount in a recognised message: nothing to inspect";
 
+/// What every gate sees: the input, the parties of each fact (resolved once), the rules, the
+/// signer's binding; and what the advisory and role gates hand back.
+struct Cx<'a, S> {
+    state: &'a S,
+    gas: &'a GasMeter,
+    block: &'a BlockCtx,
+    input: GateInput<'a>,
+    /// Each fact with its sender and recipient as the gates see them.
+    facts: Vec<(&'a Fact, Party, Party)>,
+    rules: Rules,
+    binding: Option<SubRoleBinding>,
+    role_read_gas: u64,
+    advisories: Vec<Advisory>,
+    agent_window: Option<(Address, AgentWindow)>,
+}
+
 /// Runs the seven gates over `input`. Reads only; charges `gas` for every read; fails only on
-/// a store error or out of gas (a rejection is a verdict, not an error).
+/// a store error, a corrupt record or out of gas (a rejection is a verdict, not an error).
 pub async fn run<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCtx, input: GateInput<'_>) -> Result<Verdict, TxError> {
-    let mut rows: Vec<(Row, u64)> = Vec::with_capacity(GATE_NAMES.len());
-    let mut advisories = Vec::new();
     // The rules matter only to transfers: a transaction without facts does not read them.
     let rules = if input.facts.is_empty() { crate::default_rules() } else { state.rules(gas).await? };
 
-    // The signer's sub-role binding, for the role gate. A binding revoked in an earlier block
-    // no longer delegates anything.
+    // The signer's sub-role binding, for the role gate (its gas is the role gate's).
     let role_used = gas.used();
-    let now_ts = lantau_module_api::block_timestamp(block);
     let binding = state.binding(gas, &input.signer).await?;
     let role_read_gas = gas.used().saturating_sub(role_used);
-    let revoked = binding.as_ref().is_some_and(|b| !binding_active(b, &now_ts));
+    let mut cx = Cx { state, gas, block, input, facts: Vec::new(), rules, binding, role_read_gas, advisories: Vec::new(), agent_window: None };
 
-    // kyc_gate: its gas includes resolving and reading every party (read once, used by all
-    // gates). A party that is an actively bound sub-key is evaluated against its parent's
-    // identity, on either side of a transfer.
-    let used = gas.used();
+    let mut results = Vec::with_capacity(Gate::ALL.len());
+    let mut rejection = None;
+    for gate in Gate::ALL {
+        let used = gas.used();
+        let row = gate.evaluate(&mut cx).await?;
+        if rejection.is_none() && gate.blocking() {
+            rejection = row.error.as_ref().map(|e| TxError::from(e.clone()));
+        }
+        results.push(GateResult {
+            name: gate.name().into(),
+            status: row.status as i32,
+            blocking: gate.blocking(),
+            reason: row.reason,
+            gas_used: gas.used().saturating_sub(used).saturating_add(row.earlier_gas),
+        });
+    }
+    let accepted = rejection.is_none();
+    Ok(Verdict {
+        results,
+        rejection,
+        advisories: if accepted { cx.advisories } else { Vec::new() },
+        agent_window: if accepted { cx.agent_window } else { None },
+        screened: if accepted { input.facts.iter().map(Screened::new).collect() } else { Vec::new() },
+    })
+}
+
+// === the blocking gates ===
+
+/// kyc_gate: its gas includes resolving and reading every party (read once, used by all
+/// gates). A party that is an actively bound sub-key is evaluated against its parent's
+/// identity, on either side of a transfer, after its own record.
+async fn kyc_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row, TxError> {
+    let now = lantau_module_api::block_timestamp(cx.block);
     let mut parties: std::collections::BTreeMap<Address, Party> = Default::default();
-    let mut senders = Vec::with_capacity(input.facts.len());
-    let mut recipients = Vec::with_capacity(input.facts.len());
-    for f in input.facts {
-        for (addr, out) in [(f.from, &mut senders), (f.to, &mut recipients)] {
+    for f in cx.input.facts {
+        let mut pair = Vec::with_capacity(2);
+        for addr in [f.from, f.to] {
             let p = match parties.get(&addr) {
                 Some(p) => p.clone(),
                 None => {
-                    let known = if addr == input.signer { Some(binding.clone()) } else { None };
-                    let p = party(state, gas, &addr, known, &now_ts).await?;
+                    let known = if addr == cx.input.signer { Some(cx.binding.clone()) } else { None };
+                    let p = party(cx.state, cx.gas, &addr, known, &now).await?;
                     parties.insert(addr, p.clone());
                     p
                 }
             };
-            out.push(p);
+            pair.push(p);
+        }
+        let (Some(r), Some(s)) = (pair.pop(), pair.pop()) else { return Err(lantau_module_api::error::internal("party pair")) };
+        cx.facts.push((f, s, r));
+    }
+    if cx.facts.is_empty() {
+        return Ok(Row::pass(NOTHING));
+    }
+    for (_, s, r) in &cx.facts {
+        for (role, p) in [("sender", s), ("recipient", r)] {
+            if let Some(why) = p.blacklisted(role) {
+                return Ok(Row::fail(ComplianceError::PartyBlacklisted(why)));
+            }
         }
     }
-    let facts = input.facts.iter().zip(senders.iter().zip(recipients.iter())).collect::<Vec<_>>();
+    Ok(Row::pass("neither party is blacklisted"))
+}
 
-    let row = if facts.is_empty() {
-        Row::pass(NOTHING)
-    } else {
-        let mut row = Row::pass("neither party is blacklisted");
-        'kyc: for (_, (s, r)) in &facts {
-            for (role, p) in [("sender", s), ("recipient", r)] {
-                if p.level() == Level::Blacklisted {
-                    row = Row::fail(ComplianceError::PartyBlacklisted(format!("{}: address is blacklisted", p.label(role))));
-                    break 'kyc;
-                }
+async fn sanctions_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row, TxError> {
+    if cx.facts.is_empty() {
+        return Ok(Row::pass(NOTHING));
+    }
+    let set = cx.state.sanctions(cx.gas).await?;
+    for (_, s, r) in &cx.facts {
+        for (role, p) in [("sender", s), ("recipient", r)] {
+            let v = p.vasp();
+            if !v.is_empty() && set.blocked_vasps.iter().any(|b| b == v) {
+                return Ok(Row::fail(ComplianceError::VaspSanctioned(format!("{}: VASP {v} is on the sanctions list", p.label(role)))));
             }
         }
-        row
-    };
-    rows.push((row, gas.used().saturating_sub(used)));
+    }
+    Ok(Row::pass("no party's VASP is on the sanctions list"))
+}
 
-    // sanctions_gate
-    let used = gas.used();
-    let row = if facts.is_empty() {
+async fn travel_rule_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row, TxError> {
+    Ok(if cx.facts.is_empty() { Row::pass(NOTHING) } else { travel_rule_structure(&cx.facts, cx.input.payload) })
+}
+
+async fn travel_rule_tier_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row, TxError> {
+    Ok(if cx.facts.is_empty() {
         Row::pass(NOTHING)
     } else {
-        let set = state.sanctions(gas).await?;
-        let mut row = Row::pass("no party's VASP is on the sanctions list");
-        'sanctions: for (_, (s, r)) in &facts {
-            for (role, p) in [("sender", s), ("recipient", r)] {
-                let v = p.vasp();
-                if !v.is_empty() && set.blocked_vasps.iter().any(|b| b == v) {
-                    row = Row::fail(ComplianceError::VaspSanctioned(format!("{}: VASP {v} is on the sanctions list", p.label(role))));
-                    break 'sanctions;
-                }
+        travel_rule_capability(&cx.facts, cx.input.payload, cx.rules.travel_rule_full_threshold)
+    })
+}
+
+async fn role_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row, TxError> {
+    let (mut row, window) = role_rules(cx.state, cx.gas, cx.block, &cx.input, cx.binding.as_ref()).await?;
+    cx.agent_window = window;
+    row.earlier_gas = cx.role_read_gas;
+    Ok(row)
+}
+
+// === the advisory gates ===
+
+async fn threshold_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row, TxError> {
+    if cx.facts.is_empty() {
+        return Ok(Row::pass(NOTHING));
+    }
+    let threshold = cx.rules.travel_rule_full_threshold;
+    let mut hits = Vec::new();
+    for (i, (f, s, _)) in cx.facts.iter().enumerate() {
+        if f.amount.amount.0 >= u128::from(threshold) {
+            cx.advisories.push(Advisory { decorator: Decorator::Threshold, fact: i, subject: f.from, vasp: s.vasp().to_string() });
+            hits.push(format!("{} {} ≥ {threshold}", f.amount.amount, f.amount.denom));
+        }
+    }
+    Ok(if hits.is_empty() {
+        Row::pass(format!("below the large-transfer threshold {threshold}"))
+    } else {
+        Row::flagged(format!("large transfer flagged for review: {}", hits.join("; ")))
+    })
+}
+
+/// velocity_gate: counts per signing key (a delegated key's transfers are its own, not its
+/// parent's).
+async fn velocity_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row, TxError> {
+    if cx.facts.is_empty() {
+        return Ok(Row::pass(NOTHING));
+    }
+    let (window, limit) = (cx.rules.velocity_window_seconds, cx.rules.velocity_tx_limit);
+    let now = cx.block.time.unix_timestamp();
+    let since = now.saturating_sub(i64::try_from(window).unwrap_or(i64::MAX));
+    let mut counts: std::collections::BTreeMap<Address, u64> = Default::default();
+    let mut hits = Vec::new();
+    for (i, (f, _, _)) in cx.facts.iter().enumerate() {
+        let count = match counts.get(&f.from) {
+            Some(c) => *c,
+            None => {
+                let n = cx.state.velocity_times(cx.gas, &f.from).await?.into_iter().filter(|t| *t > since).count();
+                u64::try_from(n).unwrap_or(u64::MAX)
             }
         }
-        row
-    };
-    rows.push((row, gas.used().saturating_sub(used)));
-
-    // travel_rule_gate (structure)
-    let used = gas.used();
-    let row = if facts.is_empty() { Row::pass(NOTHING) } else { travel_rule_structure(&facts, input.payload) };
-    rows.push((row, gas.used().saturating_sub(used)));
-
-    // travel_rule_tier_gate (capability)
-    let used = gas.used();
-    let row = if facts.is_empty() {
-        Row::pass(NOTHING)
-    } else {
-        travel_rule_capability(&facts, input.payload, rules.travel_rule_full_threshold)
-    };
-    rows.push((row, gas.used().saturating_sub(used)));
-
-    // role_gate
-    let used = gas.used();
-    let (row, agent_window) = role_gate(state, gas, block, &input, binding.as_ref(), revoked).await?;
-    rows.push((row, gas.used().saturating_sub(used).saturating_add(role_read_gas)));
-
-    // threshold_gate (advisory)
-    let used = gas.used();
-    let row = if facts.is_empty() {
-        Row::pass(NOTHING)
-    } else {
-        let mut hits = Vec::new();
-        for (i, (f, (s, _))) in facts.iter().enumerate() {
-            if f.amount.amount.0 >= u128::from(rules.travel_rule_full_threshold) {
-                advisories.push(Advisory { decorator: "threshold", fact: i, subject: s.addr, vasp: s.vasp().to_string() });
-                hits.push(format!("{} {} ≥ {}", f.amount.amount, f.amount.denom, rules.travel_rule_full_threshold));
-            }
+        .saturating_add(1);
+        counts.insert(f.from, count);
+        if count >= limit {
+            cx.advisories.push(Advisory { decorator: Decorator::Velocity, fact: i, subject: f.from, vasp: String::new() });
+            hits.push(format!("{} made {count} transfers within {window}s (limit {limit})", f.from.to_bech32()));
         }
-        if hits.is_empty() {
-            Row::pass(format!("below the large-transfer threshold {}", rules.travel_rule_full_threshold))
-        } else {
-            Row::flagged(format!("large transfer flagged for review: {}", hits.join("; ")))
-        }
-    };
-    rows.push((row, gas.used().saturating_sub(used)));
-
-    // velocity_gate (advisory)
-    let used = gas.used();
-    let row = if facts.is_empty() {
-        Row::pass(NOTHING)
+    }
+    Ok(if hits.is_empty() {
+        Row::pass(format!("fewer than {limit} transfers within {window}s"))
     } else {
-        velocity(state, gas, block, &facts, rules.velocity_window_seconds, rules.velocity_tx_limit, &mut advisories).await?
-    };
-    rows.push((row, gas.used().saturating_sub(used)));
-
-    let rejection = rows.iter().find_map(|(r, _)| r.error.as_ref().map(|e| TxError::from(e.clone())));
-    let agent_window = if rejection.is_some() {
-        advisories.clear();
-        None
-    } else {
-        agent_window
-    };
-    let results = rows
-        .into_iter()
-        .zip(GATE_NAMES)
-        .enumerate()
-        .map(|(i, ((r, g), name))| GateResult { name: name.into(), status: r.status as i32, blocking: i < 5, reason: r.reason, gas_used: g })
-        .collect();
-    Ok(Verdict { results, rejection, advisories, agent_window })
+        Row::flagged(format!("transfer density flagged for review: {}", hits.join("; ")))
+    })
 }
 
 /// The role gate: a bound sub-key may sign only its role's messages (every message), a
 /// revoked one nothing; an agent's stablecoin transfers stay within its envelope (per-tx cap
 /// and daily cap → 13, another denom → 14). Returns the row and, for an agent that spends, its
 /// window after this transaction.
-async fn role_gate<S: StateRead + Sync>(
+async fn role_rules<S: StateRead + Sync>(
     state: &S,
     gas: &GasMeter,
     block: &BlockCtx,
     input: &GateInput<'_>,
     binding: Option<&SubRoleBinding>,
-    revoked: bool,
 ) -> Result<(Row, Option<(Address, AgentWindow)>), TxError> {
     let me = input.signer.to_bech32();
     let Some(b) = binding else {
         return Ok((Row::pass(format!("{me} is not a bound sub-key")), None));
     };
+    // A binding revoked in an earlier block no longer delegates anything.
+    let revoked = !binding_active(b, &lantau_module_api::block_timestamp(block));
     let role = SubRole::try_from(b.role).unwrap_or(SubRole::Unspecified);
     if revoked {
         return Ok((
@@ -353,20 +514,32 @@ async fn role_gate<S: StateRead + Sync>(
     let Some(policy) = state.agent_policy(gas, &input.signer).await?.filter(|p| !p.revoked) else {
         return Ok((Row::fail(ComplianceError::AgentCapExceeded(format!("agent {me} has no spending envelope"))), None));
     };
-    let cap = |c: &Option<cosmos_sdk_proto::cosmos::base::v1beta1::Coin>| -> (String, u128) {
-        c.as_ref().map(|c| (c.denom.clone(), c.amount.parse().unwrap_or(0))).unwrap_or_default()
+    let cap = |c: &Option<cosmos_sdk_proto::cosmos::base::v1beta1::Coin>, what: &str| -> Result<(String, u128), TxError> {
+        match c {
+            None => Ok((String::new(), 0)),
+            Some(c) => {
+                let amount = c.amount.parse().map_err(|_| {
+                    ComplianceError::CorruptRecord(format!("agent {me}: {what} amount {:?} is not an integer", c.amount))
+                })?;
+                Ok((c.denom.clone(), amount))
+            }
+        }
     };
-    let (denom, per_tx) = cap(&policy.per_tx_cap);
-    let (_, daily) = cap(&policy.daily_cap);
+    let (denom, per_tx) = cap(&policy.per_tx_cap, "per_tx_cap")?;
+    let (_, daily) = cap(&policy.daily_cap, "daily_cap")?;
     let now = lantau_module_api::block_timestamp(block);
     let stored = state.agent_window(gas, &input.signer).await?;
-    let (mut start, mut spent) = match &stored {
+    let stored_spent = match &stored {
+        Some(w) => Some(cap(&w.spent_last_24h, "spent_last_24h")?),
+        None => None,
+    };
+    let (mut start, mut spent) = match (&stored, stored_spent) {
         // A window in another denom (the envelope changed denom) does not count against this one.
-        Some(w)
+        (Some(w), Some((d, s)))
             if w.window_start.is_some_and(|s| s != Default::default() && now.seconds.saturating_sub(s.seconds) < AGENT_WINDOW_SECS)
-                && cap(&w.spent_last_24h).0 == denom =>
+                && d == denom =>
         {
-            (w.window_start, cap(&w.spent_last_24h).1)
+            (w.window_start, s)
         }
         _ => (None, 0),
     };
@@ -409,14 +582,14 @@ async fn role_gate<S: StateRead + Sync>(
     Ok((Row::pass(format!("agent {me} of {} within its envelope: {spent}/{daily}{denom} in the window", b.parent)), Some((input.signer, window))))
 }
 
-fn travel_rule_structure(facts: &[(&Fact, (&Party, &Party))], payload: Option<&TravelRulePayload>) -> Row {
+fn travel_rule_structure(facts: &[(&Fact, Party, Party)], payload: Option<&TravelRulePayload>) -> Row {
     let Some(p) = payload else {
         return Row::fail(ComplianceError::TravelRuleIncomplete(
             "Travel Rule payload missing: a stablecoin transfer must carry /chain.compliance.v1.TravelRulePayload as a transaction extension option".into(),
         ));
     };
     let fail = |m: String| Row::fail(ComplianceError::TravelRuleIncomplete(m));
-    for (_, (s, r)) in facts {
+    for (_, s, r) in facts {
         for (role, party, field, claimed) in
             [("sender", s, "originator_ref", &p.originator_ref), ("recipient", r, "beneficiary_ref", &p.beneficiary_ref)]
         {
@@ -449,9 +622,9 @@ fn travel_rule_structure(facts: &[(&Fact, (&Party, &Party))], payload: Option<&T
     Row::pass("payload present; references and VASP identifiers match the registry")
 }
 
-fn travel_rule_capability(facts: &[(&Fact, (&Party, &Party))], payload: Option<&TravelRulePayload>, threshold: u64) -> Row {
+fn travel_rule_capability(facts: &[(&Fact, Party, Party)], payload: Option<&TravelRulePayload>, threshold: u64) -> Row {
     let fail = |m: String| Row::fail(ComplianceError::TravelRuleTier(m));
-    for (f, (s, _)) in facts {
+    for (f, s, _) in facts {
         let claimed = payload.map(|p| p.tier.as_str()).unwrap_or("");
         let level = s.level().as_str_name();
         if s.tier == Tier::None {
@@ -479,45 +652,11 @@ fn travel_rule_capability(facts: &[(&Fact, (&Party, &Party))], payload: Option<&
     Row::pass("payload tier equals the sender's registered tier, and the sender may originate this amount")
 }
 
-async fn velocity<S: StateRead + Sync>(
-    state: &S,
-    gas: &GasMeter,
-    block: &BlockCtx,
-    facts: &[(&Fact, (&Party, &Party))],
-    window: u64,
-    limit: u64,
-    advisories: &mut Vec<Advisory>,
-) -> Result<Row, TxError> {
-    let now = block.time.unix_timestamp();
-    let since = now.saturating_sub(i64::try_from(window).unwrap_or(i64::MAX));
-    let mut counts: std::collections::BTreeMap<Address, u64> = Default::default();
-    let mut hits = Vec::new();
-    for (i, (f, (s, _))) in facts.iter().enumerate() {
-        let count = match counts.get(&f.from) {
-            Some(c) => *c,
-            None => {
-                let n = state.velocity_times(gas, &f.from).await?.into_iter().filter(|t| *t > since).count();
-                u64::try_from(n).unwrap_or(u64::MAX)
-            }
-        }
-        .saturating_add(1);
-        counts.insert(f.from, count);
-        if count >= limit {
-            advisories.push(Advisory { decorator: "velocity", fact: i, subject: s.addr, vasp: String::new() });
-            hits.push(format!("{} made {count} transfers within {window}s (limit {limit})", f.from.to_bech32()));
-        }
-    }
-    Ok(if hits.is_empty() {
-        Row::pass(format!("fewer than {limit} transfers within {window}s"))
-    } else {
-        Row::flagged(format!("transfer density flagged for review: {}", hits.join("; ")))
-    })
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use lantau_primitives::Coin;
     use crate::state::ComplianceWrite;
     use cnidarium::{StateDelta, Storage};
     use lantau_kyc::KycWrite;
@@ -666,12 +805,12 @@ mod tests {
         assert!(v.accepted());
         assert_eq!(v.results[5].status, DecoratorResult::Flagged as i32);
         assert!(!v.results[5].blocking);
-        assert_eq!(v.advisories, vec![Advisory { decorator: "threshold", fact: 0, subject: addr(1), vasp: "VASP-A".into() }]);
+        assert_eq!(v.advisories, vec![Advisory { decorator: Decorator::Threshold, fact: 0, subject: addr(1), vasp: "VASP-A".into() }]);
         // Ten facts from one sender in one transaction reach the velocity limit on the tenth.
         let facts: Vec<Fact> = (0..10).map(|_| fact(addr(1), addr(4), 1)).collect();
         let v = verdict(&s, addr(1), &facts, Some(&p)).await;
         assert!(v.accepted());
-        let vel: Vec<_> = v.advisories.iter().filter(|a| a.decorator == "velocity").collect();
+        let vel: Vec<_> = v.advisories.iter().filter(|a| a.decorator == Decorator::Velocity).collect();
         assert_eq!(vel.len(), 1);
         assert_eq!((vel[0].fact, vel[0].vasp.as_str()), (9, ""));
     }

@@ -6,6 +6,8 @@
 //!   800000 / 60 / 10), with governance's `MsgUpdateParams` and the authority's
 //!   `MsgUpdateRule`; the sanctions set (`MsgUpdateSanctionsList`).
 //! - [`gates`]: the one gate chain, called from admission, execution and simulation;
+//!   [`screening`]: the proofs of screening (and the issuer's audited exemptions) that the
+//!   bank's one transfer function demands before it moves a stablecoin;
 //!   [`effects`]: what a screened transfer leaves behind.
 //! - [`audit`]: the append-only audit log (rows and secondary indexes in the non-verifiable
 //!   store, a sequence counter and a hash-chain head in verifiable state).
@@ -18,6 +20,7 @@
 //! `genesis.rs`, `error.rs` (codespace `compliance`).
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 pub mod effects;
 pub mod audit;
@@ -30,6 +33,7 @@ pub mod handler;
 pub mod msg;
 pub mod query;
 pub mod review;
+pub mod screening;
 pub mod state;
 pub mod state_key;
 
@@ -48,4 +52,44 @@ pub const MODULE_NAME: &str = "compliance";
 /// The default rules: 800000 (8,000.00 HKD), 60 seconds, 10 transfers.
 pub fn default_rules() -> Rules {
     Rules { travel_rule_full_threshold: 800_000, velocity_window_seconds: 60, velocity_tx_limit: 10 }
+}
+
+/// The compliance module in the app's module list.
+#[derive(Debug, Clone, Copy)]
+pub struct Compliance;
+
+impl lantau_module_api::ModuleMsg for ComplianceMsg {
+    fn type_url(&self) -> &'static str {
+        ComplianceMsg::type_url(self)
+    }
+    fn signer(&self) -> lantau_primitives::Address {
+        ComplianceMsg::signer(self)
+    }
+    fn facts(&self, _msg_index: usize) -> Vec<lantau_module_api::Fact> {
+        Vec::new()
+    }
+}
+
+impl lantau_module_api::Module for Compliance {
+    const NAME: &'static str = MODULE_NAME;
+    type Genesis = genesis::GenesisState;
+    type Msg = ComplianceMsg;
+
+    fn default_genesis() -> Self::Genesis {
+        Default::default()
+    }
+
+    async fn init_genesis<S: cnidarium::StateWrite + Send + Sync>(
+        state: &mut S,
+        g: &Self::Genesis,
+        _block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        use lantau_authority::AuthorityRead;
+        let governance = state.governance_authority(&lantau_module_api::GasMeter::infinite()).await?;
+        genesis::init_genesis(state, g, &governance)
+    }
+
+    fn decode(any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
+        ComplianceMsg::from_any(any)
+    }
 }

@@ -11,6 +11,7 @@
 //! Layout: `state_key.rs`, `state.rs`, `query.rs`, `error.rs` (codespace `erc20`).
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 pub mod error;
 pub mod query;
@@ -42,5 +43,32 @@ mod tests {
     fn addresses_are_deterministic_and_distinct() {
         assert_eq!(token_address("hkd.demo"), token_address("hkd.demo"));
         assert_ne!(token_address("hkd.demo"), token_address("hkd.other"));
+    }
+}
+
+/// The erc20 module in the app's module list: token pairs, registered by the stablecoin
+/// module; no genesis section of its own, no messages.
+#[derive(Debug, Clone, Copy)]
+pub struct Erc20;
+
+impl lantau_module_api::Module for Erc20 {
+    const NAME: &'static str = MODULE_NAME;
+    type Genesis = lantau_module_api::EmptyGenesis;
+    type Msg = lantau_module_api::NoMsg;
+
+    fn default_genesis() -> Self::Genesis {
+        Default::default()
+    }
+
+    async fn init_genesis<S: cnidarium::StateWrite + Send + Sync>(
+        _state: &mut S,
+        _g: &Self::Genesis,
+        _block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        Ok(())
+    }
+
+    fn decode(_any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
+        None
     }
 }

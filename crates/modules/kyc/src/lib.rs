@@ -20,6 +20,7 @@
 //! `state_key.rs`, `query.rs`, `genesis.rs`, `error.rs` (codespace `kyc`), `tier.rs`.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 pub mod error;
 pub mod genesis;
@@ -45,3 +46,41 @@ pub const MAX_VASP_LEN: usize = 128;
 pub const MAX_REF_LEN: usize = 512;
 /// Longest `reason`, in bytes.
 pub const MAX_REASON_LEN: usize = 256;
+
+/// The kyc module in the app's module list.
+#[derive(Debug, Clone, Copy)]
+pub struct Kyc;
+
+impl lantau_module_api::ModuleMsg for KycMsg {
+    fn type_url(&self) -> &'static str {
+        KycMsg::type_url(self)
+    }
+    fn signer(&self) -> lantau_primitives::Address {
+        KycMsg::signer(self)
+    }
+    fn facts(&self, _msg_index: usize) -> Vec<lantau_module_api::Fact> {
+        Vec::new()
+    }
+}
+
+impl lantau_module_api::Module for Kyc {
+    const NAME: &'static str = MODULE_NAME;
+    type Genesis = genesis::GenesisState;
+    type Msg = KycMsg;
+
+    fn default_genesis() -> Self::Genesis {
+        genesis::default_genesis()
+    }
+
+    async fn init_genesis<S: cnidarium::StateWrite + Send + Sync>(
+        state: &mut S,
+        g: &Self::Genesis,
+        _block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        genesis::init_genesis(state, g)
+    }
+
+    fn decode(any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
+        KycMsg::from_any(any)
+    }
+}

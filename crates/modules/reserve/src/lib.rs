@@ -14,6 +14,7 @@
 //! `genesis.rs`, `error.rs` (codespace `reserve`).
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 pub mod error;
 pub mod genesis;
@@ -30,3 +31,41 @@ pub use state::{ReserveRead, ReserveWrite};
 
 /// The module name.
 pub const MODULE_NAME: &str = "reserve";
+
+/// The reserve module in the app's module list.
+#[derive(Debug, Clone, Copy)]
+pub struct Reserve;
+
+impl lantau_module_api::ModuleMsg for ReserveMsg {
+    fn type_url(&self) -> &'static str {
+        ReserveMsg::type_url(self)
+    }
+    fn signer(&self) -> lantau_primitives::Address {
+        ReserveMsg::signer(self)
+    }
+    fn facts(&self, _msg_index: usize) -> Vec<lantau_module_api::Fact> {
+        Vec::new()
+    }
+}
+
+impl lantau_module_api::Module for Reserve {
+    const NAME: &'static str = MODULE_NAME;
+    type Genesis = genesis::GenesisState;
+    type Msg = ReserveMsg;
+
+    fn default_genesis() -> Self::Genesis {
+        Default::default()
+    }
+
+    async fn init_genesis<S: cnidarium::StateWrite + Send + Sync>(
+        state: &mut S,
+        g: &Self::Genesis,
+        _block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        genesis::init_genesis(state, g)
+    }
+
+    fn decode(any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
+        ReserveMsg::from_any(any)
+    }
+}

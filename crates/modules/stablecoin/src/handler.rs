@@ -2,7 +2,8 @@
 
 use cnidarium::StateWrite;
 use lantau_authority::AuthorityRead;
-use lantau_bank::{BankRead, BankWrite};
+use lantau_bank::{BankRead, BankWrite, Leg};
+use lantau_compliance::screening::{exempt_issuance, ExemptKind};
 use lantau_module_api::{pb_coin, ExecCtx, MsgHandler, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::stablecoin::v1 as pb;
@@ -75,8 +76,10 @@ impl MsgHandler for StablecoinMsg {
                 if state.is_blacklisted(ctx.gas, &m.recipient).await? {
                     return Err(StablecoinError::RecipientBlacklisted(m.recipient.to_bech32()).into());
                 }
+                // The issuer's own mint: an explicit exemption from the gate chain, audited.
+                let exempt = exempt_issuance(state, ctx.gas, ctx.block, ctx.tx_hash, ExemptKind::Mint, &m.issuer, &m.recipient, &m.amount).await?;
                 let mut events = Vec::new();
-                state.mint(ctx.gas, &m.recipient, std::slice::from_ref(&m.amount), &mut events).await?;
+                state.transfer(ctx.gas, vec![Leg::Exempt(exempt)], &mut events).await?;
                 ctx.events.extend(events);
                 ctx.emit_typed(&pb::EventMinted { issuer: m.issuer.to_bech32(), recipient: m.recipient.to_bech32(), amount: Some(pb_coin(&m.amount)) });
                 Ok(())
@@ -86,8 +89,9 @@ impl MsgHandler for StablecoinMsg {
                 if state.is_send_paused(ctx.gas, &m.amount.denom).await? {
                     return Err(StablecoinError::Paused(m.amount.denom.clone()).into());
                 }
+                let exempt = exempt_issuance(state, ctx.gas, ctx.block, ctx.tx_hash, ExemptKind::Burn, &m.issuer, &m.issuer, &m.amount).await?;
                 let mut events = Vec::new();
-                state.burn(ctx.gas, &m.issuer, std::slice::from_ref(&m.amount), &mut events).await?;
+                state.transfer(ctx.gas, vec![Leg::Exempt(exempt)], &mut events).await?;
                 ctx.events.extend(events);
                 ctx.emit_typed(&pb::EventBurned { issuer: m.issuer.to_bech32(), amount: Some(pb_coin(&m.amount)) });
                 Ok(())

@@ -18,6 +18,7 @@
 //! `genesis.rs`, `error.rs` (codespace `stablecoin`), `deps.rs`.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 pub mod deps;
 pub mod error;
@@ -41,3 +42,44 @@ pub const DECIMALS: u32 = 2;
 
 /// Longest `display`.
 pub const MAX_DISPLAY_LEN: usize = 32;
+
+/// The stablecoin module in the app's module list.
+#[derive(Debug, Clone, Copy)]
+pub struct Stablecoin;
+
+impl lantau_module_api::ModuleMsg for StablecoinMsg {
+    fn type_url(&self) -> &'static str {
+        StablecoinMsg::type_url(self)
+    }
+    fn signer(&self) -> lantau_primitives::Address {
+        StablecoinMsg::signer(self)
+    }
+    /// Mint and burn are the issuer's audited exemptions, not transfers between accounts.
+    fn facts(&self, _msg_index: usize) -> Vec<lantau_module_api::Fact> {
+        Vec::new()
+    }
+}
+
+impl lantau_module_api::Module for Stablecoin {
+    const NAME: &'static str = MODULE_NAME;
+    type Genesis = genesis::GenesisState;
+    type Msg = StablecoinMsg;
+
+    fn default_genesis() -> Self::Genesis {
+        Default::default()
+    }
+
+    async fn init_genesis<S: cnidarium::StateWrite + Send + Sync>(
+        state: &mut S,
+        g: &Self::Genesis,
+        block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        use lantau_authority::AuthorityRead;
+        let governance = state.governance_authority(&lantau_module_api::GasMeter::infinite()).await?;
+        genesis::init_genesis(state, g, block, &governance).await
+    }
+
+    fn decode(any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
+        StablecoinMsg::from_any(any)
+    }
+}

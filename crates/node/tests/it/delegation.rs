@@ -239,3 +239,54 @@ async fn sub_role_parent_and_agent_policy_queries() {
     assert_eq!(s, 404);
     n.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blacklisted_sub_key_is_refused_whoever_it_acts_for() {
+    let n = TestNode::start().await.unwrap();
+    let (bob, alice) = (dev_addr("bob"), dev_addr("alice"));
+    let agent = agent_of_bob(&n).await;
+    let a = agent.address();
+    // The agent itself is blacklisted (its parent is not): as sender, refused with 18 naming
+    // the key itself.
+    ok(
+        &n,
+        &dev_key("compliance_authority"),
+        &one(&kpb::MsgBlacklistAddress {
+            authority: dev_addr("compliance_authority").to_bech32(),
+            address: a.to_bech32(),
+            reason: "compromised key".into(),
+            evidence_ref: "case-7".into(),
+        }),
+    )
+    .await;
+    let r = sync_key(&n, &agent, &hkd(&n, &a, &alice, 100, &bob, &alice).await).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 18), "{r:?}");
+    assert_eq!(r.raw_log, format!("sender={} (sub-key of {}): address is blacklisted", a.to_bech32(), bob.to_bech32()));
+    // As recipient too: paying the blacklisted agent is refused, though bob is in good standing.
+    let r = sync_key(&n, &dev_key("bob"), &hkd(&n, &bob, &a, 100, &bob, &bob).await).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 18), "{r:?}");
+    assert!(r.raw_log.starts_with(&format!("recipient={} (sub-key of", a.to_bech32())), "{}", r.raw_log);
+    // bob himself still transfers.
+    ok(&n, &dev_key("bob"), &hkd(&n, &bob, &alice, 100, &bob, &alice).await).await;
+
+    // A second agent blacklisted by a sanctions push with its address.
+    let second = key(44);
+    ok(&n, &dev_key("bob"), &bind(&bob, &second.address(), cpb::SubRole::Agent, "", caps(100_000, 60_000))).await;
+    fund(&n, "bob", &second.address()).await;
+    ok(&n, &dev_key("bob"), &hkd(&n, &bob, &second.address(), 1_000, &bob, &bob).await).await;
+    ok(
+        &n,
+        &dev_key("compliance_authority"),
+        &one(&cpb::MsgUpdateSanctionsList {
+            authority: dev_addr("compliance_authority").to_bech32(),
+            blocked_addresses: vec![second.address().to_bech32()],
+            blocked_vasps: vec![],
+            reason: String::new(),
+            evidence_ref: "list-2026-11".into(),
+        }),
+    )
+    .await;
+    let r = sync_key(&n, &second, &hkd(&n, &second.address(), &alice, 100, &bob, &alice).await).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 18), "{r:?}");
+    n.stop().await;
+}

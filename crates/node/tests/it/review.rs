@@ -3,7 +3,7 @@
 
 use lantau_client::TxBuilder;
 use lantau_crypto::SecretKey;
-use lantau_primitives::Address;
+use lantau_primitives::{Address, Coin};
 use lantau_proto::chain::compliance::v1 as cpb;
 use lantau_test_utils::{dev_addr, dev_key, TestNode};
 use serde_json::Value;
@@ -234,5 +234,38 @@ async fn reviewers_and_officers_need_a_licensed_issuer_parent() {
     let (s, body) = get_err(&n, &format!("/chain/compliance/v1/sub_role_parent/{}", k.address().to_bech32())).await;
     assert_eq!(s, 404, "{body}");
     let _: Address = k.address();
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delegated_keys_flag_names_the_key_and_blocked_blacklists_only_it() {
+    let Desk { n, reviewer, .. } = desk().await;
+    let (alice, issuer) = (dev_addr("alice"), dev_addr("issuer"));
+    // alice's payment agent, allowed large transfers.
+    let agent = key(45);
+    let envelope = Some((Coin::new("hkd.demo", 5_000_000u128), Coin::new("hkd.demo", 1_000_000u128)));
+    ok(&n, &dev_key("alice"), &bind(&alice, &agent.address(), cpb::SubRole::Agent, "treasury bot", envelope)).await;
+    fund(&n, "alice", &agent.address()).await;
+    ok(&n, &dev_key("alice"), &hkd(&n, &alice, &agent.address(), 2_000_000, &alice, &alice).await).await;
+    // A large transfer by the agent: the flag's subject is the agent key, its VASP alice's.
+    let t = ok(&n, &agent, &hkd(&n, &agent.address(), &issuer, 800_000, &alice, &issuer).await).await;
+    let rows = audit_rows(&n, &t.txhash).await;
+    let row = rows.iter().find(|r| r["tx_type"] == "threshold_flag").expect("a threshold flag");
+    let id = row["metadata"]["flag_id"].as_str().unwrap().to_string();
+    assert_eq!(row["subject"], agent.address().to_bech32());
+    let f = flag(&n, &id).await;
+    assert_eq!(f["subject"], agent.address().to_bech32());
+    assert_eq!(f["vasp"], lantau_node::home::DEV_ALICE_VASP);
+    // BLOCKED blacklists the agent, not alice.
+    ok(&n, &reviewer, &review(&reviewer, &id, "BLOCKED", "e1")).await;
+    let level = |a: Address| {
+        let n = &n;
+        async move { n.client.identity(&a).await.unwrap().map(|i| i.level).unwrap_or(0) }
+    };
+    assert_eq!(level(agent.address()).await, lantau_proto::chain::kyc::v1::Level::Blacklisted as i32);
+    assert_ne!(level(alice).await, lantau_proto::chain::kyc::v1::Level::Blacklisted as i32);
+    let r = sync_key(&n, &agent, &hkd(&n, &agent.address(), &issuer, 1, &alice, &issuer).await).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 18), "{r:?}");
+    ok(&n, &dev_key("alice"), &hkd(&n, &alice, &issuer, 1, &alice, &issuer).await).await;
     n.stop().await;
 }

@@ -1,0 +1,164 @@
+//! The one transaction pipeline: ante → gates → messages → record.
+//!
+//! Admission (check), re-admission after a commit (recheck), block execution (deliver), gas
+//! estimation (simulate) and the compliance dry run (simulate-trace) all call
+//! [`App::run_tx`]; the [`Mode`] decides only what differs:
+//!
+//! | mode | ante | signature | fee floor | gates | messages + record | trace kept |
+//! | --- | --- | --- | --- | --- | --- | --- |
+//! | check | yes | yes | yes | yes | no (as the Cosmos SDK's CheckTx) | yes |
+//! | recheck | yes | yes | yes | yes | no | yes |
+//! | deliver | yes | yes | yes | yes | yes | yes |
+//! | simulate | yes | no | no (pays the floor for its gas) | yes | yes | no |
+//! | simulate-trace | no | no | no | yes | no | no (returned) |
+//!
+//! Which overlay it runs on is the caller's: the pipeline writes its effects into the state it
+//! is given (the ante's effects stay once the ante passed, the messages' only when every
+//! message and the record succeeded), and the caller applies or drops that state.
+
+use cnidarium::{StateDelta, StateWrite};
+use lantau_compliance::screening;
+use lantau_module_api::{event, BlockCtx, Event, ExecCtx, GasMeter, TxError};
+use lantau_primitives::Address;
+use lantau_proto::chain::compliance::v1::GateTrace;
+
+use crate::ante;
+use crate::app::App;
+use crate::tx::DecodedTx;
+
+/// What differs between the five ways a transaction runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Admission to the mempool (CheckTx).
+    Check,
+    /// Re-admission of a waiting transaction on the newly committed state: the ante and the
+    /// gates again, so a party blacklisted meanwhile drops it from the mempool.
+    Recheck,
+    /// Execution in a block (FinalizeBlock).
+    Deliver,
+    /// Gas estimation: no signature check, no fee floor; nothing is kept.
+    Simulate,
+    /// The gates alone (SimulateTrace): no ante, no messages.
+    SimulateTrace,
+}
+
+impl Mode {
+    fn ante(self) -> Option<ante::Mode> {
+        match self {
+            Mode::Check | Mode::Recheck => Some(ante::Mode::Check),
+            Mode::Deliver => Some(ante::Mode::Deliver),
+            Mode::Simulate => Some(ante::Mode::Simulate),
+            Mode::SimulateTrace => None,
+        }
+    }
+
+    fn runs_messages(self) -> bool {
+        matches!(self, Mode::Deliver | Mode::Simulate)
+    }
+
+    fn keeps_trace(self) -> bool {
+        matches!(self, Mode::Check | Mode::Recheck | Mode::Deliver)
+    }
+}
+
+/// What running a transaction gave.
+#[derive(Debug)]
+pub struct Run {
+    /// The verdict: the first failure of ante, gates, messages or record.
+    pub result: Result<(), TxError>,
+    /// Events: the ante's once it passed, the messages' (and the record's) on success.
+    pub events: Vec<Event>,
+    /// The gate trace, when the gates ran.
+    pub trace: Option<GateTrace>,
+}
+
+impl App {
+    /// Runs `tx` on `state` in `mode`, charging `gas`.
+    pub(crate) async fn run_tx<S: StateWrite + Send + Sync>(
+        &self,
+        state: &mut S,
+        tx: &DecodedTx,
+        block: &BlockCtx,
+        gas: &GasMeter,
+        mode: Mode,
+    ) -> Run {
+        let mut events = Vec::new();
+        if let Some(ante_mode) = mode.ante() {
+            let mut ante_state = StateDelta::new(&mut *state);
+            if let Err(e) = ante::run(&mut ante_state, tx, block, gas, self.sigs(), ante_mode, &mut events).await {
+                return Run { result: Err(e), events: Vec::new(), trace: None };
+            }
+            // From here on the fee is paid and the sequence advanced, whatever follows.
+            ante_state.apply();
+        }
+        // The gate chain (admission is an early filter; execution judges again on the block's
+        // state, because a proposer can put anything in a block).
+        let mut verdict = match crate::screen::screen(&*state, gas, block, tx).await {
+            Ok(v) => v,
+            Err(e) => return Run { result: Err(e), events, trace: None },
+        };
+        let trace = crate::trace::to_trace(&tx.hash, &verdict);
+        if mode.keeps_trace() {
+            self.keep_trace(tx.hash, block, trace.clone());
+        }
+        if let Some(e) = verdict.rejection.take() {
+            return Run { result: Err(e), events, trace: Some(trace) };
+        }
+        if !mode.runs_messages() {
+            return Run { result: Ok(()), events, trace: Some(trace) };
+        }
+        let mut msg_state = StateDelta::new(&mut *state);
+        match execute(&mut msg_state, tx, block, gas, &mut verdict).await {
+            Ok(msg_events) => {
+                msg_state.apply();
+                events.extend(msg_events);
+                Run { result: Ok(()), events, trace: Some(trace) }
+            }
+            Err(e) => Run { result: Err(e), events, trace: Some(trace) },
+        }
+    }
+}
+
+/// The messages, with the verdict's proofs of screening lent to them, then the record of what
+/// the screening leaves behind. On error the caller drops `state`.
+async fn execute<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    tx: &DecodedTx,
+    block: &BlockCtx,
+    gas: &GasMeter,
+    verdict: &mut lantau_compliance::gates::Verdict,
+) -> Result<Vec<Event>, TxError> {
+    let hash_hex = tx.hash_hex();
+    let mut events = Vec::new();
+    screening::open_pass(state, std::mem::take(&mut verdict.screened));
+    for (i, m) in tx.msgs.iter().enumerate() {
+        let mut ctx = ExecCtx::new(block, gas, &hash_hex, tx.signer);
+        ctx.msg_index = i;
+        if let Err(e) = m.execute(state, &mut ctx).await {
+            // The pass goes with `state`, which the caller drops.
+            return Err(e.wrap(format!("failed to execute message; message index: {i}")));
+        }
+        events.push(message_event(m.type_url(), &tx.signer, m.module(), i));
+        events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
+    }
+    screening::close_pass(state)?;
+    crate::screen::record(state, gas, block, tx, verdict, &mut events).await?;
+    Ok(events)
+}
+
+fn message_event(action: &str, sender: &Address, module: &str, i: usize) -> Event {
+    event(
+        "message",
+        [
+            ("action", action.to_string()),
+            ("sender", sender.to_bech32()),
+            ("module", module.to_string()),
+            ("msg_index", i.to_string()),
+        ],
+    )
+}
+
+fn with_msg_index(mut e: Event, i: usize) -> Event {
+    e.attributes.push(("msg_index", i.to_string(), true).into());
+    e
+}

@@ -1,0 +1,148 @@
+//! The [`Module`] trait: what the app needs to know of a module to wire it, so that the app's
+//! one ordered list (`lantau_app::modules`) gives routing, genesis and queries.
+
+use std::fmt::Debug;
+use std::future::Future;
+
+use cnidarium::{StateRead, StateWrite};
+use cosmos_sdk_proto::Any;
+use lantau_primitives::{Address, Coin};
+use serde::{de::DeserializeOwned, Serialize};
+
+use crate::{BlockCtx, MsgHandler, TxError};
+
+/// A compliance fact: one stablecoin amount moving from one account to another inside a
+/// message. The gate chain judges facts; the bank moves a stablecoin only with the proof of
+/// screening the gate chain issued for exactly one fact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    /// The debited account.
+    pub from: Address,
+    /// The credited account.
+    pub to: Address,
+    /// The stablecoin amount (`hkd.` denom).
+    pub amount: Coin,
+    /// Index of the message it was projected from.
+    pub msg_index: usize,
+}
+
+/// A module's decoded message type.
+pub trait ModuleMsg: MsgHandler + Clone + Debug + PartialEq + Send + Sync + 'static {
+    /// The type URL (`message.action`).
+    fn type_url(&self) -> &'static str;
+    /// The address that must sign it.
+    fn signer(&self) -> Address;
+    /// The stablecoin movements it makes (empty for a message that moves none). A handler
+    /// that moves a stablecoin without declaring it here finds no proof of screening and
+    /// fails; it cannot move it around the gates.
+    fn facts(&self, msg_index: usize) -> Vec<Fact>;
+}
+
+/// The message type of a module that has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoMsg {}
+
+impl MsgHandler for NoMsg {
+    fn check_stateless(&self) -> Result<(), TxError> {
+        match *self {}
+    }
+
+    async fn check_and_execute<S: StateWrite + Send + Sync>(&self, _state: &mut S, _ctx: &mut crate::ExecCtx<'_>) -> Result<(), TxError> {
+        match *self {}
+    }
+}
+
+impl ModuleMsg for NoMsg {
+    fn type_url(&self) -> &'static str {
+        match *self {}
+    }
+    fn signer(&self) -> Address {
+        match *self {}
+    }
+    fn facts(&self, _msg_index: usize) -> Vec<Fact> {
+        match *self {}
+    }
+}
+
+/// A query failure, mapped to a gRPC status by the servers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    /// gRPC NotFound (HTTP 404).
+    #[error("{0}")]
+    NotFound(String),
+    /// gRPC InvalidArgument (HTTP 400).
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// gRPC FailedPrecondition (HTTP 400).
+    #[error("{0}")]
+    FailedPrecondition(String),
+    /// gRPC Internal (HTTP 500): a store fault, never bad input.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl QueryError {
+    /// The gRPC status code.
+    pub fn grpc_code(&self) -> u32 {
+        match self {
+            QueryError::InvalidArgument(_) => 3,
+            QueryError::NotFound(_) => 5,
+            QueryError::FailedPrecondition(_) => 9,
+            QueryError::Internal(_) => 13,
+        }
+    }
+}
+
+impl From<TxError> for QueryError {
+    /// A module error met while answering a query: a store fault (`sdk` 1) is internal, an
+    /// out-of-gas cannot happen (queries are unmetered), anything else is the request's fault.
+    fn from(e: TxError) -> Self {
+        if e.codespace == "sdk" && e.code == 1 {
+            QueryError::Internal(e.log)
+        } else {
+            QueryError::InvalidArgument(e.log)
+        }
+    }
+}
+
+/// One module of the chain. The app lists its modules once, in order; from that list follow
+/// the genesis file's sections and their order, message decoding and routing, and query
+/// routing.
+pub trait Module: Send + Sync + 'static {
+    /// The module's name (`message.module`, its genesis section).
+    const NAME: &'static str;
+
+    /// Its section of the genesis file.
+    type Genesis: Serialize + DeserializeOwned + Clone + Debug + PartialEq + Send + Sync + 'static;
+
+    /// Its messages ([`NoMsg`] when it has none).
+    type Msg: ModuleMsg;
+
+    /// The section's value when the genesis file omits it.
+    fn default_genesis() -> Self::Genesis;
+
+    /// Writes the module's genesis state (`block`: height 0, the genesis time). Runs in list
+    /// order, so a module may read what an earlier one wrote.
+    fn init_genesis<S: StateWrite + Send + Sync>(
+        state: &mut S,
+        genesis: &Self::Genesis,
+        block: &BlockCtx,
+    ) -> impl Future<Output = Result<(), TxError>> + Send;
+
+    /// Decodes and validates one of its messages; `None` when the type URL is not its.
+    fn decode(any: &Any) -> Option<Result<Self::Msg, TxError>>;
+
+    /// Answers a query by its gRPC method name (`/chain.kyc.v1.Query/Identity`), protobuf in
+    /// and out; `None` when the method is not its.
+    fn query<S: StateRead + Sync>(
+        _state: &S,
+        _method: &str,
+        _request: &[u8],
+    ) -> impl Future<Output = Option<Result<Vec<u8>, QueryError>>> + Send {
+        async { None }
+    }
+}
+
+/// The genesis section of a module that has nothing to set up (`{}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct EmptyGenesis {}

@@ -16,7 +16,6 @@
 //! index, the block store).
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 mod ante;
 #[cfg(test)]

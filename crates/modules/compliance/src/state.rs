@@ -6,7 +6,8 @@ use cnidarium::{StateRead, StateWrite};
 use lantau_authority::AuthorityRead;
 use lantau_module_api::{store, GasMeter, TxError};
 
-use crate::{default_rules, state_key, AgentPolicy, AgentWindow, Params, Rules, SanctionsSet, SubRoleBinding};
+use crate::error::ComplianceError;
+use crate::{default_rules, state_key, AgentPolicy, AgentWindow, Params, Rules, SanctionsSet, SubRole, SubRoleBinding};
 
 /// Reads of compliance state.
 pub trait ComplianceRead: StateRead {
@@ -126,7 +127,12 @@ pub trait ComplianceWrite: StateWrite {
         sub: &lantau_primitives::Address,
         b: &SubRoleBinding,
     ) -> Result<(), TxError> {
-        store::put(self, gas, state_key::sub_key_of(parent, sub), vec![u8::try_from(b.role).unwrap_or(0)])?;
+        // The role's number in the parent index; a role outside the enum never reaches state.
+        let role = u8::try_from(b.role)
+            .ok()
+            .filter(|r| SubRole::try_from(i32::from(*r)).is_ok_and(|r| r != SubRole::Unspecified))
+            .ok_or_else(|| ComplianceError::InvalidBinding(format!("role {} is not a sub-role", b.role)))?;
+        store::put(self, gas, state_key::sub_key_of(parent, sub), vec![role])?;
         store::put_proto(self, gas, state_key::binding(sub), b)
     }
 

@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/prereqs.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/lantau-target}"
-exec cargo run --release --locked -p lantau-node --bin lantaud -- start "$@"
+exec cargo run --release --locked -p lantau-cli --bin lantaud -- start "$@"

@@ -30,7 +30,10 @@ pub use keys::{
     SignatureError,
 };
 pub use lantau_primitives::Address;
-pub use mnemonic::{generate_mnemonic, secret_key_from_mnemonic, ETH_HD_PATH_PREFIX};
+pub use mnemonic::{
+    eth_hd_path, generate_mnemonic, secret_key_from_mnemonic, secret_key_from_mnemonic_at,
+    ETH_HD_PATH_PREFIX,
+};
 
 use sha2::Digest as _;
 

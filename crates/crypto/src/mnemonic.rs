@@ -21,6 +21,17 @@ pub fn generate_mnemonic() -> String {
 /// Derives the secret key at `m/44'/60'/0'/0/{account_index}` from a BIP-39 English phrase with
 /// an empty passphrase (what MetaMask, Hardhat and Cosmos EVM do).
 pub fn secret_key_from_mnemonic(phrase: &str, account_index: u32) -> Result<SecretKey, KeyError> {
+    secret_key_from_mnemonic_at(phrase, &eth_hd_path(account_index))
+}
+
+/// The BIP-44 path of Ethereum account `account_index`: `m/44'/60'/0'/0/{account_index}`.
+pub fn eth_hd_path(account_index: u32) -> String {
+    format!("{ETH_HD_PATH_PREFIX}/{account_index}")
+}
+
+/// Derives the secret key at a BIP-32 path (`m/44'/60'/0'/0/3`) from a BIP-39 English phrase
+/// with an empty passphrase.
+pub fn secret_key_from_mnemonic_at(phrase: &str, hd_path: &str) -> Result<SecretKey, KeyError> {
     // English words are ASCII, so lower-casing and single-spacing is the full normalization.
     let normalized = phrase
         .split_whitespace()
@@ -30,7 +41,7 @@ pub fn secret_key_from_mnemonic(phrase: &str, account_index: u32) -> Result<Secr
     let mnemonic = Mnemonic::parse_in_normalized(Language::English, &normalized)
         .map_err(|e| KeyError::InvalidMnemonic(e.to_string()))?;
     let seed = mnemonic.to_seed_normalized("");
-    let path: DerivationPath = format!("{ETH_HD_PATH_PREFIX}/{account_index}")
+    let path: DerivationPath = hd_path
         .parse()
         .map_err(|e: bip32::Error| KeyError::Derivation(e.to_string()))?;
     let xprv =
@@ -70,6 +81,17 @@ mod tests {
             0,
         );
         assert_eq!(messy, Ok(a0));
+    }
+
+    #[test]
+    fn an_explicit_path_derives_like_its_index() {
+        assert_eq!(eth_hd_path(3), "m/44'/60'/0'/0/3");
+        let by_path = secret_key_from_mnemonic_at(PHRASE, "m/44'/60'/0'/0/3").expect("derive path");
+        assert_eq!(Ok(by_path), secret_key_from_mnemonic(PHRASE, 3));
+        assert!(matches!(
+            secret_key_from_mnemonic_at(PHRASE, "m/44'/60'/zero"),
+            Err(KeyError::Derivation(_))
+        ));
     }
 
     #[test]

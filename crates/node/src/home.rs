@@ -6,7 +6,7 @@
 //! <home>/config/priv_validator_key.json   the embedded validator's ed25519 key
 //! <home>/data/state/                 cnidarium (JMT over RocksDB): state, tx index, blocks
 //! <home>/keyring-test/               dev keys (unencrypted test keyring)
-//! <home>/dev-accounts.json           dev accounts with their keys, like anvil prints
+//! <home>/dev-accounts.json           dev accounts with their keys and HD paths, like anvil prints
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 use lantau_app::bank::genesis::Balance;
 use lantau_app::AppGenesis;
-use lantau_crypto::{secret_key_from_mnemonic, Keyring, KeyringBackend};
+use lantau_crypto::{eth_hd_path, secret_key_from_mnemonic_at, Keyring, KeyringBackend};
 use lantau_primitives::{Coin, NATIVE_DENOM};
 use serde::{Deserialize, Serialize};
 
@@ -58,8 +58,11 @@ pub struct DevAccount {
     pub address: String,
     /// EIP-55 hex address.
     pub hex_address: String,
-    /// The mnemonic (shared by all dev accounts; the HD index is `index`).
+    /// The dev mnemonic, shared by all dev accounts. A wallet importing it derives account 0
+    /// (`governance`) unless told this entry's `hd_path`.
     pub mnemonic: String,
+    /// The BIP-44 path that derives this account's key from `mnemonic`: `m/44'/60'/0'/0/{index}`.
+    pub hd_path: String,
     /// HD index under m/44'/60'/0'/0.
     pub index: u32,
     /// Private key, 0x-prefixed hex (import into MetaMask).
@@ -140,13 +143,15 @@ impl Default for InitOptions {
 
 /// The dev account at `index` of the dev mnemonic.
 pub fn dev_account(name: &str, index: u32) -> anyhow::Result<DevAccount> {
-    let sk = secret_key_from_mnemonic(DEV_MNEMONIC, index)?;
+    let hd_path = eth_hd_path(index);
+    let sk = secret_key_from_mnemonic_at(DEV_MNEMONIC, &hd_path)?;
     let addr = sk.address();
     Ok(DevAccount {
         name: name.to_string(),
         address: addr.to_bech32(),
         hex_address: addr.to_hex(),
         mnemonic: DEV_MNEMONIC.into(),
+        hd_path,
         index,
         private_key: format!("0x{}", sk.to_hex()),
     })
@@ -305,4 +310,32 @@ fn write_validator_key(path: &Path) -> anyhow::Result<()> {
 /// Reads the validator key file.
 pub fn read_validator_key(path: &Path) -> anyhow::Result<ValidatorKeyFile> {
     Ok(serde_json::from_slice(&std::fs::read(path)?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_dev_account_derives_from_the_mnemonic_at_its_hd_path() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        init_home(dir.path(), &InitOptions::default())?;
+        let accounts: Vec<DevAccount> = serde_json::from_slice(&std::fs::read(Home(dir.path().into()).dev_accounts())?)?;
+        assert_eq!(accounts.len(), DEV_ACCOUNT_NAMES.len());
+        for a in &accounts {
+            let sk = secret_key_from_mnemonic_at(&a.mnemonic, &a.hd_path)?;
+            assert_eq!(sk.address().to_bech32(), a.address, "{} at {}", a.name, a.hd_path);
+            assert_eq!(sk.address().to_hex(), a.hex_address, "{}", a.name);
+            assert_eq!(format!("0x{}", sk.to_hex()), a.private_key, "{}", a.name);
+        }
+        // Only governance sits at the path a wallet derives by default.
+        let alice = accounts.iter().find(|a| a.name == "alice").ok_or_else(|| anyhow::anyhow!("no alice"))?;
+        assert_eq!(alice.hd_path, "m/44'/60'/0'/0/5");
+        assert_eq!(alice.hex_address, "0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc", "Hardhat account #5");
+        let mut addresses: Vec<&str> = accounts.iter().map(|a| a.address.as_str()).collect();
+        addresses.sort_unstable();
+        addresses.dedup();
+        assert_eq!(addresses.len(), accounts.len(), "every entry is a different account");
+        Ok(())
+    }
 }

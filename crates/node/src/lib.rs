@@ -1,13 +1,13 @@
-//! The `lantaud` node: configuration, home and genesis, the mempool, the embedded engine, the
-//! tx indexer and block store, the [`node::EmbeddedNode`] behind every server, and the CLI.
+//! The Lantau node: configuration, home and genesis, the mempool, the embedded engine, the
+//! tx indexer and block store, and the [`node::EmbeddedNode`] behind every server. The
+//! `lantaud` binary and its CLI are the `lantau-cli` crate.
 //!
 //! Layout: `config.rs`, `home.rs` (dev home and accounts), `genesis.rs`, `mempool.rs`,
 //! `engine.rs` (embedded single-validator engine), `indexer.rs` (block hook: tx index and
-//! blocks, written in the same commit as the state), `node.rs` (start, `NodeApi`), `cli/`.
-
+//! blocks, written in the same commit as the state), `node.rs` (start, `NodeApi`).
 
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // the node is not the state machine
-#![allow(unused_crate_dependencies)] // clap, rpassword, tracing-subscriber... serve the `lantaud` binary target
+#![cfg_attr(test, allow(unused_crate_dependencies))] // dev-dependencies serve tests/it
 
 pub mod config;
 pub mod engine;

@@ -139,7 +139,19 @@ async fn latest_attestation(State(node): State<Node>, Path(issuer): Path<String>
 async fn reserve_for_address(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let b = reserve::query::reserve_for_address(&node.app().snapshot(), &addr).await.map_err(internal)?;
-    Ok(Json(json!({"bindings": to_json(&b)?})))
+    let bindings = b.iter().map(|x| Ok(with_null_messages(to_json(x)?, &["balance", "attestation"]))).collect::<Result<Vec<_>, ApiError>>()?;
+    Ok(Json(json!({"bindings": bindings})))
+}
+
+/// Emits `null` for these message fields when unset, as the gRPC gateway does with defaults
+/// emitted (pbjson leaves unset message fields out even with `emit_fields`).
+fn with_null_messages(mut v: Value, fields: &[&str]) -> Value {
+    if let Value::Object(m) = &mut v {
+        for f in fields {
+            m.entry(*f).or_insert(Value::Null);
+        }
+    }
+    v
 }
 
 async fn reserve_params(State(node): State<Node>) -> ApiResult {

@@ -3,8 +3,6 @@
 #![allow(unused_crate_dependencies, clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
 
 mod ante;
-mod cli;
-mod crash;
 mod delegation;
 mod gates;
 mod registries;

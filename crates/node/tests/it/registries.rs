@@ -426,6 +426,11 @@ async fn a_registered_auditor_cosigns_an_attestation_once() {
     let auditor = dev_key("auditor");
     let latest = format!("/chain/reserve/v1/attestations/{}/latest", b32("issuer"));
     assert!(n.client.query_opt(&latest).await.unwrap().is_none());
+    // Until the issuer has one, the holder's binding says so: `"attestation": null`, not absent.
+    let for_alice = format!("/chain/reserve/v1/reserve_for_address/{}", b32("alice"));
+    let v = n.client.query(&for_alice).await.unwrap();
+    let b = v["bindings"][0].as_object().unwrap();
+    assert_eq!((b["denom"].as_str(), b.get("attestation")), (Some("hkd.demo"), Some(&Value::Null)), "{v}");
 
     exec(&n, &issuer, submit("issuer", "300000000", "300500000", "hkd.demo", "2026-01-01T00:00:00Z")).await.ok();
     let v = n.client.query(&latest).await.unwrap();
@@ -444,7 +449,7 @@ async fn a_registered_auditor_cosigns_an_attestation_once() {
     exec(&n, &auditor, cosign("auditor", 1)).await.fails("reserve", 8);
 
     // The holder's view: each stablecoin held, with its issuer's latest attestation.
-    let v = n.client.query(&format!("/chain/reserve/v1/reserve_for_address/{}", b32("alice"))).await.unwrap();
+    let v = n.client.query(&for_alice).await.unwrap();
     let b = &v["bindings"][0];
     assert_eq!(b["denom"], "hkd.demo");
     assert_eq!(b["balance"], serde_json::json!({"denom": "hkd.demo", "amount": "100000000"}));

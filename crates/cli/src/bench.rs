@@ -6,6 +6,11 @@
 //! BROADCAST_MODE_SYNC over HTTP, each worker owning a slice of the accounts so that every
 //! account's sequences arrive in order. It reports committed tx/s over the run, admission
 //! latency (the SYNC broadcast round trip) p50/p99, and FinalizeBlock / Commit time per block.
+//!
+//! Before the node starts it calibrates the machine: the single-core libsecp256k1 rate of
+//! ECDSA verifications (one fixed signature over one fixed digest, verified in a loop for about
+//! a second on one thread). The committed rate divided by that rate is the figure that travels
+//! between machines (and between days on the same machine kind): see `docs/performance.md`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -83,6 +88,42 @@ fn bench_key(i: usize) -> anyhow::Result<SecretKey> {
     Ok(SecretKey::from_bytes(&seed)?)
 }
 
+/// How long the calibration verifies.
+const CALIBRATION: Duration = Duration::from_secs(1);
+
+/// Single-core libsecp256k1 ECDSA verifications per second on this machine: one fixed
+/// signature over one fixed digest, verified in a loop for `budget` on a thread of its own
+/// (after a short warm-up), before the node starts so nothing competes with it.
+fn secp256k1_verify_per_s(budget: Duration) -> anyhow::Result<f64> {
+    let run = move || -> anyhow::Result<f64> {
+        let secp = secp256k1::Secp256k1::verification_only();
+        let signer = secp256k1::Secp256k1::signing_only();
+        let sk = secp256k1::SecretKey::from_byte_array(&lantau_crypto::sha256(b"lantau-bench-calibration-key"))?;
+        let pk = secp256k1::PublicKey::from_secret_key(&signer, &sk);
+        let msg = secp256k1::Message::from_digest(lantau_crypto::keccak256(b"lantau-bench-calibration-digest"));
+        let sig = signer.sign_ecdsa(&msg, &sk);
+        let verify = || secp.verify_ecdsa(std::hint::black_box(&msg), std::hint::black_box(&sig), std::hint::black_box(&pk));
+        for _ in 0..200 {
+            verify()?;
+        }
+        let t = Instant::now();
+        let mut n = 0u64;
+        // Read the clock once per batch: a verification takes tens of microseconds.
+        while t.elapsed() < budget {
+            for _ in 0..64 {
+                verify()?;
+            }
+            n += 64;
+        }
+        Ok(n as f64 / t.elapsed().as_secs_f64())
+    };
+    std::thread::Builder::new()
+        .name("bench-calibration".into())
+        .spawn(run)?
+        .join()
+        .map_err(|_| anyhow::anyhow!("calibration thread panicked"))?
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -93,6 +134,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     anyhow::ensure!(a.accounts >= 2 && a.concurrency >= 1, "need at least 2 accounts and 1 worker");
+    let verify_per_s = secp256k1_verify_per_s(CALIBRATION)?;
+    eprintln!("bench: calibration: libsecp256k1 verifies {verify_per_s:.0} signatures/s on one core");
     let dir = tempfile::tempdir()?;
     let keys: Vec<SecretKey> = (0..a.accounts).map(bench_key).collect::<anyhow::Result<_>>()?;
     let opts = InitOptions { extra_accounts: keys.iter().map(|k| k.address()).collect(), ..Default::default() };
@@ -284,6 +327,8 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     // last commit (includes the ramp-up before the first block).
     let e2e_secs = blocks.last().map(|l| l.3.duration_since(start_at).as_secs_f64()).unwrap_or(0.0);
     let e2e_tps = if e2e_secs > 0.0 { committed as f64 / e2e_secs } else { 0.0 };
+    // The machine-independent figure: committed tx/s per single-core verification/s.
+    let ratio = if verify_per_s > 0.0 { tps / verify_per_s } else { 0.0 };
     let avg = |f: fn(&(usize, f64, f64, Instant)) -> f64| if blocks.is_empty() { 0.0 } else { blocks.iter().map(f).sum::<f64>() / blocks.len() as f64 };
     let max = |f: fn(&(usize, f64, f64, Instant)) -> f64| blocks.iter().map(f).fold(0.0, f64::max);
     let report = json!({
@@ -295,6 +340,8 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         "broadcast_seconds": broadcast_secs,
         "commit_span_seconds": span,
         "committed_tx_per_s": tps,
+        "secp256k1_verify_per_s": verify_per_s,
+        "committed_per_verify_ratio": ratio,
         "end_to_end_seconds": e2e_secs,
         "end_to_end_tx_per_s": e2e_tps,
         "admission_latency_ms": {"p50": percentile(&lat, 0.50), "p99": percentile(&lat, 0.99), "max": lat.last().copied().unwrap_or(0.0)},
@@ -310,6 +357,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         println!("{}", if a.stablecoin { "gated hkd.demo transfers with Travel Rule payloads" } else { "native-coin transfers" });
         println!("sent {sent} signed MsgSend ({rejected} rejected at admission, {full} resent after mempool full), committed {committed}");
         println!("committed throughput: {tps:.0} tx/s over {span:.1} s (first to last commit); end to end {e2e_tps:.0} tx/s over {e2e_secs:.1} s (first broadcast to last commit)");
+        println!(
+            "calibration: libsecp256k1 verifies {verify_per_s:.0} signatures/s on one core; committed / verify = {ratio:.3} ({tps:.0} / {verify_per_s:.0})"
+        );
         println!("admission latency (SYNC broadcast round trip): p50 {:.2} ms, p99 {:.2} ms", percentile(&lat, 0.5), percentile(&lat, 0.99));
         println!(
             "per block ({} blocks, avg {:.0} txs): FinalizeBlock avg {:.1} ms (max {:.1}), Commit+recheck avg {:.1} ms (max {:.1})",

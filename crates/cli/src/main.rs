@@ -1,7 +1,13 @@
-//! `lantaud`: the Lantau node and CLI in one binary.
+//! `lantaud`: the Lantau node and CLI in one binary. The node itself is the `lantau-node`
+//! library; this crate is the command line over it and over the client library.
+//!
+//! Layout: `cli.rs` (the command tree, `start`/`init`/`keys`, bank tx and queries, output),
+//! `cli/registry.rs` (kyc, stablecoin, reserve and erc20 commands), `cli/compliance.rs`
+//! (compliance and delegation commands), `bench.rs` (`lantaud bench`). `main` only sets up
+//! logging and the runtime.
 
-#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
-#![allow(unused_crate_dependencies)] // the library target uses the rest of the dependencies
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)] // not the state machine
+#![cfg_attr(test, allow(unused_crate_dependencies))] // dev-dependencies serve tests/it
 
 mod bench;
 mod cli;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use lantau_client::{msg_send, Confirmation, RestClient, SignerData, TxBuilder};
-use lantau_crypto::{Keyring, KeyringBackend, SecretKey};
+use lantau_crypto::{Keyring, KeyringBackend, SecretKey, ETH_HD_PATH_PREFIX};
 use lantau_node::home::{init_home, Home, InitOptions, DEV_CHAIN_ID, DEV_EVM_CHAIN_ID};
 use lantau_node::{start, StartOptions};
 use lantau_primitives::{Address, Coin};
@@ -404,7 +404,11 @@ fn print_banner(h: &Home, node: &lantau_node::RunningNode) -> anyhow::Result<()>
         for (i, a) in accounts.iter().enumerate() {
             println!("({i}) {}", a.private_key);
         }
-        println!("\nWallet\n==================\nMnemonic:        {}\nDerivation path: m/44'/60'/0'/0/<index>", lantau_node::home::DEV_MNEMONIC);
+        println!(
+            "\nWallet\n==================\nMnemonic:        {}\nDerivation path: {ETH_HD_PATH_PREFIX}/<index>, the (index) above (a wallet's default, index 0, is {})",
+            lantau_node::home::DEV_MNEMONIC,
+            accounts.first().map_or("", |a| a.name.as_str()),
+        );
         println!("Accounts file:   {}", h.dev_accounts().display());
     }
     println!("\nHome:       {}", h.0.display());

@@ -1,0 +1,7 @@
+//! Tests of the `lantaud` binary itself: the CLI against a running node, and crash safety of
+//! the real process (`kill -9`, restart).
+
+#![allow(unused_crate_dependencies, clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
+
+mod cli;
+mod crash;

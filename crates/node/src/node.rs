@@ -193,7 +193,10 @@ impl RunningNode {
     pub async fn engine_stopped(&mut self) {
         match self.tasks.first_mut().and_then(Option::take) {
             Some(t) => {
-                let _ = t.await;
+                // The engine logs its own failures; a panic or cancellation is reported here.
+                if let Err(e) = t.await {
+                    tracing::error!(error = %e, "the engine task ended abnormally");
+                }
             }
             None => std::future::pending::<()>().await,
         }

@@ -223,7 +223,8 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         cfg.api.address = a;
     }
     if let Some(a) = opts.rpc_address {
-        cfg.rpc.address = a;
+        // CometBFT writes the RPC listen address as `tcp://host:port` (`--rpc.laddr`).
+        cfg.rpc.address = a.strip_prefix("tcp://").map_or(a.clone(), str::to_string);
     }
     if let Some(ms) = opts.block_time_ms {
         cfg.consensus.block_time_ms = ms;

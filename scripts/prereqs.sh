@@ -36,3 +36,23 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   echo "prereqs: installing cargo-nextest" >&2
   cargo install cargo-nextest --locked
 fi
+
+# The EVM path's real-client tests: viem and solc-js from npm (tests/evm-client), installed
+# outside the work tree (a cache keyed by the lock file) and linked in as node_modules.
+EVM_CLIENT="$(cd "$(dirname "$0")/.." && pwd)/tests/evm-client"
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "prereqs: installing nodejs and npm (for the EVM client tests)" >&2
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+LOCK_SUM="$(sha256sum "$EVM_CLIENT/package-lock.json" | cut -c1-16)"
+NPM_CACHE_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-evm-client-$LOCK_SUM"
+if [ ! -d "$NPM_CACHE_DIR/node_modules/viem" ] || [ ! -d "$NPM_CACHE_DIR/node_modules/solc" ]; then
+  echo "prereqs: installing the EVM client test packages (viem, solc-js) into $NPM_CACHE_DIR" >&2
+  mkdir -p "$NPM_CACHE_DIR"
+  cp "$EVM_CLIENT/package.json" "$EVM_CLIENT/package-lock.json" "$NPM_CACHE_DIR/"
+  (cd "$NPM_CACHE_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+ln -sfn "$NPM_CACHE_DIR/node_modules" "$EVM_CLIENT/node_modules"

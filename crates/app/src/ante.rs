@@ -11,7 +11,7 @@ use cnidarium::StateWrite;
 use lantau_auth::{AuthRead, AuthWrite};
 use lantau_bank::BankWrite;
 use lantau_module_api::{event, gas, BlockCtx, Event, GasMeter, SdkError, TxError};
-use lantau_primitives::{Address, Coin, NATIVE_DENOM};
+use lantau_primitives::{Coin, NATIVE_DENOM};
 
 use crate::sigcache::SigCache;
 use crate::tx::DecodedTx;
@@ -27,14 +27,7 @@ pub(crate) enum Mode {
     Simulate,
 }
 
-/// The fee collector module account: the first 20 bytes of sha256("fee_collector"), as the
-/// Cosmos SDK derives module addresses.
-pub fn fee_collector() -> Address {
-    let h = lantau_crypto::sha256(b"fee_collector");
-    let mut a = [0u8; 20];
-    a.copy_from_slice(&h[..20]);
-    Address(a)
-}
+pub use lantau_bank::fee_collector;
 
 /// Verifies the signature of `tx` for `chain_id` and `account_number`, using and feeding the
 /// cache. Pure apart from the cache.
@@ -84,7 +77,16 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     mode: Mode,
     events: &mut Vec<Event>,
 ) -> Result<(), TxError> {
-    gas.consume((tx.size as u64).saturating_mul(gas::TX_SIZE_PER_BYTE), "txSize")?;
+    // An Ethereum transaction pays for its bytes and its signature in the EVM's intrinsic gas.
+    let eth = tx.eth_hash.is_some();
+    if eth {
+        let chain = lantau_evm::EvmRead::evm_chain_id(&*state).await?;
+        if let Some(crate::msg::Msg::Evm(m)) = tx.msgs.first() {
+            m.eth_tx().check_chain(chain)?;
+        }
+    } else {
+        gas.consume((tx.size as u64).saturating_mul(gas::TX_SIZE_PER_BYTE), "txSize")?;
+    }
     if tx.timeout_height != 0 && block.height > tx.timeout_height {
         return Err(SdkError::TxTimeoutHeight(format!(
             "block height: {}, timeout height: {}",
@@ -125,8 +127,10 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
         .into());
     }
 
-    gas.consume(gas::SIG_VERIFY, "ante verify: eth_secp256k1")?;
-    if mode != Mode::Simulate {
+    if !eth {
+        gas.consume(gas::SIG_VERIFY, "ante verify: eth_secp256k1")?;
+    }
+    if mode != Mode::Simulate && !eth {
         verify_signature(tx, &pubkey, &block.chain_id, acct.account_number, sigs)?;
     }
 

@@ -186,6 +186,11 @@ impl App {
         crate::modules::query(&self.snapshot(), method, request).await
     }
 
+    /// The admission state (locked while held).
+    pub(crate) async fn check_state(&self) -> tokio::sync::MutexGuard<'_, StateDelta<CachedSnapshot>> {
+        self.check.lock().await
+    }
+
     /// The limits.
     pub fn config(&self) -> &AppConfig {
         &self.cfg
@@ -209,6 +214,10 @@ impl App {
     /// The time of the last committed block (genesis time before the first block).
     pub async fn last_block_time(&self) -> Result<time::OffsetDateTime, AppError> {
         self.block_time_at(&self.snapshot()).await
+    }
+
+    pub(crate) async fn block_time_of(&self, snap: &Snapshot) -> Result<time::OffsetDateTime, AppError> {
+        self.block_time_at(snap).await
     }
 
     async fn block_time_at(&self, snap: &Snapshot) -> Result<time::OffsetDateTime, AppError> {

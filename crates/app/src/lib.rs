@@ -15,6 +15,7 @@
 //! `genesis.rs`, `state_key.rs`, `hooks.rs` (what a driver adds to each block's commit: the tx
 //! index, the block store).
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 mod ante;
@@ -23,6 +24,7 @@ mod probe;
 mod app;
 pub mod config;
 pub mod error;
+mod evm_api;
 pub mod genesis;
 pub mod hooks;
 pub mod modules;
@@ -47,6 +49,7 @@ pub use lantau_authority as authority;
 pub use lantau_bank as bank;
 pub use lantau_compliance as compliance;
 pub use lantau_erc20 as erc20;
+pub use lantau_evm as evm;
 pub use lantau_kyc as kyc;
 pub use lantau_reserve as reserve;
 pub use lantau_stablecoin as stablecoin;

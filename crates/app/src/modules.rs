@@ -157,6 +157,7 @@ modules! {
     stablecoin: Stablecoin => lantau_stablecoin::Stablecoin,
     reserve: Reserve => lantau_reserve::Reserve,
     compliance: Compliance => lantau_compliance::Compliance,
+    evm: Evm => lantau_evm::Evm,
     #[cfg(test)]
     probe: Probe => crate::probe::Probe,
 }

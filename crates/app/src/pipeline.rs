@@ -110,6 +110,16 @@ impl App {
         let mut msg_state = StateDelta::new(&mut *state);
         match execute(&mut msg_state, tx, block, gas, &mut verdict).await {
             Ok(msg_events) => {
+                // Verdicts reached inside execution (the ERC-20 precompile's): the last one is
+                // the transaction's trace, found by the Cosmos and the Ethereum hash.
+                let reported = screening::take_reported(&mut msg_state);
+                if let Some(v) = reported.last().filter(|_| mode.keeps_trace()) {
+                    let t = crate::trace::to_trace(&tx.hash, v);
+                    self.keep_trace(tx.hash, block, t.clone());
+                    if let Some(eth) = tx.eth_hash {
+                        self.keep_trace(eth, block, t);
+                    }
+                }
                 msg_state.apply();
                 events.extend(msg_events);
                 Run { result: Ok(()), events, trace: Some(trace) }

@@ -31,13 +31,6 @@ pub async fn record<S: StateWrite + Send + Sync>(
     verdict: &Verdict,
     events: &mut Vec<lantau_module_api::Event>,
 ) -> Result<(), TxError> {
-    if let Some((sub, window)) = &verdict.agent_window {
-        lantau_compliance::ComplianceWrite::put_agent_window(state, gas, sub, window)?;
-    }
     let facts = facts(tx);
-    if facts.is_empty() {
-        return Ok(());
-    }
-    lantau_compliance::effects::record_screened(state, gas, block, &facts, &verdict.advisories, tx.payload.as_ref(), &tx.hash_hex(), events)
-        .await
+    lantau_compliance::effects::record_verdict(state, gas, block, &facts, verdict, tx.payload.as_ref(), &tx.hash_hex(), events).await
 }

@@ -28,7 +28,7 @@ impl SigCache {
     }
 
     pub(crate) fn key(digest: &[u8; 32], pubkey: &[u8], sig: &[u8]) -> [u8; 32] {
-        let mut buf = Vec::with_capacity(32 + pubkey.len() + sig.len());
+        let mut buf = Vec::with_capacity(pubkey.len().saturating_add(sig.len()).saturating_add(32));
         buf.extend_from_slice(digest);
         buf.extend_from_slice(pubkey);
         buf.extend_from_slice(sig);

@@ -47,6 +47,9 @@ pub struct DecodedTx {
     pub timeout_height: u64,
     /// The Travel Rule payload (the `/chain.compliance.v1.TravelRulePayload` extension option).
     pub payload: Option<lantau_compliance::TravelRulePayload>,
+    /// For the envelope of an Ethereum transaction: its Ethereum hash (keccak256 of the
+    /// EIP-2718 bytes). Its signature was checked at decoding (the sender recovered).
+    pub eth_hash: Option<[u8; 32]>,
 }
 
 impl DecodedTx {
@@ -135,6 +138,9 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
         .map_err(|e| err(SdkError::TxDecode(format!("invalid TxBody: {e}"))))?;
     let auth = AuthInfo::decode(raw.auth_info_bytes.as_slice())
         .map_err(|e| err(SdkError::TxDecode(format!("invalid AuthInfo: {e}"))))?;
+    if body.extension_options.iter().any(|o| o.type_url == lantau_evm::EXTENSION_OPTIONS_ETHEREUM_TX) {
+        return decode_ethereum(bytes, raw, body, auth, cfg);
+    }
 
     // Messages.
     if body.messages.is_empty() {
@@ -165,7 +171,7 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
     }
 
     // One signer.
-    let signer = msgs[0].signer();
+    let signer = msgs.first().map(Msg::signer).ok_or_else(|| err(SdkError::InvalidRequest("must contain at least one message".into())))?;
     if let Some(other) = msgs.iter().map(Msg::signer).find(|s| *s != signer) {
         return Err(err(SdkError::Unauthorized(format!(
             "all messages must have the same signer; got {signer} and {other}"
@@ -181,7 +187,7 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
             ))))
         }
     }
-    let si = &auth.signer_infos[0];
+    let si = auth.signer_infos.first().ok_or_else(|| err(SdkError::NoSignatures("transaction has no signer info".into())))?;
     match si.mode_info.as_ref().and_then(|m| m.sum.as_ref()) {
         Some(mode_info::Sum::Single(s)) if s.mode == SignMode::Direct as i32 => {}
         _ => return Err(err(SdkError::Unauthorized("only SIGN_MODE_DIRECT single signatures are supported".into()))),
@@ -274,6 +280,49 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
         memo: body.memo,
         timeout_height: body.timeout_height,
         payload,
+        eth_hash: None,
+    })
+}
+
+/// The envelope of an Ethereum transaction (Cosmos EVM's convention): exactly one
+/// `MsgEthereumTx`, the one extension option, no signer infos, no signatures, and the fee and
+/// gas limit the Ethereum transaction itself offers. Only the canonical envelope is accepted
+/// (the bytes [`lantau_evm::msg::envelope`] builds), so one Ethereum transaction has one
+/// Cosmos hash.
+fn decode_ethereum(bytes: &[u8], raw: TxRaw, body: TxBody, _auth: AuthInfo, cfg: &AppConfig) -> Result<DecodedTx, TxError> {
+    let envelope = |why: &str| -> TxError { lantau_evm::EvmError::Envelope(why.to_string()).into() };
+    let [any] = body.messages.as_slice() else {
+        return Err(envelope("an Ethereum transaction's envelope carries exactly one MsgEthereumTx"));
+    };
+    let Msg::Evm(m) = Msg::from_any(any)? else {
+        return Err(envelope("an Ethereum transaction's envelope carries exactly one MsgEthereumTx"));
+    };
+    let tx = m.eth_tx().clone();
+    if tx.gas_limit > cfg.max_gas_per_tx {
+        return Err(err(SdkError::InvalidGasLimit(format!(
+            "gas limit {} exceeds the maximum {} per transaction",
+            tx.gas_limit, cfg.max_gas_per_tx
+        ))));
+    }
+    if lantau_evm::msg::envelope(&tx) != bytes {
+        return Err(envelope("not the canonical envelope: one extension option, no signer infos or signatures, fee = gas limit x price"));
+    }
+    Ok(DecodedTx {
+        hash: tx_hash(bytes),
+        size: bytes.len(),
+        body_bytes: raw.body_bytes,
+        auth_info_bytes: raw.auth_info_bytes,
+        signature: Vec::new(),
+        pubkey: Some(tx.pubkey),
+        signer: tx.from,
+        sequence: tx.nonce,
+        gas_limit: tx.gas_limit,
+        fee: Amount(tx.max_fee()),
+        memo: String::new(),
+        timeout_height: 0,
+        payload: None,
+        eth_hash: Some(tx.hash),
+        msgs: vec![Msg::Evm(m)],
     })
 }
 

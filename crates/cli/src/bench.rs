@@ -53,6 +53,11 @@ pub(crate) struct BenchArgs {
     /// full-tier identities and `hkd.demo` in genesis; the rules are the spec's defaults.
     #[arg(long)]
     stablecoin: bool,
+    /// Send the same gated transfers as signed Ethereum transactions calling the stablecoin
+    /// precompile's `transferWithTravelRule`, through `eth_sendRawTransaction` on the
+    /// node's Ethereum JSON-RPC (implies the `--stablecoin` genesis).
+    #[arg(long)]
+    evm: bool,
 }
 
 /// Gives every bench account a full-tier identity and `hkd.demo` in the genesis file.
@@ -140,16 +145,25 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let keys: Vec<SecretKey> = (0..a.accounts).map(bench_key).collect::<anyhow::Result<_>>()?;
     let opts = InitOptions { extra_accounts: keys.iter().map(|k| k.address()).collect(), ..Default::default() };
     init_home(dir.path(), &opts)?;
-    if a.stablecoin {
+    if a.stablecoin || a.evm {
         stablecoin_genesis(dir.path(), &keys)?;
     }
     let node = start(
         dir.path(),
-        StartOptions { api_address: Some("127.0.0.1:0".into()), rpc_address: Some("127.0.0.1:0".into()), block_time_ms: Some(a.block_time_ms) },
+        StartOptions {
+            api_address: Some("127.0.0.1:0".into()),
+            rpc_address: Some("127.0.0.1:0".into()),
+            block_time_ms: Some(a.block_time_ms),
+            json_rpc_address: Some("127.0.0.1:0".into()),
+            json_rpc_ws_address: Some("127.0.0.1:0".into()),
+        },
     )
     .await?;
     let base = format!("http://{}", node.api_addr);
+    let eth_url = format!("http://{}", node.eth_addr);
     let chain_id = node.node.app().chain_id();
+    let evm_chain_id = node.node.app().evm_chain_id().await?;
+    let token = lantau_app::erc20::token_address("hkd.demo");
     eprintln!("bench: node at {base}, chain {chain_id}; signing {} transfers...", a.accounts as u64 * a.per_account);
 
     // Account numbers: the named dev accounts come first in genesis, then the bench accounts.
@@ -172,12 +186,42 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         let chain_id = chain_id.clone();
         let per = a.per_account;
         let stablecoin = a.stablecoin;
+        let evm = a.evm;
         handles.push(std::thread::spawn(move || {
             let n = keys.len();
             let mut out: Vec<(usize, Vec<String>)> = Vec::new();
             for i in (t..n).step_by(threads) {
                 let j = (i + 1) % n;
                 let to = keys[j].address();
+                if evm {
+                    use prost::Message as _;
+                    let payload = lantau_proto::chain::compliance::v1::TravelRulePayload {
+                        tx_hash: String::new(),
+                        originator_ref: format!("ivms101:bench-{i}"),
+                        beneficiary_ref: format!("ivms101:bench-{j}"),
+                        originator_vasp: "VASP-BENCH".into(),
+                        beneficiary_vasp: "VASP-BENCH".into(),
+                        tier: "full".into(),
+                    };
+                    let input = lantau_app::evm::sign::transfer_with_travel_rule_calldata(&to, 1, &payload.encode_to_vec());
+                    let txs = (0..per)
+                        .map(|seq| {
+                            let u = lantau_app::evm::sign::Unsigned {
+                                chain_id: Some(evm_chain_id),
+                                nonce: seq,
+                                gas_limit: 250_000,
+                                max_fee_per_gas: lantau_primitives::MIN_GAS_PRICE,
+                                max_priority_fee_per_gas: Some(0),
+                                to: Some(token),
+                                input: input.clone(),
+                                ..Default::default()
+                            };
+                            format!("0x{}", hex::encode(lantau_app::evm::sign::sign(&keys[i], &u)))
+                        })
+                        .collect();
+                    out.push((i, txs));
+                    continue;
+                }
                 let b = if stablecoin {
                     let payload = lantau_proto::chain::compliance::v1::TravelRulePayload {
                         tx_hash: String::new(),
@@ -222,7 +266,8 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     for w in 0..a.concurrency {
         let http = http.clone();
         let signed = signed.clone();
-        let url = format!("{base}/cosmos/tx/v1beta1/txs");
+        let url = if a.evm { eth_url.clone() } else { format!("{base}/cosmos/tx/v1beta1/txs") };
+        let evm = a.evm;
         let per = a.per_account as usize;
         let n = signed.len();
         let conc = a.concurrency;
@@ -236,12 +281,21 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                     if Instant::now() > deadline {
                         break 'outer;
                     }
-                    let body = json!({"tx_bytes": signed[i][seq], "mode": "BROADCAST_MODE_SYNC"});
+                    let body = if evm {
+                        json!({"jsonrpc": "2.0", "id": 1, "method": "eth_sendRawTransaction", "params": [signed[i][seq]]})
+                    } else {
+                        json!({"tx_bytes": signed[i][seq], "mode": "BROADCAST_MODE_SYNC"})
+                    };
                     // A full mempool (sdk 20) is back-pressure: wait and resend, as a client
                     // would; any other rejection counts.
                     loop {
                         let t = Instant::now();
                         let code = match http.post(&url).json(&body).send().await {
+                            Ok(r) if evm => r.json::<serde_json::Value>().await.ok().map(|v| match v.get("error") {
+                                None => 0,
+                                Some(e) if e["message"].as_str().is_some_and(|m| m.starts_with("mempool is full")) => 20,
+                                Some(_) => 1,
+                            }),
                             Ok(r) => r.json::<serde_json::Value>().await.ok().and_then(|v| v["tx_response"]["code"].as_u64()),
                             Err(_) => None,
                         };
@@ -354,7 +408,16 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("{}", if a.stablecoin { "gated hkd.demo transfers with Travel Rule payloads" } else { "native-coin transfers" });
+        println!(
+            "{}",
+            if a.evm {
+                "gated hkd.demo transfers through the ERC-20 precompile (transferWithTravelRule, eth_sendRawTransaction)"
+            } else if a.stablecoin {
+                "gated hkd.demo transfers with Travel Rule payloads"
+            } else {
+                "native-coin transfers"
+            }
+        );
         println!("sent {sent} signed MsgSend ({rejected} rejected at admission, {full} resent after mempool full), committed {committed}");
         println!("committed throughput: {tps:.0} tx/s over {span:.1} s (first to last commit); end to end {e2e_tps:.0} tx/s over {e2e_secs:.1} s (first broadcast to last commit)");
         println!(
@@ -377,7 +440,8 @@ async fn committed_from_store(node: &lantau_node::EmbeddedNode) -> anyhow::Resul
     let mut ok = 0u64;
     for h in 1..=last {
         if let Some(r) = node.block_results(Some(h)).await? {
-            ok += r.tx_results.iter().filter(|t| t.code.is_ok()).count() as u64;
+            // An Ethereum transaction that reverted is included with code 0: not a success.
+            ok += r.tx_results.iter().filter(|t| t.code.is_ok() && !t.events.iter().any(|e| e.kind == "ethereum_tx" && e.attributes.iter().any(|a| a.key_bytes() == b"ethereumTxFailed"))).count() as u64;
         }
     }
     Ok(ok)

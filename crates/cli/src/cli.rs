@@ -13,6 +13,7 @@ use lantau_primitives::{Address, Coin};
 use serde_json::json;
 
 mod compliance;
+mod evm;
 mod registry;
 
 /// The Lantau node and CLI.
@@ -85,6 +86,12 @@ struct StartArgs {
     /// CometBFT RPC listen address.
     #[arg(long = "rpc.laddr", alias = "rpc-address")]
     rpc_address: Option<String>,
+    /// Ethereum JSON-RPC (HTTP) listen address (Cosmos EVM's flag name).
+    #[arg(long = "json-rpc.address")]
+    json_rpc_address: Option<String>,
+    /// Ethereum JSON-RPC (WebSocket) listen address.
+    #[arg(long = "json-rpc.ws-address")]
+    json_rpc_ws_address: Option<String>,
     /// Block interval, e.g. 1s or 500ms.
     #[arg(long)]
     block_time: Option<String>,
@@ -213,6 +220,9 @@ enum TxCmd {
     /// Compliance transactions.
     #[command(subcommand)]
     Compliance(compliance::ComplianceTx),
+    /// EVM transactions over the Ethereum JSON-RPC.
+    #[command(subcommand)]
+    Evm(evm::EvmTx),
 }
 
 #[derive(Debug, Subcommand)]
@@ -334,8 +344,15 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 eprintln!("initialised a dev home at {}", home.display());
             }
             let block_time_ms = a.block_time.as_deref().map(parse_duration).transpose()?;
-            let mut node = start(&home, StartOptions { api_address: a.api_address, rpc_address: a.rpc_address, block_time_ms }).await?;
-            print_banner(&h, &node)?;
+            let mut node = start(&home, StartOptions {
+                    api_address: a.api_address,
+                    rpc_address: a.rpc_address,
+                    block_time_ms,
+                    json_rpc_address: a.json_rpc_address,
+                    json_rpc_ws_address: a.json_rpc_ws_address,
+                }).await?;
+            let evm_chain_id = lantau_rpc::NodeApi::app(&*node.node).evm_chain_id().await?;
+            print_banner(&h, &node, evm_chain_id)?;
             let failed = tokio::select! {
                 r = tokio::signal::ctrl_c() => { r?; false }
                 _ = node.engine_stopped() => true,
@@ -383,13 +400,14 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Tx(TxCmd::Stablecoin(t)) => registry::stablecoin_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Reserve(t)) => registry::reserve_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Compliance(t)) => compliance::compliance_tx(&home, out, t).await?,
+        Cmd::Tx(TxCmd::Evm(t)) => evm::evm_tx(&home, out, t).await?,
         Cmd::Query(q) => query(&home, out, q).await?,
         Cmd::Bench(b) => crate::bench::run(b, out == Output::Json).await?,
     }
     Ok(())
 }
 
-fn print_banner(h: &Home, node: &lantau_node::RunningNode) -> anyhow::Result<()> {
+fn print_banner(h: &Home, node: &lantau_node::RunningNode, evm_chain_id: u64) -> anyhow::Result<()> {
     let accounts: Vec<lantau_node::home::DevAccount> = match std::fs::read(h.dev_accounts()) {
         Ok(b) => serde_json::from_slice(&b)?,
         Err(_) => vec![],
@@ -413,7 +431,8 @@ fn print_banner(h: &Home, node: &lantau_node::RunningNode) -> anyhow::Result<()>
     }
     println!("\nHome:       {}", h.0.display());
     println!("REST:       http://{}", node.api_addr);
-    println!("RPC:        http://{} (WebSocket ws://{}/websocket)\n", node.rpc_addr, node.rpc_addr);
+    println!("RPC:        http://{} (WebSocket ws://{}/websocket)", node.rpc_addr, node.rpc_addr);
+    println!("JSON-RPC:   http://{} (WebSocket ws://{}): MetaMask network: RPC URL http://{}, chain id {evm_chain_id}, symbol LANTAU\n", node.eth_addr, node.eth_ws_addr, node.eth_addr);
     Ok(())
 }
 

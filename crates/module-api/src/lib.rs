@@ -16,6 +16,7 @@
 //! State goes through one door: each module's `state.rs` defines typed extension traits over
 //! cnidarium's `StateRead`/`StateWrite`, and its keys live only in its `state_key.rs`.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 pub mod ctx;

@@ -21,6 +21,10 @@ pub struct NodeConfig {
     pub api: ListenConfig,
     /// CometBFT-compatible RPC.
     pub rpc: ListenConfig,
+    /// Ethereum JSON-RPC over HTTP.
+    pub json_rpc: ListenConfig,
+    /// Ethereum JSON-RPC over WebSocket.
+    pub json_rpc_ws: ListenConfig,
     /// Serve SimulateTrace (`POST /chain/compliance/v1/simulate_trace`); without it the node
     /// answers FailedPrecondition.
     pub simulation_hook: bool,
@@ -65,6 +69,8 @@ impl Default for NodeConfig {
             mempool: MempoolConfig::default(),
             api: ListenConfig { address: "127.0.0.1:1317".into() },
             rpc: ListenConfig { address: "127.0.0.1:26657".into() },
+            json_rpc: ListenConfig { address: "127.0.0.1:8545".into() },
+            json_rpc_ws: ListenConfig { address: "127.0.0.1:8546".into() },
             simulation_hook: true,
         }
     }

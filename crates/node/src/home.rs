@@ -254,13 +254,30 @@ fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) ->
         decimals: 2,
     });
     g.reserve.params = Some(lantau_proto::chain::reserve::v1::Params { auditors: vec![addr("auditor")?] });
-    for customer in ["alice", "bob", "carol"] {
+    let customers = ["alice", "bob", "carol"];
+    for customer in customers {
         let a = lantau_primitives::Address::from_bech32(&addr(customer)?)?;
         if let Some(b) = g.bank.balances.iter_mut().find(|b| b.address == a) {
             b.coins.push(Coin::new(DEV_DENOM, DEV_HKD_BALANCE));
             b.coins.sort();
         }
     }
+    // The issuer's reserve, measured at genesis and co-signed by the dev auditor: what is in
+    // circulation, backed at 102 %.
+    let circulation = DEV_HKD_BALANCE.saturating_mul(customers.len() as u128);
+    let coin = |amount: u128| cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: DEV_DENOM.into(), amount: amount.to_string() };
+    g.reserve.attestations = vec![lantau_proto::chain::reserve::v1::Attestation {
+        id: 1,
+        issuer: addr("issuer")?,
+        state: lantau_proto::chain::reserve::v1::AttestationState::Attested as i32,
+        circulation: Some(coin(circulation)),
+        reserve_market_value: Some(coin(circulation.saturating_mul(102) / 100)),
+        random_day: Some(ts),
+        submitted_at: Some(ts),
+        submitted_height: 0,
+        auditor: addr("auditor")?,
+        attested_at: Some(ts),
+    }];
     Ok(())
 }
 

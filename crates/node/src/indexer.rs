@@ -3,6 +3,7 @@
 //!
 //! Keys (non-verifiable, binary):
 //! - `b/<height u64 BE>` → the block (CometBFT protobuf `Block`), embedded engine only;
+//! - `B/<header hash 32 bytes>` → height u64 BE (the Ethereum JSON-RPC's block by hash);
 //! - `r/<height u64 BE>` → the block's results (CometBFT protobuf `ResponseFinalizeBlock`);
 //! - `t/<hash 32 bytes>` → the transaction (CometBFT protobuf `TxResult`);
 //! - `h/<height u64 BE><index u32 BE>` → tx hash: every transaction in block order;
@@ -30,6 +31,9 @@ use tendermint_proto::Protobuf;
 
 fn block_key(h: u64) -> Vec<u8> {
     [b"b/".as_slice(), &h.to_be_bytes()].concat()
+}
+fn block_hash_key(hash: &[u8]) -> Vec<u8> {
+    [b"B/".as_slice(), hash].concat()
 }
 fn results_key(h: u64) -> Vec<u8> {
     [b"r/".as_slice(), &h.to_be_bytes()].concat()
@@ -76,6 +80,7 @@ impl BlockHook for Indexer {
         let mut out = Vec::new();
         if let Some(b) = self.pending_block.lock().take() {
             if b.header.height.value() == height {
+                out.push((block_hash_key(b.header.hash().as_bytes()), height.to_be_bytes().to_vec()));
                 out.push((block_key(height), Protobuf::<pb::types::Block>::encode_vec(b)));
             }
         }
@@ -125,6 +130,14 @@ impl BlockHook for Indexer {
 pub async fn block(snap: &Snapshot, height: u64) -> anyhow::Result<Option<Block>> {
     match snap.nonverifiable_get_raw(&block_key(height)).await? {
         Some(b) => Ok(Some(<Block as Protobuf<pb::types::Block>>::decode_vec(&b)?)),
+        None => Ok(None),
+    }
+}
+
+/// The height of the committed block whose header hash is `hash`.
+pub async fn block_height_by_hash(snap: &Snapshot, hash: &[u8; 32]) -> anyhow::Result<Option<u64>> {
+    match snap.nonverifiable_get_raw(&block_hash_key(hash)).await? {
+        Some(b) => Ok(Some(u64::from_be_bytes(b.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt block hash row"))?))),
         None => Ok(None),
     }
 }

@@ -141,6 +141,7 @@ mod tests {
             memo: String::new(),
             timeout_height: 0,
             payload: None,
+            eth_hash: None,
         })
     }
 

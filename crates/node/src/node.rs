@@ -94,6 +94,14 @@ impl NodeApi for EmbeddedNode {
         indexer::tx(&self.app.snapshot(), &hash).await
     }
 
+    async fn block_height_by_hash(&self, hash: [u8; 32]) -> anyhow::Result<Option<u64>> {
+        indexer::block_height_by_hash(&self.app.snapshot(), &hash).await
+    }
+
+    async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> anyhow::Result<u64> {
+        Ok(self.app.pending_sequence(addr).await?)
+    }
+
     async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
         indexer::search(&self.app.snapshot(), query, descending, page, per_page).await
     }
@@ -165,6 +173,10 @@ pub struct StartOptions {
     pub rpc_address: Option<String>,
     /// Block time override, milliseconds.
     pub block_time_ms: Option<u64>,
+    /// Ethereum JSON-RPC (HTTP) address override.
+    pub json_rpc_address: Option<String>,
+    /// Ethereum JSON-RPC (WebSocket) address override.
+    pub json_rpc_ws_address: Option<String>,
 }
 
 /// A started node: bound addresses and a way to stop it.
@@ -175,6 +187,10 @@ pub struct RunningNode {
     pub api_addr: SocketAddr,
     /// The CometBFT RPC address actually bound.
     pub rpc_addr: SocketAddr,
+    /// The Ethereum JSON-RPC (HTTP) address actually bound.
+    pub eth_addr: SocketAddr,
+    /// The Ethereum JSON-RPC (WebSocket) address actually bound.
+    pub eth_ws_addr: SocketAddr,
     /// The home.
     pub home: PathBuf,
     shutdown: watch::Sender<bool>,
@@ -229,6 +245,12 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     if let Some(ms) = opts.block_time_ms {
         cfg.consensus.block_time_ms = ms;
     }
+    if let Some(a) = opts.json_rpc_address {
+        cfg.json_rpc.address = a;
+    }
+    if let Some(a) = opts.json_rpc_ws_address {
+        cfg.json_rpc_ws.address = a;
+    }
     let genesis = GenesisFile::load(&h.genesis())?;
     let vk = read_validator_key(&h.validator_key())?;
     let pk_bytes = base64::engine::general_purpose::STANDARD.decode(&vk.pub_key.value)?;
@@ -271,12 +293,18 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
 
     let api_listener = tokio::net::TcpListener::bind(&cfg.api.address).await.map_err(|e| anyhow::anyhow!("bind REST {}: {e}", cfg.api.address))?;
     let rpc_listener = tokio::net::TcpListener::bind(&cfg.rpc.address).await.map_err(|e| anyhow::anyhow!("bind RPC {}: {e}", cfg.rpc.address))?;
+    let eth_listener = tokio::net::TcpListener::bind(&cfg.json_rpc.address).await.map_err(|e| anyhow::anyhow!("bind JSON-RPC {}: {e}", cfg.json_rpc.address))?;
+    let eth_ws_listener =
+        tokio::net::TcpListener::bind(&cfg.json_rpc_ws.address).await.map_err(|e| anyhow::anyhow!("bind JSON-RPC WebSocket {}: {e}", cfg.json_rpc_ws.address))?;
     let api_addr = api_listener.local_addr()?;
     let rpc_addr = rpc_listener.local_addr()?;
+    let eth_addr = eth_listener.local_addr()?;
+    let eth_ws_addr = eth_ws_listener.local_addr()?;
     *node.rpc_address.lock() = format!("tcp://{rpc_addr}");
 
     let (shutdown, rx) = watch::channel(false);
     let dyn_node: Arc<dyn NodeApi> = node.clone();
+    let eth = lantau_rpc::eth::EthServer::new(dyn_node.clone());
     // The engine runs on a thread of its own (driving its future with the runtime's handle):
     // executing a block is long CPU work, and on a runtime worker it would hold up the
     // admissions that worker has queued (tokio cannot steal a worker's next-task slot).
@@ -285,9 +313,11 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let tasks = vec![
         Some(tokio::task::spawn_blocking(move || handle.block_on(engine.run(engine_rx)))),
         Some(tokio::spawn(serve(api_listener, lantau_rpc::rest::router(dyn_node.clone()), rx.clone()))),
-        Some(tokio::spawn(serve(rpc_listener, lantau_rpc::cometbft::router(dyn_node), rx))),
+        Some(tokio::spawn(serve(rpc_listener, lantau_rpc::cometbft::router(dyn_node.clone()), rx.clone()))),
+        Some(tokio::spawn(serve(eth_listener, lantau_rpc::eth::http_router(eth.clone()), rx.clone()))),
+        Some(tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), rx))),
     ];
-    Ok(RunningNode { node, api_addr, rpc_addr, home: home.to_path_buf(), shutdown, tasks })
+    Ok(RunningNode { node, api_addr, rpc_addr, eth_addr, eth_ws_addr, home: home.to_path_buf(), shutdown, tasks })
 }
 
 async fn serve(listener: tokio::net::TcpListener, router: axum::Router, mut rx: watch::Receiver<bool>) {

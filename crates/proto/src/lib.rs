@@ -66,6 +66,11 @@ pub mod erc20 {
     include!(concat!(env!("OUT_DIR"), "/cosmos.evm.erc20.v1.serde.rs"));
 }
 
+/// `cosmos.evm.vm.v1`: Cosmos EVM's envelope of an Ethereum transaction and its result.
+pub mod evm_vm {
+    include!(concat!(env!("OUT_DIR"), "/cosmos.evm.vm.v1.rs"));
+}
+
 /// `google.protobuf.Timestamp`, with the gRPC gateway's JSON: an RFC 3339 string in UTC with
 /// a `Z` suffix and only as many fractional digits as needed (0, 3, 6 or 9).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Message)]

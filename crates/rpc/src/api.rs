@@ -127,6 +127,13 @@ pub trait NodeApi: Send + Sync + 'static {
 
     /// Number of transactions waiting in the mempool, and their total bytes.
     async fn mempool_size(&self) -> (usize, usize);
+
+    /// The height of the committed block whose header hash is `hash`.
+    async fn block_height_by_hash(&self, hash: [u8; 32]) -> anyhow::Result<Option<u64>>;
+
+    /// The sequence the account's next transaction must carry, counting the transactions this
+    /// node admitted and has not yet committed (`eth_getTransactionCount` at `pending`).
+    async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> anyhow::Result<u64>;
 }
 
 /// A block's results.

@@ -226,6 +226,14 @@ impl NodeApi for Fake {
     async fn mempool_size(&self) -> (usize, usize) {
         (3, 300)
     }
+
+    async fn block_height_by_hash(&self, _hash: [u8; 32]) -> anyhow::Result<Option<u64>> {
+        Ok(None)
+    }
+
+    async fn pending_sequence(&self, _addr: &lantau_primitives::Address) -> anyhow::Result<u64> {
+        Ok(0)
+    }
 }
 
 // === harness ===

@@ -25,6 +25,10 @@ pub struct TestNode {
     pub rest_url: String,
     /// CometBFT RPC base URL.
     pub rpc_url: String,
+    /// The Ethereum JSON-RPC base URL (HTTP).
+    pub eth_url: String,
+    /// The Ethereum JSON-RPC WebSocket URL.
+    pub eth_ws_url: String,
     /// A REST client.
     pub client: RestClient,
     /// The chain id.
@@ -54,14 +58,18 @@ impl TestNode {
                 api_address: Some("127.0.0.1:0".into()),
                 rpc_address: Some("127.0.0.1:0".into()),
                 block_time_ms: Some(block_time_ms),
+                json_rpc_address: Some("127.0.0.1:0".into()),
+                json_rpc_ws_address: Some("127.0.0.1:0".into()),
             },
         )
         .await?;
         let rest_url = format!("http://{}", node.api_addr);
         let rpc_url = format!("http://{}", node.rpc_addr);
+        let eth_url = format!("http://{}", node.eth_addr);
+        let eth_ws_url = format!("ws://{}", node.eth_ws_addr);
         let client = RestClient::new(&rest_url);
         let chain_id = node.node.app().chain_id();
-        Ok(Self { node, rest_url, rpc_url, client, chain_id, home })
+        Ok(Self { node, rest_url, rpc_url, eth_url, eth_ws_url, client, chain_id, home })
     }
 
     /// Stops the node, keeping the home (to restart on it).

@@ -123,20 +123,29 @@ fn payload(keys: &[SecretKey], from: usize, to: usize, kind: u8) -> Option<cpb::
     }
 }
 
-async fn run(ops: Vec<Op>) -> (usize, usize) {
-    let keys: Vec<SecretKey> = (0..7).map(key).collect();
+/// A fresh app on a temporary store, its chain initialised from `genesis` (JSON app state) at
+/// block time 1,700,000,000; the init error, if any, is returned with the app.
+pub(crate) async fn new_chain(chain_id: &str, genesis: Vec<u8>) -> (tempfile::TempDir, App, Result<(), lantau_app::AppError>) {
     let dir = tempfile::tempdir().unwrap();
     let app = App::load(dir.path().to_path_buf(), AppConfig::default(), Arc::new(NoHook)).await.unwrap();
-    app.init_chain(request::InitChain {
-        time: Time::from_unix_timestamp(1_700_000_000, 0).unwrap(),
-        chain_id: "prop-1".into(),
-        consensus_params: super::determinism::test_params(),
-        validators: vec![],
-        app_state_bytes: genesis(&keys).into(),
-        initial_height: 1u32.into(),
-    })
-    .await
-    .unwrap();
+    let init = app
+        .init_chain(request::InitChain {
+            time: Time::from_unix_timestamp(1_700_000_000, 0).unwrap(),
+            chain_id: chain_id.into(),
+            consensus_params: super::determinism::test_params(),
+            validators: vec![],
+            app_state_bytes: genesis.into(),
+            initial_height: 1u32.into(),
+        })
+        .await
+        .map(|_| ());
+    (dir, app, init)
+}
+
+async fn run(ops: Vec<Op>) -> (usize, usize) {
+    let keys: Vec<SecretKey> = (0..7).map(key).collect();
+    let (_dir, app, init) = new_chain("prop-1", genesis(&keys)).await;
+    init.unwrap();
     let mut seqs = [0u64; 7];
     let mut screened_ok = 0usize;
     let mut rejected = 0usize;

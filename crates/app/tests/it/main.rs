@@ -6,4 +6,6 @@
 mod decode_fuzz;
 mod compliance_props;
 mod determinism;
+mod evm;
+mod genesis;
 mod recheck;

@@ -2,17 +2,12 @@
 //! mempool at the next recheck with the gate's code, and a block that carries it anyway
 //! executes it as a rejection (fee paid, nothing moved).
 
-use std::sync::Arc;
-
-use lantau_app::tendermint::abci::request;
-use lantau_app::tendermint::Time;
-use lantau_app::{App, AppConfig, NoHook};
 use lantau_client::{msg_send, to_any, SignerData, TxBuilder};
 use lantau_crypto::SecretKey;
 use lantau_primitives::Coin;
 use lantau_proto::chain::compliance::v1 as cpb;
 
-use crate::compliance_props::{block_req, genesis, key, DENOM};
+use crate::compliance_props::{block_req, genesis, key, new_chain, DENOM};
 
 fn signed(k: &SecretKey, account_number: u64, sequence: u64, b: TxBuilder) -> Vec<u8> {
     b.sign(k, &SignerData { chain_id: "recheck-1".into(), account_number, sequence })
@@ -21,18 +16,8 @@ fn signed(k: &SecretKey, account_number: u64, sequence: u64, b: TxBuilder) -> Ve
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transfer_whose_recipient_is_blacklisted_after_admission_is_dropped_at_recheck_with_code_18() {
     let keys: Vec<SecretKey> = (0..7).map(key).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let app = App::load(dir.path().to_path_buf(), AppConfig::default(), Arc::new(NoHook)).await.unwrap();
-    app.init_chain(request::InitChain {
-        time: Time::from_unix_timestamp(1_700_000_000, 0).unwrap(),
-        chain_id: "recheck-1".into(),
-        consensus_params: super::determinism::test_params(),
-        validators: vec![],
-        app_state_bytes: genesis(&keys).into(),
-        initial_height: 1u32.into(),
-    })
-    .await
-    .unwrap();
+    let (_dir, app, init) = new_chain("recheck-1", genesis(&keys)).await;
+    init.unwrap();
 
     // k1 (full tier) pays k2 (full tier): admitted.
     let payload = cpb::TravelRulePayload {

@@ -58,6 +58,7 @@
 //! Layout: `msg.rs` (validated messages), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
 //! `genesis.rs`, `event.rs`, `error.rs`, `deps.rs` (what it needs from auth).
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 pub mod deps;
@@ -73,6 +74,16 @@ pub mod state_key;
 pub use error::BankError;
 pub use msg::{coins_from_proto, coins_to_string, MultiSendMsg, SendMsg};
 pub use state::{BankRead, BankWrite, Leg, PlainLeg};
+
+/// The fee collector module account: the first 20 bytes of sha256("fee_collector"), as the
+/// Cosmos SDK derives module addresses. Fees are paid to it (and an Ethereum transaction's
+/// unused gas refunded from it).
+pub fn fee_collector() -> lantau_primitives::Address {
+    let h = lantau_crypto::sha256(b"fee_collector");
+    let mut a = [0u8; 20];
+    a.copy_from_slice(h.get(..20).unwrap_or(&[0u8; 20]));
+    lantau_primitives::Address(a)
+}
 
 /// The module name, used in `message.module` events and module-account derivation.
 pub const MODULE_NAME: &str = "bank";

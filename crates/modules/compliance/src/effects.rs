@@ -11,6 +11,29 @@ use lantau_module_api::Event;
 use crate::state::ComplianceRead;
 use crate::{state_key, TravelRulePayload};
 
+/// Records what an accepted verdict leaves behind once the movements it screened happened:
+/// the agent's spend window, then (when there were facts) [`record_screened`]. The Cosmos
+/// path calls it after a transaction's messages, the ERC-20 precompile after its transfer.
+#[allow(clippy::too_many_arguments)]
+pub async fn record_verdict<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    gas: &GasMeter,
+    block: &BlockCtx,
+    facts: &[Fact],
+    verdict: &crate::gates::Verdict,
+    payload: Option<&TravelRulePayload>,
+    tx_hash: &str,
+    events: &mut Vec<Event>,
+) -> Result<(), TxError> {
+    if let Some((sub, window)) = &verdict.agent_window {
+        crate::state::ComplianceWrite::put_agent_window(state, gas, sub, window)?;
+    }
+    if facts.is_empty() {
+        return Ok(());
+    }
+    record_screened(state, gas, block, facts, &verdict.advisories, payload, tx_hash, events).await
+}
+
 /// Records a screened transaction: appends the block time to each fact's sender's velocity
 /// window (keeping the last `velocity_tx_limit` entries, so the row stays bounded), and
 /// anchors the payload under the lower-case hash in the non-verifiable store.

@@ -204,3 +204,31 @@ pub fn close_pass<S: StateWrite>(state: &mut S) -> Result<(), TxError> {
         .into()),
     }
 }
+
+// === verdicts reached during execution ===
+
+const VERDICTS_KEY: &str = "compliance/execution_verdicts";
+
+/// Verdicts a message handler reached while it ran (the ERC-20 precompile screens inside the
+/// EVM), handed to the pipeline so their traces are kept like every other.
+#[derive(Debug, Clone, Default)]
+struct Reported(Arc<Mutex<Vec<crate::gates::Verdict>>>);
+
+/// Hands `verdicts` to the pipeline (appended to any reported before in this transaction).
+pub fn report_verdicts<S: StateWrite>(state: &mut S, verdicts: Vec<crate::gates::Verdict>) {
+    if verdicts.is_empty() {
+        return;
+    }
+    let r: Reported = state.object_get(VERDICTS_KEY).unwrap_or_default();
+    if let Ok(mut v) = r.0.lock() {
+        v.extend(verdicts);
+    }
+    state.object_put(VERDICTS_KEY, r);
+}
+
+/// Takes the verdicts reported on `state` (empty when none).
+pub fn take_reported<S: StateWrite>(state: &mut S) -> Vec<crate::gates::Verdict> {
+    let r: Option<Reported> = state.object_get(VERDICTS_KEY);
+    state.object_delete(VERDICTS_KEY);
+    r.and_then(|r| r.0.lock().ok().map(|mut v| std::mem::take(&mut *v))).unwrap_or_default()
+}

@@ -10,6 +10,7 @@
 //!
 //! Layout: `state_key.rs`, `state.rs`, `query.rs`, `error.rs` (codespace `erc20`).
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 pub mod error;

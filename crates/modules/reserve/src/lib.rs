@@ -13,6 +13,7 @@
 //! Layout: `msg.rs` ([`ReserveMsg`]), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
 //! `genesis.rs`, `error.rs` (codespace `reserve`).
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 pub mod error;
@@ -61,7 +62,7 @@ impl lantau_module_api::Module for Reserve {
         g: &Self::Genesis,
         _block: &lantau_module_api::BlockCtx,
     ) -> Result<(), lantau_module_api::TxError> {
-        genesis::init_genesis(state, g)
+        genesis::init_genesis(state, g).await
     }
 
     fn decode(any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {

@@ -70,6 +70,11 @@ pub trait ReserveWrite: StateWrite + ReserveRead {
         }
     }
 
+    /// Sets the id the next submitted attestation takes (genesis).
+    fn set_next_attestation_id(&mut self, gas: &GasMeter, next: u64) -> Result<(), TxError> {
+        store::put(self, gas, state_key::NEXT_ID.to_string(), next.to_be_bytes().to_vec())
+    }
+
     /// Stores an attestation; `latest_of` also makes it its issuer's latest.
     fn put_attestation(&mut self, gas: &GasMeter, a: &Attestation, latest_of: Option<&Address>) -> Result<(), TxError> {
         store::put_proto(self, gas, state_key::attestation(a.id), a)?;

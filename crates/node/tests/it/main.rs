@@ -4,6 +4,8 @@
 
 mod ante;
 mod delegation;
+mod evm_client;
+mod evm_rpc;
 mod gates;
 mod registries;
 mod review;

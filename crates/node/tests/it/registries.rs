@@ -421,7 +421,14 @@ fn cosign(signer: &str, id: u64) -> Any {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registered_auditor_cosigns_an_attestation_once() {
-    let n = TestNode::start().await.unwrap();
+    // A chain whose issuer has no attestation yet: the dev genesis without its attested reserve.
+    let home = tempfile::tempdir().unwrap();
+    lantau_node::home::init_home(home.path(), &Default::default()).unwrap();
+    let genesis_path = home.path().join("config/genesis.json");
+    let mut genesis: Value = serde_json::from_slice(&std::fs::read(&genesis_path).unwrap()).unwrap();
+    genesis["app_state"]["reserve"]["attestations"] = serde_json::json!([]);
+    std::fs::write(&genesis_path, serde_json::to_vec(&genesis).unwrap()).unwrap();
+    let n = TestNode::start_in(home, 100).await.unwrap();
     let issuer = dev_key("issuer");
     let auditor = dev_key("auditor");
     let latest = format!("/chain/reserve/v1/attestations/{}/latest", b32("issuer"));
@@ -471,6 +478,24 @@ async fn a_registered_auditor_cosigns_an_attestation_once() {
     exec(&n, &dev_key("governance"), upd("governance", params(vec![b32("auditor"), b32("issuer")]))).await.ok();
     exec(&n, &issuer, submit("issuer", "2", "2", "hkd.demo", "2026-01-01T00:00:00Z")).await.ok();
     exec(&n, &issuer, cosign("issuer", 2)).await.fails("reserve", 11);
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dev_issuer_starts_with_a_reserve_attested_by_the_dev_auditor() {
+    let n = TestNode::start().await.unwrap();
+    let v = n.client.query(&format!("/chain/reserve/v1/attestations/{}/latest", b32("issuer"))).await.unwrap();
+    let a = &v["attestation"];
+    assert_eq!((a["id"].as_str(), a["state"].as_str()), (Some("1"), Some("ATTESTATION_STATE_ATTESTED")), "{v}");
+    assert_eq!(a["auditor"], b32("auditor"));
+    assert_eq!(a["circulation"], serde_json::json!({"denom": "hkd.demo", "amount": "300000000"}));
+    assert_eq!(a["reserve_market_value"], serde_json::json!({"denom": "hkd.demo", "amount": "306000000"}));
+    let v = n.client.query(&format!("/chain/reserve/v1/reserve_for_address/{}", b32("bob"))).await.unwrap();
+    assert_eq!(v["bindings"][0]["attestation"]["state"], "ATTESTATION_STATE_ATTESTED", "{v}");
+    // The next submission continues the genesis ids.
+    exec(&n, &dev_key("issuer"), submit("issuer", "1", "1", "hkd.demo", "2026-01-01T00:00:00Z")).await.ok();
+    let v = n.client.query(&format!("/chain/reserve/v1/attestations/{}/latest", b32("issuer"))).await.unwrap();
+    assert_eq!(v["attestation"]["id"], "2", "{v}");
     n.stop().await;
 }
 

@@ -49,6 +49,12 @@ impl NodeApi for Stub {
     async fn mempool_size(&self) -> (usize, usize) {
         (0, 0)
     }
+    async fn block_height_by_hash(&self, _hash: [u8; 32]) -> anyhow::Result<Option<u64>> {
+        Ok(None)
+    }
+    async fn pending_sequence(&self, _addr: &lantau_primitives::Address) -> anyhow::Result<u64> {
+        Ok(0)
+    }
 }
 
 fn addr(i: u8) -> Address {

@@ -1,0 +1,144 @@
+//! The EVM path on the state machine, blocks driven by the test: Ethereum transactions in
+//! Cosmos EVM's envelope, through the one pipeline; the ERC-20 precompile's gated transfer moves
+//! the bank balance with the same gates and audit rows as the Cosmos path; a gate rejection is
+//! a mined revert that pays its gas, keeps its nonce and moves nothing.
+
+use lantau_app::compliance::AuditFilter;
+use lantau_app::evm::sign::{sign, transfer_with_travel_rule_calldata, Unsigned};
+use lantau_app::App;
+use lantau_crypto::SecretKey;
+use lantau_primitives::{Address, NATIVE_DENOM};
+use lantau_proto::chain::compliance::v1 as cpb;
+use prost::Message as _;
+
+use crate::compliance_props::{block_req, genesis, key, new_chain, DENOM};
+
+const GWEI: u128 = 1_000_000_000;
+
+fn payload(from: &str, to: &str, from_vasp: &str, to_vasp: &str, tier: &str) -> Vec<u8> {
+    cpb::TravelRulePayload {
+        tx_hash: String::new(),
+        originator_ref: from.into(),
+        beneficiary_ref: to.into(),
+        originator_vasp: from_vasp.into(),
+        beneficiary_vasp: to_vasp.into(),
+        tier: tier.into(),
+    }
+    .encode_to_vec()
+}
+
+fn eth(k: &SecretKey, chain_id: Option<u64>, nonce: u64, to: Address, value: u128, input: Vec<u8>) -> (Vec<u8>, [u8; 32]) {
+    let raw = sign(
+        k,
+        &Unsigned {
+            chain_id,
+            nonce,
+            gas_limit: 400_000,
+            max_fee_per_gas: 2 * GWEI,
+            max_priority_fee_per_gas: Some(0),
+            to: Some(to),
+            value,
+            input,
+            ..Default::default()
+        },
+    );
+    let tx = lantau_app::evm::tx::decode(&raw).expect("decodes");
+    (lantau_app::evm::msg::envelope(&tx), tx.hash)
+}
+
+async fn balance(app: &App, a: &Address, denom: &str) -> u128 {
+    lantau_app::bank::query::balance(&app.snapshot(), a, denom).await.unwrap().0
+}
+
+async fn sequence(app: &App, a: &Address) -> u64 {
+    use lantau_app::auth::AuthRead as _;
+    app.snapshot().account(&lantau_app::module_api::GasMeter::infinite(), a).await.unwrap().map_or(0, |x| x.sequence)
+}
+
+fn attr<'a>(events: &'a [lantau_app::tendermint::abci::Event], kind: &str, key: &str) -> Option<&'a str> {
+    events.iter().filter(|e| e.kind == kind).flat_map(|e| e.attributes.iter()).find(|a| a.key_bytes() == key.as_bytes()).and_then(|a| a.value_str().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_travel_rule_transfer_through_the_precompile_moves_the_bank_balance_and_a_gated_one_reverts() {
+    let keys: Vec<SecretKey> = (0..7).map(key).collect();
+    let (_dir, app, init) = new_chain("evm-1", genesis(&keys)).await;
+    init.unwrap();
+    let token = lantau_app::erc20::token_address(DENOM);
+    let (k1, k2, k4) = (keys[1].address(), keys[2].address(), keys[4].address());
+    let start = (balance(&app, &k1, DENOM).await, balance(&app, &k2, DENOM).await);
+    let k4_start = balance(&app, &k4, DENOM).await;
+
+    // k1 (full tier, VASP-1) pays k2 (VASP-2) 500 through the precompile: status 1.
+    let good = transfer_with_travel_rule_calldata(&k2, 500, &payload("r1", "r2", "VASP-1", "VASP-2", "full"));
+    let (tx, eth_hash) = eth(&keys[1], Some(852), 0, token, 0, good);
+    let admitted = app.check_tx_bytes(&tx).await;
+    assert!(admitted.result.is_ok(), "{:?}", admitted.result);
+    let native_before = balance(&app, &k1, NATIVE_DENOM).await;
+    let r = app.finalize_block(block_req(1, vec![tx])).await.unwrap();
+    app.commit().await.unwrap();
+    let res = &r.tx_results[0];
+    assert!(res.code.is_ok(), "{}", res.log);
+    assert_eq!(attr(&res.events, "ethereum_tx", "ethereumTxFailed"), None, "{:?}", res.events);
+    assert_eq!(attr(&res.events, "ethereum_tx", "ethereumTxHash"), Some(format!("0x{}", hex::encode(eth_hash)).as_str()));
+    assert_eq!(attr(&res.events, "ethereum_tx", "recipient"), Some(token.to_hex().as_str()));
+    assert!(attr(&res.events, "ethereum_log", "topics").is_some_and(|t| t.starts_with("0xddf252ad")), "a Transfer log");
+    assert_eq!((balance(&app, &k1, DENOM).await, balance(&app, &k2, DENOM).await), (start.0 - 500, start.1 + 500));
+    // Gas is paid once, for what was used: the fee minus the refund.
+    let gas_used: u128 = attr(&res.events, "ethereum_tx", "txGasUsed").unwrap().parse().unwrap();
+    assert!(gas_used > 21_000 && gas_used < 400_000, "{gas_used}");
+    assert_eq!(native_before - balance(&app, &k1, NATIVE_DENOM).await, gas_used * GWEI);
+    assert_eq!(sequence(&app, &k1).await, 1);
+    // The same audit row as the Cosmos path, under the Cosmos hash; the trace by the Ethereum hash.
+    let rows = lantau_app::compliance::query::audit_log(&app.snapshot(), &AuditFilter::default()).await.unwrap();
+    let row = rows.iter().find(|r| r.tx_type == "transfer").expect("a transfer audit row");
+    assert_eq!((row.subject.as_str(), row.counterparty.as_str()), (k1.to_bech32().as_str(), k2.to_bech32().as_str()));
+    let trace = app.tx_trace(&eth_hash).await.expect("trace by the Ethereum hash");
+    assert!(trace.accepted);
+    assert_eq!(trace.results.len(), 7);
+
+    // To k4, who has no identity: the KYC gate rejects inside the call. Mined, reverted: the
+    // gas is paid, the nonce advances, nothing else moves, no audit row.
+    let gated = transfer_with_travel_rule_calldata(&k4, 7, &payload("r1", "", "VASP-1", "", "full"));
+    let (tx, eth_hash) = eth(&keys[1], Some(852), 1, token, 0, gated);
+    assert!(app.check_tx_bytes(&tx).await.result.is_ok(), "gates run at execution on the EVM path");
+    let r = app.finalize_block(block_req(2, vec![tx])).await.unwrap();
+    app.commit().await.unwrap();
+    let res = &r.tx_results[0];
+    assert!(res.code.is_ok(), "{}", res.log);
+    let failed = attr(&res.events, "ethereum_tx", "ethereumTxFailed").expect("reverted");
+    assert!(failed.contains(&format!("recipient={}", k4.to_bech32())), "{failed}");
+    assert_eq!((balance(&app, &k1, DENOM).await, balance(&app, &k4, DENOM).await), (start.0 - 500, k4_start));
+    assert_eq!(sequence(&app, &k1).await, 2);
+    let after = lantau_app::compliance::query::audit_log(&app.snapshot(), &AuditFilter::default()).await.unwrap();
+    assert_eq!(after.len(), rows.len(), "a reverted transfer leaves no audit row");
+    let trace = app.tx_trace(&eth_hash).await.expect("the rejection's trace");
+    assert!(!trace.accepted);
+    assert_eq!(trace.results[0].name, "kyc_gate");
+
+    // `transfer` is disabled with a reason naming the Travel Rule method.
+    let plain = lantau_app::evm::sign::transfer_calldata(&k2, 5);
+    let (tx, _) = eth(&keys[1], Some(852), 2, token, 0, plain);
+    let r = app.finalize_block(block_req(3, vec![tx])).await.unwrap();
+    app.commit().await.unwrap();
+    let failed = attr(&r.tx_results[0].events, "ethereum_tx", "ethereumTxFailed").expect("reverted").to_string();
+    assert!(failed.contains("transferWithTravelRule"), "{failed}");
+
+    // A plain native-coin payment moves the bank's alantau balance.
+    let (tx, _) = eth(&keys[1], Some(852), 3, k4, 12_345, vec![]);
+    let k4_native = balance(&app, &k4, NATIVE_DENOM).await;
+    let r = app.finalize_block(block_req(4, vec![tx])).await.unwrap();
+    app.commit().await.unwrap();
+    assert!(r.tx_results[0].code.is_ok(), "{}", r.tx_results[0].log);
+    assert_eq!(balance(&app, &k4, NATIVE_DENOM).await, k4_native + 12_345);
+
+    // Refused at admission, nonce untouched: another chain's signature, a pre-EIP-155 one.
+    let (tx, _) = eth(&keys[1], Some(1), 4, k4, 1, vec![]);
+    let e = app.check_tx_bytes(&tx).await.result.expect_err("other chain");
+    assert_eq!((e.codespace, e.code), ("evm", 5), "{}", e.log);
+    let raw = sign(&keys[1], &Unsigned { chain_id: None, nonce: 4, gas_limit: 21_000, max_fee_per_gas: GWEI, to: Some(k4), value: 1, ..Default::default() });
+    let e = lantau_app::evm::tx::decode(&raw).expect_err("pre-EIP-155");
+    assert_eq!(e, lantau_app::evm::EvmError::NotReplayProtected);
+    assert_eq!(sequence(&app, &k1).await, 4);
+    app.release().await;
+}

@@ -1,0 +1,65 @@
+//! The evm module: Ethereum transactions executed with revm on the chain's own store, and the
+//! stablecoins' extended ERC-20 precompile.
+//!
+//! What it owns: contract code and storage (`state_key.rs`). What it reads from other modules:
+//! an address's nonce is its auth sequence, its native balance its bank `alantau` balance (wei
+//! = base unit), the token pairs (erc20) locate the precompiles.
+//!
+//! Invariants:
+//! - an Ethereum transaction moves a stablecoin only through the precompile, which runs the one
+//!   gate chain and the bank's one chokepoint with the proof of screening it produced;
+//! - a revert or out-of-gas undoes every Cosmos-side write of the reverted frame (balances,
+//!   audit rows, flags, anchors, windows), including when a caller catches the revert;
+//! - revm and alloy types never leave this crate.
+//!
+//! Layout: `tx.rs` (decoding, sender recovery), `exec.rs` (revm on the store, the frame-aligned
+//! Cosmos overlay), `precompile.rs` (the typed call enum), `state_key.rs`, `state.rs`,
+//! `error.rs` (codespace `evm`).
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
+pub mod error;
+pub mod exec;
+pub mod handler;
+pub mod msg;
+pub mod precompile;
+pub mod sign;
+pub mod state;
+pub mod state_key;
+pub mod tx;
+
+pub use error::EvmError;
+pub use state::{EvmRead, EvmWrite};
+pub use msg::{EvmMsg, EXTENSION_OPTIONS_ETHEREUM_TX, MSG_ETHEREUM_TX};
+pub use tx::EthTx;
+
+/// The module name.
+pub const MODULE_NAME: &str = "evm";
+
+/// The evm module in the app's module list: `MsgEthereumTx`; no genesis section of its own
+/// (the EVM chain id is the genesis file's top-level `evm_chain_id`).
+#[derive(Debug, Clone, Copy)]
+pub struct Evm;
+
+impl lantau_module_api::Module for Evm {
+    const NAME: &'static str = MODULE_NAME;
+    type Genesis = lantau_module_api::EmptyGenesis;
+    type Msg = EvmMsg;
+
+    fn default_genesis() -> Self::Genesis {
+        lantau_module_api::EmptyGenesis {}
+    }
+
+    async fn init_genesis<S: cnidarium::StateWrite + Send + Sync>(
+        _state: &mut S,
+        _genesis: &Self::Genesis,
+        _block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        Ok(())
+    }
+
+    fn decode(any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
+        EvmMsg::from_any(any)
+    }
+}

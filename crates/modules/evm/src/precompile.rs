@@ -1,0 +1,290 @@
+//! The extended ERC-20 precompile: one per stablecoin token pair, at the pair's address, on the
+//! same ledger as the bank balance.
+//!
+//! A call decodes into one typed enum, [`Call`]; its single match ([`Call::spec`]) gives the
+//! gas, the mutability and the handler. Views answer from the bank and the denom record.
+//! `transferWithTravelRule` runs the chain's one gate chain
+//! ([`lantau_compliance::gates::run`]) with `msg.sender` as the debited party and moves the
+//! balance through the bank's one chokepoint with the proof of screening that chain produced,
+//! then records the audit rows, flags and anchor exactly as the Cosmos path does.
+//!
+//! Decided (`docs/decisions.md`, "EVM path"): `transfer` reverts and tells the caller to use
+//! the Travel Rule method; `approve` and `transferFrom` revert (an allowance would let a
+//! spender move a holder's balance under a screening of someone else); `allowance` answers 0.
+
+use alloy_primitives::{Address as EthAddress, U256};
+use alloy_sol_types::{SolCall, SolError, SolEvent, SolInterface};
+use cnidarium::StateWrite;
+use lantau_bank::{BankRead, BankWrite, Leg};
+use lantau_compliance::gates::{self, GateInput};
+use lantau_compliance::TravelRulePayload;
+use lantau_module_api::{BlockCtx, Event, Fact, GasMeter, TxError};
+use lantau_primitives::{Address, Coin};
+use lantau_stablecoin::StablecoinRead;
+use prost::Message as _;
+
+alloy_sol_types::sol! {
+    /// The stablecoin's extended ERC-20 interface.
+    interface IStablecoin {
+        function name() external view returns (string);
+        function symbol() external view returns (string);
+        function decimals() external view returns (uint8);
+        function totalSupply() external view returns (uint256);
+        function balanceOf(address account) external view returns (uint256);
+        function allowance(address owner, address spender) external view returns (uint256);
+        function transfer(address to, uint256 amount) external returns (bool);
+        function approve(address spender, uint256 amount) external returns (bool);
+        function transferFrom(address from, address to, uint256 amount) external returns (bool);
+        function transferWithTravelRule(address to, uint256 amount, bytes payload) external returns (bool);
+        event Transfer(address indexed from, address indexed to, uint256 value);
+    }
+}
+
+/// The revert reason of the disabled `transfer`.
+pub const TRANSFER_DISABLED: &str =
+    "transfer is disabled for this stablecoin: use transferWithTravelRule(address,uint256,bytes) with a Travel Rule payload";
+/// The revert reason of `approve` and `transferFrom`.
+pub const ALLOWANCES_DISABLED: &str =
+    "allowances are not supported: only the holder moves its balance, with transferWithTravelRule";
+
+/// Whether a call may change state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutability {
+    /// Reads only: allowed under STATICCALL and DELEGATECALL.
+    View,
+    /// Writes: refused under STATICCALL, DELEGATECALL and CALLCODE.
+    NonPayable,
+}
+
+/// One decoded call of the precompile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    /// `name()`.
+    Name,
+    /// `symbol()`.
+    Symbol,
+    /// `decimals()`.
+    Decimals,
+    /// `totalSupply()`.
+    TotalSupply,
+    /// `balanceOf(address)`.
+    BalanceOf(Address),
+    /// `allowance(address,address)`: always 0.
+    Allowance,
+    /// `transfer(address,uint256)`: disabled.
+    Transfer,
+    /// `approve(address,uint256)`: disabled.
+    Approve,
+    /// `transferFrom(address,address,uint256)`: disabled.
+    TransferFrom,
+    /// `transferWithTravelRule(address,uint256,bytes)`.
+    TransferWithTravelRule {
+        /// The recipient.
+        to: Address,
+        /// The amount in base units (checked against the 128-bit ledger at decode).
+        amount: U256,
+        /// The protobuf-serialised Travel Rule payload.
+        payload: Vec<u8>,
+    },
+}
+
+/// Gas of a view: a storage read's worth (the store reads are charged on top).
+const VIEW_GAS: u64 = 2_600;
+/// Gas of the gated transfer before its store work (the gate chain's and the bank's reads and
+/// writes are charged on top, as the Cosmos path charges them).
+const TRANSFER_GAS: u64 = 30_000;
+/// Gas of a call that only reverts.
+const REFUSED_GAS: u64 = 200;
+
+/// Why a call does not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// Revert with this reason (ABI `Error(string)`).
+    Revert(String),
+    /// Out of gas: the frame halts.
+    OutOfGas,
+}
+
+fn addr(a: EthAddress) -> Address {
+    Address(a.0 .0)
+}
+
+impl Call {
+    /// Decodes calldata; a short or malformed one is a revert with the reason.
+    pub fn decode(input: &[u8]) -> Result<Self, CallError> {
+        use IStablecoin::IStablecoinCalls as C;
+        if input.len() < 4 {
+            return Err(CallError::Revert(format!("calldata of {} bytes has no function selector", input.len())));
+        }
+        let call = C::abi_decode_validate(input).map_err(|e| CallError::Revert(format!("invalid calldata: {e}")))?;
+        Ok(match call {
+            C::name(_) => Call::Name,
+            C::symbol(_) => Call::Symbol,
+            C::decimals(_) => Call::Decimals,
+            C::totalSupply(_) => Call::TotalSupply,
+            C::balanceOf(c) => Call::BalanceOf(addr(c.account)),
+            C::allowance(_) => Call::Allowance,
+            C::transfer(_) => Call::Transfer,
+            C::approve(_) => Call::Approve,
+            C::transferFrom(_) => Call::TransferFrom,
+            C::transferWithTravelRule(c) => Call::TransferWithTravelRule { to: addr(c.to), amount: c.amount, payload: c.payload.to_vec() },
+        })
+    }
+
+    /// The one dispatch table: base gas and mutability.
+    pub fn spec(&self) -> (u64, Mutability) {
+        match self {
+            Call::Name | Call::Symbol | Call::Decimals | Call::TotalSupply | Call::BalanceOf(_) | Call::Allowance => (VIEW_GAS, Mutability::View),
+            Call::Transfer | Call::Approve | Call::TransferFrom => (REFUSED_GAS, Mutability::NonPayable),
+            Call::TransferWithTravelRule { .. } => (TRANSFER_GAS, Mutability::NonPayable),
+        }
+    }
+}
+
+/// ABI `Error(string)` revert data.
+pub fn revert_data(reason: &str) -> Vec<u8> {
+    alloy_sol_types::Revert::from(reason).abi_encode()
+}
+
+/// Decodes ABI `Error(string)` revert data.
+pub fn revert_reason(data: &[u8]) -> Option<String> {
+    alloy_sol_types::Revert::abi_decode(data).ok().map(|r| r.reason)
+}
+
+/// What the handler of a call produced.
+#[derive(Debug, Default)]
+pub struct Done {
+    /// ABI-encoded return data.
+    pub output: Vec<u8>,
+    /// A `Transfer` log to emit: (from, to, amount).
+    pub transfer_log: Option<(Address, Address, U256)>,
+    /// The gate trace of a screened transfer (accepted or rejected).
+    pub verdict: Option<lantau_compliance::gates::Verdict>,
+}
+
+/// Everything a call needs besides the store.
+#[derive(Debug, Clone, Copy)]
+pub struct CallCtx<'a> {
+    /// The token's denom.
+    pub denom: &'a str,
+    /// `msg.sender`.
+    pub caller: Address,
+    /// The block.
+    pub block: &'a BlockCtx,
+    /// The Cosmos transaction hash the records cite (upper-case hex).
+    pub tx_hash: &'a str,
+}
+
+/// Runs a decoded call on `state`, metering store work on `gas`. On `Err` the caller drops
+/// `state` (the frame reverts); the verdict of a rejected transfer comes back in the error
+/// path's `Done` so the trace is kept.
+pub async fn execute<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    gas: &GasMeter,
+    call: &Call,
+    cx: CallCtx<'_>,
+    events: &mut Vec<Event>,
+) -> Result<Done, (CallError, Option<lantau_compliance::gates::Verdict>)> {
+    let store_err = |e: TxError| {
+        if e.codespace == "sdk" && e.code == 11 {
+            (CallError::OutOfGas, None)
+        } else {
+            (CallError::Revert(e.log), None)
+        }
+    };
+    let word = |v: U256| v.to_be_bytes::<32>().to_vec();
+    match call {
+        Call::Name | Call::Symbol => {
+            let rec = state.denom_record(gas, cx.denom).await.map_err(store_err)?;
+            let display = rec.map(|r| r.display).unwrap_or_default();
+            let s = if *call == Call::Name { format!("{display} stablecoin ({})", cx.denom) } else { display };
+            Ok(Done { output: IStablecoin::nameCall::abi_encode_returns(&s), ..Default::default() })
+        }
+        Call::Decimals => {
+            let rec = state.denom_record(gas, cx.denom).await.map_err(store_err)?;
+            let d = rec.map(|r| r.decimals).unwrap_or(2);
+            Ok(Done { output: word(U256::from(d)), ..Default::default() })
+        }
+        Call::TotalSupply => {
+            let s = state.supply(gas, cx.denom).await.map_err(store_err)?;
+            Ok(Done { output: word(U256::from(s.0)), ..Default::default() })
+        }
+        Call::BalanceOf(a) => {
+            let b = state.balance(gas, a, cx.denom).await.map_err(store_err)?;
+            Ok(Done { output: word(U256::from(b.0)), ..Default::default() })
+        }
+        Call::Allowance => Ok(Done { output: word(U256::ZERO), ..Default::default() }),
+        Call::Transfer => Err((CallError::Revert(TRANSFER_DISABLED.into()), None)),
+        Call::Approve | Call::TransferFrom => Err((CallError::Revert(ALLOWANCES_DISABLED.into()), None)),
+        Call::TransferWithTravelRule { to, amount, payload } => {
+            let amount_u128: u128 = (*amount)
+                .try_into()
+                .map_err(|_| (CallError::Revert(format!("amount {amount} exceeds the ledger's 128-bit range")), None))?;
+            if amount_u128 == 0 {
+                return Err((CallError::Revert("amount must be positive".into()), None));
+            }
+            let payload = TravelRulePayload::decode(payload.as_slice())
+                .map_err(|e| (CallError::Revert(format!("the Travel Rule payload is not a chain.compliance.v1.TravelRulePayload: {e}")), None))?;
+            let coin = Coin::new(cx.denom, amount_u128);
+            let facts = [Fact { from: cx.caller, to: *to, amount: coin, msg_index: 0 }];
+            // The precompile's transfer is the EVM form of a stablecoin MsgSend: the role gate
+            // judges it as one (an agent key may make it within policy, a reviewer key not).
+            let types = [lantau_bank::MSG_SEND];
+            let mut verdict = gates::run(&*state, gas, cx.block, GateInput { signer: cx.caller, facts: &facts, payload: Some(&payload), msg_types: &types })
+                .await
+                .map_err(store_err)?;
+            if let Some(rejection) = verdict.rejection.clone() {
+                return Err((CallError::Revert(rejection.log), Some(verdict)));
+            }
+            let legs = std::mem::take(&mut verdict.screened).into_iter().map(Leg::Screened).collect();
+            if let Err(e) = state.transfer(gas, legs, events).await {
+                return Err((store_err(e).0, Some(verdict)));
+            }
+            if let Err(e) = lantau_compliance::effects::record_verdict(state, gas, cx.block, &facts, &verdict, Some(&payload), cx.tx_hash, events).await {
+                return Err((store_err(e).0, Some(verdict)));
+            }
+            Ok(Done {
+                output: IStablecoin::transferWithTravelRuleCall::abi_encode_returns(&true),
+                transfer_log: Some((cx.caller, *to, *amount)),
+                verdict: Some(verdict),
+            })
+        }
+    }
+}
+
+/// The `Transfer(address,address,uint256)` log's topics and data.
+pub fn transfer_log(from: &Address, to: &Address, amount: U256) -> (Vec<[u8; 32]>, Vec<u8>) {
+    let ev = IStablecoin::Transfer { from: EthAddress::from(from.0), to: EthAddress::from(to.0), value: amount };
+    let topics = ev.encode_topics().into_iter().map(|t| t.0 .0).collect();
+    (topics, ev.encode_data())
+}
+
+/// The selectors, for the documentation test and the CLI.
+pub fn selector_of(signature: &str) -> [u8; 4] {
+    let h = lantau_crypto::keccak256(signature.as_bytes());
+    [h[0], h[1], h[2], h[3]]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_are_the_spec_s() {
+        assert_eq!(IStablecoin::transferWithTravelRuleCall::SELECTOR, [0x23, 0xec, 0x66, 0xfc]);
+        assert_eq!(IStablecoin::transferCall::SELECTOR, [0xa9, 0x05, 0x9c, 0xbb]);
+        assert_eq!(IStablecoin::decimalsCall::SELECTOR, [0x31, 0x3c, 0xe5, 0x67]);
+        assert_eq!(IStablecoin::balanceOfCall::SELECTOR, [0x70, 0xa0, 0x82, 0x31]);
+        assert_eq!(selector_of("transferWithTravelRule(address,uint256,bytes)"), [0x23, 0xec, 0x66, 0xfc]);
+    }
+
+    #[test]
+    fn bad_calldata_reverts_with_a_reason() {
+        assert!(matches!(Call::decode(&[0xa9, 0x05]), Err(CallError::Revert(r)) if r.contains("no function selector")));
+        // The selector with a truncated argument.
+        assert!(matches!(Call::decode(&[0x23, 0xec, 0x66, 0xfc, 0, 0]), Err(CallError::Revert(r)) if r.contains("invalid calldata")));
+        assert!(matches!(Call::decode(&[1, 2, 3, 4]), Err(CallError::Revert(_))));
+        let reason = revert_reason(&revert_data("no")).unwrap();
+        assert_eq!(reason, "no");
+    }
+}

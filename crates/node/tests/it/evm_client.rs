@@ -1,0 +1,103 @@
+//! The EVM path driven by a real Ethereum client (viem, from npm) with Solidity test contracts
+//! compiled by solc-js: `tests/evm-client/client.mjs`, run as a child process against this
+//! node. Then balances, the audit log, the trace and search are checked to agree across the
+//! Cosmos and EVM paths.
+
+use std::process::Command;
+
+use lantau_app::evm::sign::create_address;
+use lantau_proto::chain::kyc::v1 as kpb;
+use lantau_test_utils::{dev_addr, dev_key, TestNode};
+use prost::Message as _;
+use serde_json::Value;
+
+use crate::support::{hkd, ok, one};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn viem_deploys_calls_and_transfers_and_both_paths_agree() {
+    let n = TestNode::start().await.unwrap();
+    // The recipient is the issuer: at full tier the Travel Rule needs the beneficiary's VASP.
+    let (alice, bob, carol) = (dev_addr("alice"), dev_addr("issuer"), dev_addr("carol"));
+    // The intermediary contract carol will deploy first: enrolled (full tier, alice's VASP)
+    // and funded over the Cosmos path before it exists.
+    let inter = create_address(&carol, 0);
+    ok(
+        &n,
+        &dev_key("registrar"),
+        &one(&kpb::MsgEnrollIdentity {
+            registrar: dev_addr("registrar").to_bech32(),
+            address: inter.to_bech32(),
+            level: kpb::Level::RetailPlus as i32,
+            vasp_identifier: lantau_node::home::DEV_ALICE_VASP.into(),
+            ivms101_off_chain_ref: "ivms101:intermediary-0001".into(),
+        }),
+    )
+    .await;
+    let funding = ok(&n, &dev_key("alice"), &hkd(&n, &alice, &inter, 1_000, &alice, &inter).await).await;
+    let p_ab = n.client.travel_rule_payload(&alice, &bob).await.unwrap().encode_to_vec();
+    let p_ib = n.client.travel_rule_payload(&inter, &bob).await.unwrap().encode_to_vec();
+
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/evm-client");
+    assert!(dir.join("node_modules/viem").exists(), "viem is not installed: run scripts/prereqs.sh (it installs tests/evm-client's npm packages)");
+    let out = Command::new("node")
+        .arg(dir.join("client.mjs"))
+        .env("ETH_URL", &n.eth_url)
+        .env("ALICE_KEY", format!("0x{}", dev_key("alice").to_hex().trim_start_matches("0x")))
+        .env("CAROL_KEY", format!("0x{}", dev_key("carol").to_hex().trim_start_matches("0x")))
+        .env("BOB", bob.to_hex())
+        .env("TOKEN", lantau_app::erc20::token_address("hkd.demo").to_hex())
+        .env("PAYLOAD_ALICE_BOB", format!("0x{}", hex::encode(&p_ab)))
+        .env("PAYLOAD_INTERMEDIARY_BOB", format!("0x{}", hex::encode(&p_ib)))
+        .env("INTERMEDIARY", inter.to_hex())
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "client.mjs failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let r: Value = serde_json::from_str(stdout.lines().last().unwrap_or("{}")).unwrap();
+
+    // The audit log: one transfer row per standing movement, none for the reverted ones.
+    let audit: Value = n.client.query("/chain/compliance/v1/audit_log").await.unwrap();
+    let rows: Vec<&Value> = audit["entries"].as_array().unwrap().iter().filter(|e| e["tx_type"] == "transfer").collect();
+    let count = |from: &lantau_primitives::Address, to: &lantau_primitives::Address, amount: &str| {
+        rows.iter().filter(|e| e["subject"] == from.to_bech32() && e["counterparty"] == to.to_bech32() && e["amount"]["amount"] == amount).count()
+    };
+    assert_eq!(count(&alice, &inter, "1000"), 1, "the Cosmos funding");
+    assert_eq!(count(&alice, &bob, "250"), 1, "the viem transfer");
+    assert_eq!(count(&inter, &bob, "100"), 1, "the intermediary's own payment");
+    assert_eq!(count(&inter, &bob, "60"), 0, "the caught payment left no row");
+    assert_eq!(count(&alice, &carol, "7"), 0, "the gated payment left no row");
+    // Balances agree with the bank.
+    let b = n.client.query(&format!("/cosmos/bank/v1beta1/balances/{}/by_denom?denom=hkd.demo", inter.to_bech32())).await.unwrap();
+    assert_eq!(b["balance"]["amount"], "900");
+    // The trace of the gated one, by its Ethereum hash.
+    let v = n.client.query(&format!("/chain/compliance/v1/tx_trace/{}", r["gated"].as_str().unwrap())).await.unwrap();
+    assert_eq!(v["trace"]["accepted"], false, "{v}");
+    // Search: the bech32 sender finds stablecoin transfers of both paths, the hex form only
+    // the EVM ones.
+    let search = |q: String| {
+        let n = &n;
+        async move { n.client.query(&format!("/cosmos/tx/v1beta1/txs?query={}&limit=100", urlencode(&q))).await.unwrap() }
+    };
+    let by_bech32 = search(format!("message.sender='{}'", alice.to_bech32())).await;
+    let hashes: Vec<String> = by_bech32["tx_responses"].as_array().unwrap().iter().map(|t| t["txhash"].as_str().unwrap().to_string()).collect();
+    assert!(hashes.contains(&funding.txhash), "the Cosmos send");
+    let by_hex = search(format!("message.sender='{}'", alice.to_hex())).await;
+    let evm_only = by_hex["tx_responses"].as_array().unwrap();
+    assert!(!evm_only.is_empty());
+    assert!(evm_only.iter().all(|t| !events_of(t, "ethereum_tx").is_empty()), "the hex form finds only EVM transactions");
+    assert!(evm_only.len() < hashes.len());
+    n.stop().await;
+}
+
+fn events_of<'a>(t: &'a Value, kind: &str) -> Vec<&'a Value> {
+    t["events"].as_array().map(|a| a.iter().filter(|e| e["type"] == kind).collect()).unwrap_or_default()
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

@@ -1,0 +1,187 @@
+//! The Ethereum JSON-RPC over real HTTP and WebSocket: a wallet's calls, the precompile's reads,
+//! a gated transfer confirmed by receipt, reverts as JSON-RPC errors, lookups by the Ethereum
+//! hash, blocks, logs, batches and bad input.
+
+use std::time::Duration;
+
+use lantau_app::evm::sign::{sign, transfer_calldata, transfer_with_travel_rule_calldata, Unsigned};
+use lantau_primitives::Address;
+use lantau_test_utils::{dev_addr, dev_key, TestNode};
+use prost::Message as _;
+use serde_json::{json, Value};
+
+const GWEI: u128 = 1_000_000_000;
+
+async fn rpc(n: &TestNode, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    reqwest::Client::new().post(&n.eth_url).json(&body).send().await.unwrap().json().await.unwrap()
+}
+
+async fn ok(n: &TestNode, method: &str, params: Value) -> Value {
+    let v = rpc(n, method, params).await;
+    assert!(v.get("error").is_none(), "{method}: {v}");
+    v["result"].clone()
+}
+
+fn token() -> Address {
+    lantau_app::erc20::token_address("hkd.demo")
+}
+
+fn call_data(selector_sig: &str, args: &[[u8; 32]]) -> String {
+    let sel = lantau_app::evm::precompile::selector_of(selector_sig);
+    let mut d = sel.to_vec();
+    for a in args {
+        d.extend_from_slice(a);
+    }
+    format!("0x{}", hex::encode(d))
+}
+
+fn word_of(a: &Address) -> [u8; 32] {
+    let mut w = [0u8; 32];
+    w[12..].copy_from_slice(&a.0);
+    w
+}
+
+async fn receipt(n: &TestNode, hash: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = ok(n, "eth_getTransactionReceipt", json!([hash])).await;
+        if !r.is_null() {
+            return r;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no receipt for {hash}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wallet_reads_the_stablecoin_sends_a_travel_rule_transfer_and_confirms_it_by_receipt() {
+    let n = TestNode::start().await.unwrap();
+    // bob pays nothing and receives nothing here: the Travel Rule at full tier needs the
+    // beneficiary's VASP, and the issuer has one.
+    let (alice, bob, carol) = (dev_addr("alice"), dev_addr("issuer"), dev_addr("carol"));
+    assert_eq!(ok(&n, "eth_chainId", json!([])).await, "0x354");
+    assert_eq!(ok(&n, "net_version", json!([])).await, "852");
+    assert_eq!(ok(&n, "eth_gasPrice", json!([])).await, "0x3b9aca00");
+    assert_eq!(ok(&n, "eth_accounts", json!([])).await, json!([]));
+    assert_eq!(ok(&n, "eth_syncing", json!([])).await, json!(false));
+    let balance = ok(&n, "eth_getBalance", json!([alice.to_hex(), "latest"])).await;
+    assert!(balance.as_str().unwrap().len() > 10, "{balance}");
+
+    // decimals() = 2 and balanceOf = the bank balance.
+    let t = token().to_hex();
+    let d = ok(&n, "eth_call", json!([{"to": t, "data": call_data("decimals()", &[])}, "latest"])).await;
+    assert_eq!(d, format!("0x{:064x}", 2));
+    let b = ok(&n, "eth_call", json!([{"to": t, "data": call_data("balanceOf(address)", &[word_of(&alice)])}, "latest"])).await;
+    assert_eq!(b, format!("0x{:064x}", 100_000_000u128));
+
+    // transfer() reverts with a reason naming the Travel Rule method: code 3, ABI data.
+    let plain = format!("0x{}", hex::encode(transfer_calldata(&bob, 5)));
+    let e = rpc(&n, "eth_call", json!([{"from": alice.to_hex(), "to": t, "data": plain}])).await;
+    assert_eq!(e["error"]["code"], 3, "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().starts_with("execution reverted: transfer is disabled"), "{e}");
+    assert!(e["error"]["data"].as_str().unwrap().starts_with("0x08c379a0"), "{e}");
+
+    // A gated eth_call (carol has no identity): the gate message as the revert reason.
+    let p = n.client.travel_rule_payload(&alice, &bob).await.unwrap();
+    let to_carol = format!("0x{}", hex::encode(transfer_with_travel_rule_calldata(&carol, 5, &p.encode_to_vec())));
+    let e = rpc(&n, "eth_call", json!([{"from": alice.to_hex(), "to": t, "data": to_carol}])).await;
+    assert_eq!(e["error"]["code"], 3, "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains(&format!("recipient={}", carol.to_bech32())), "{e}");
+
+    // transferWithTravelRule from alice to bob, signed like a wallet, confirmed by receipt.
+    let nonce = ok(&n, "eth_getTransactionCount", json!([alice.to_hex(), "pending"])).await;
+    let nonce = u64::from_str_radix(nonce.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let data = transfer_with_travel_rule_calldata(&bob, 500, &p.encode_to_vec());
+    let est = ok(&n, "eth_estimateGas", json!([{"from": alice.to_hex(), "to": t, "data": format!("0x{}", hex::encode(&data))}])).await;
+    let gas = u64::from_str_radix(est.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    assert!(gas > 21_000, "{est}");
+    let raw = sign(
+        &dev_key("alice"),
+        &Unsigned { chain_id: Some(852), nonce, gas_limit: gas * 2, max_fee_per_gas: 2 * GWEI, max_priority_fee_per_gas: Some(GWEI), to: Some(token()), input: data, ..Default::default() },
+    );
+    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(&raw))])).await;
+    let hash = hash.as_str().unwrap().to_string();
+    // The same bytes give the same hash; a lookup by hash finds it before or after mining.
+    let by_hash = ok(&n, "eth_getTransactionByHash", json!([hash])).await;
+    assert_eq!(by_hash["hash"], hash);
+    assert_eq!(by_hash["from"], alice.to_hex());
+    let r = receipt(&n, &hash).await;
+    assert_eq!(r["status"], "0x1", "{r}");
+    assert_eq!(r["to"], t);
+    assert_eq!(r["effectiveGasPrice"], "0x77359400", "base fee 1 gwei + 1 gwei tip");
+    let logs = r["logs"].as_array().unwrap();
+    assert_eq!(logs.len(), 1, "{r}");
+    assert_eq!(logs[0]["topics"][0], "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
+    let b = ok(&n, "eth_call", json!([{"to": t, "data": call_data("balanceOf(address)", &[word_of(&bob)])}])).await;
+    assert_eq!(b, format!("0x{:064x}", 500u128), "the issuer held none");
+    let mined = ok(&n, "eth_getTransactionByHash", json!([hash])).await;
+    assert_eq!(mined["blockNumber"], r["blockNumber"]);
+
+    // The block carries it; eth_getLogs finds the Transfer by address and topic.
+    let block = ok(&n, "eth_getBlockByNumber", json!([r["blockNumber"], false])).await;
+    assert!(block["transactions"].as_array().unwrap().iter().any(|h| h == &json!(hash)), "{block}");
+    let by_block_hash = ok(&n, "eth_getBlockByHash", json!([block["hash"], true])).await;
+    assert_eq!(by_block_hash["number"], block["number"]);
+    let found = ok(&n, "eth_getLogs", json!([{"fromBlock": "0x1", "toBlock": "latest", "address": t, "topics": [logs[0]["topics"][0]]}])).await;
+    assert!(found.as_array().unwrap().iter().any(|l| l["transactionHash"] == json!(hash)), "{found}");
+
+    // A gated transfer mined: status 0x0, gas paid, no reason in the receipt.
+    let raw = sign(
+        &dev_key("alice"),
+        &Unsigned { chain_id: Some(852), nonce: nonce + 1, gas_limit: 300_000, max_fee_per_gas: GWEI, max_priority_fee_per_gas: Some(0), to: Some(token()), input: transfer_with_travel_rule_calldata(&carol, 5, &p.encode_to_vec()), ..Default::default() },
+    );
+    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(&raw))])).await;
+    let r = receipt(&n, hash.as_str().unwrap()).await;
+    assert_eq!(r["status"], "0x0", "{r}");
+    assert_ne!(r["gasUsed"], "0x0");
+
+    // The trace by the Ethereum hash, with or without 0x, either case.
+    for h in [hash.as_str().unwrap().to_string(), hash.as_str().unwrap().trim_start_matches("0x").to_uppercase()] {
+        let v: Value = n.client.query(&format!("/chain/compliance/v1/tx_trace/{h}")).await.unwrap();
+        assert_eq!(v["found"], true, "{h}: {v}");
+        assert_eq!(v["trace"]["results"].as_array().unwrap().len(), 7);
+    }
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_json_rpc_input_gets_the_codes_clients_expect_and_changes_nothing() {
+    let n = TestNode::start().await.unwrap();
+    let http = reqwest::Client::new();
+    let post = |body: String| {
+        let http = http.clone();
+        let url = n.eth_url.clone();
+        async move { http.post(url).header("content-type", "application/json").body(body).send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    assert_eq!(post("{not json".into()).await["error"]["code"], -32700);
+    assert_eq!(post("[]".into()).await["error"]["code"], -32600);
+    assert_eq!(post(r#"{"jsonrpc":"2.0","id":1}"#.into()).await["error"]["code"], -32600);
+    assert_eq!(rpc(&n, "eth_mine", json!([])).await["error"]["code"], -32601);
+    assert_eq!(rpc(&n, "eth_getBalance", json!(["0x12"])).await["error"]["code"], -32602);
+    assert_eq!(rpc(&n, "eth_getBalance", json!([])).await["error"]["code"], -32602);
+    // A batch answers each request in order.
+    let batch = post(json!([{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"nope"}]).to_string()).await;
+    assert_eq!(batch[0]["result"], "0x354");
+    assert_eq!(batch[1]["error"]["code"], -32601);
+
+    // Rejected submissions answer an error, not a hash, and do not advance the nonce.
+    let alice = dev_key("alice");
+    let u = Unsigned { chain_id: Some(852), nonce: 0, gas_limit: 21_000, max_fee_per_gas: GWEI, to: Some(dev_addr("bob")), value: 1, ..Default::default() };
+    let cases = [
+        (Unsigned { chain_id: Some(1), ..u.clone() }, "invalid chain id"),
+        (Unsigned { chain_id: None, ..u.clone() }, "replay-protected"),
+        (Unsigned { nonce: 7, ..u.clone() }, "sequence mismatch"),
+        (Unsigned { max_fee_per_gas: GWEI - 1, ..u.clone() }, "base fee"),
+        (Unsigned { gas_limit: u64::MAX, ..u.clone() }, "gas limit"),
+    ];
+    for (c, want) in cases {
+        let v = rpc(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &c)))])).await;
+        assert_eq!(v["error"]["code"], -32000, "{want}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains(want), "{want}: {v}");
+    }
+    let v = rpc(&n, "eth_sendRawTransaction", json!(["0xdeadbeef"])).await;
+    assert_eq!(v["error"]["code"], -32000, "{v}");
+    assert_eq!(ok(&n, "eth_getTransactionCount", json!([dev_addr("alice").to_hex(), "pending"])).await, "0x0");
+    n.stop().await;
+}

@@ -1,0 +1,99 @@
+//! The Ethereum JSON-RPC's errors: one typed enum, one mapping to the codes clients expect
+//! (geth's and the EIP-1474 conventions).
+
+use serde_json::{json, Value};
+
+/// A failed Ethereum JSON-RPC call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EthError {
+    /// -32700: the body is not JSON.
+    #[error("parse error: {0}")]
+    Parse(String),
+    /// -32600: JSON, but not a request.
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    /// -32601: no such method.
+    #[error("the method {0} does not exist/is not available")]
+    MethodNotFound(String),
+    /// -32602: a parameter is missing or malformed.
+    #[error("invalid params: {0}")]
+    InvalidParams(String),
+    /// -32603: the node failed.
+    #[error("internal error: {0}")]
+    Internal(String),
+    /// -32000: the transaction or call was refused (nonce, funds, fee, chain id, signature),
+    /// or the state asked for is not held.
+    #[error("{0}")]
+    Server(String),
+    /// -32005: a request over a bound (block range, result count).
+    #[error("{0}")]
+    LimitExceeded(String),
+    /// 3: the call reverted; `data` is the revert data (ABI `Error(string)` for a reason).
+    #[error("execution reverted{}", .reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default())]
+    Reverted {
+        /// The decoded reason, when the data is `Error(string)`.
+        reason: Option<String>,
+        /// The revert data.
+        data: Vec<u8>,
+    },
+}
+
+impl EthError {
+    /// The JSON-RPC error code.
+    pub fn code(&self) -> i64 {
+        match self {
+            EthError::Parse(_) => -32700,
+            EthError::InvalidRequest(_) => -32600,
+            EthError::MethodNotFound(_) => -32601,
+            EthError::InvalidParams(_) => -32602,
+            EthError::Internal(_) => -32603,
+            EthError::Server(_) => -32000,
+            EthError::LimitExceeded(_) => -32005,
+            EthError::Reverted { .. } => 3,
+        }
+    }
+
+    /// The error object.
+    pub fn to_json(&self) -> Value {
+        match self {
+            EthError::Reverted { data, .. } => json!({"code": 3, "message": self.to_string(), "data": format!("0x{}", hex::encode(data))}),
+            _ => json!({"code": self.code(), "message": self.to_string()}),
+        }
+    }
+}
+
+/// A transaction refused by the chain, as Ethereum clients expect to read it: the codespace
+/// and code stay visible in the message.
+impl From<lantau_app::module_api::TxError> for EthError {
+    fn from(e: lantau_app::module_api::TxError) -> Self {
+        if e.codespace == "sdk" && e.code == 1 {
+            return EthError::Internal(e.log);
+        }
+        EthError::Server(e.log)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_maps_to_its_code() {
+        let all = [
+            (EthError::Parse(String::new()), -32700),
+            (EthError::InvalidRequest(String::new()), -32600),
+            (EthError::MethodNotFound(String::new()), -32601),
+            (EthError::InvalidParams(String::new()), -32602),
+            (EthError::Internal(String::new()), -32603),
+            (EthError::Server(String::new()), -32000),
+            (EthError::LimitExceeded(String::new()), -32005),
+            (EthError::Reverted { reason: Some("x".into()), data: vec![1] }, 3),
+        ];
+        for (e, code) in all {
+            assert_eq!(e.code(), code);
+            assert_eq!(e.to_json()["code"], code);
+        }
+        let r = EthError::Reverted { reason: Some("no".into()), data: vec![0xab] };
+        assert_eq!(r.to_json(), json!({"code": 3, "message": "execution reverted: no", "data": "0xab"}));
+    }
+}

@@ -1,0 +1,560 @@
+//! The methods: one typed enum ([`Method`]) decoded from the request, one match that runs it.
+
+use std::collections::BTreeMap;
+
+use lantau_app::evm::exec::{EvmCall, Outcome};
+use lantau_app::evm::EthTx;
+use lantau_event_query::Query;
+use lantau_primitives::{Address, NATIVE_DENOM};
+use serde_json::{json, Value};
+
+use super::error::EthError;
+use super::render::{self, hex_u128, hex_u64, Receipt};
+use super::EthServer;
+
+/// The largest block range `eth_getLogs` scans.
+pub const MAX_LOG_RANGE: u64 = 10_000;
+/// The most logs `eth_getLogs` returns.
+pub const MAX_LOGS: usize = 10_000;
+
+/// Which state a read or call is against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockTag {
+    /// The latest committed block (also `safe`, `finalized`: blocks are final at commit).
+    Latest,
+    /// The admission state (what the next block starts from); reads only.
+    Pending,
+    /// Genesis.
+    Earliest,
+    /// A height.
+    Number(u64),
+}
+
+/// A decoded request.
+#[derive(Debug, Clone)]
+pub enum Method {
+    /// `eth_chainId`.
+    ChainId,
+    /// `net_version`.
+    NetVersion,
+    /// `web3_clientVersion`.
+    ClientVersion,
+    /// `eth_blockNumber`.
+    BlockNumber,
+    /// `eth_getBalance`.
+    GetBalance(Address, BlockTag),
+    /// `eth_getTransactionCount`.
+    GetTransactionCount(Address, BlockTag),
+    /// `eth_getCode`.
+    GetCode(Address, BlockTag),
+    /// `eth_getStorageAt`.
+    GetStorageAt(Address, [u8; 32], BlockTag),
+    /// `eth_call`.
+    Call(Box<EvmCall>, BlockTag),
+    /// `eth_estimateGas`.
+    EstimateGas(Box<EvmCall>, BlockTag),
+    /// `eth_gasPrice`.
+    GasPrice,
+    /// `eth_maxPriorityFeePerGas`.
+    MaxPriorityFeePerGas,
+    /// `eth_feeHistory`.
+    FeeHistory(u64, BlockTag, Vec<f64>),
+    /// `eth_sendRawTransaction`.
+    SendRawTransaction(Vec<u8>),
+    /// `eth_getTransactionByHash`.
+    GetTransactionByHash([u8; 32]),
+    /// `eth_getTransactionReceipt`.
+    GetTransactionReceipt([u8; 32]),
+    /// `eth_getBlockByNumber`.
+    GetBlockByNumber(BlockTag, bool),
+    /// `eth_getBlockByHash`.
+    GetBlockByHash([u8; 32], bool),
+    /// `eth_getBlockTransactionCountByNumber`.
+    GetBlockTransactionCountByNumber(BlockTag),
+    /// `eth_getLogs`.
+    GetLogs(LogFilter),
+    /// `eth_syncing`.
+    Syncing,
+    /// `eth_accounts`.
+    Accounts,
+}
+
+/// An `eth_getLogs` filter.
+#[derive(Debug, Clone, Default)]
+pub struct LogFilter {
+    /// First block.
+    pub from: Option<BlockTag>,
+    /// Last block.
+    pub to: Option<BlockTag>,
+    /// One block by hash (exclusive with from/to).
+    pub block_hash: Option<[u8; 32]>,
+    /// Emitting contracts (any of).
+    pub addresses: Vec<Address>,
+    /// Per position: any of these topics (empty = any).
+    pub topics: Vec<Vec<[u8; 32]>>,
+}
+
+// === parameter decoding ===
+
+fn param(params: &[Value], i: usize) -> Option<&Value> {
+    params.get(i).filter(|v| !v.is_null())
+}
+
+fn req<'a>(params: &'a [Value], i: usize, what: &str) -> Result<&'a Value, EthError> {
+    param(params, i).ok_or_else(|| EthError::InvalidParams(format!("missing value for required argument {i} ({what})")))
+}
+
+fn hex_bytes(v: &Value, what: &str) -> Result<Vec<u8>, EthError> {
+    let s = v.as_str().ok_or_else(|| EthError::InvalidParams(format!("{what}: expected a 0x-prefixed hex string")))?;
+    let h = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).ok_or_else(|| EthError::InvalidParams(format!("{what}: hex string without 0x prefix")))?;
+    let padded = if h.len() % 2 == 1 { format!("0{h}") } else { h.to_string() };
+    hex::decode(padded).map_err(|e| EthError::InvalidParams(format!("{what}: {e}")))
+}
+
+fn hash32(v: &Value, what: &str) -> Result<[u8; 32], EthError> {
+    let b = hex_bytes(v, what)?;
+    b.try_into().map_err(|_| EthError::InvalidParams(format!("{what}: expected 32 bytes")))
+}
+
+fn address(v: &Value, what: &str) -> Result<Address, EthError> {
+    let s = v.as_str().ok_or_else(|| EthError::InvalidParams(format!("{what}: expected an address")))?;
+    Address::parse_any(s).map_err(|e| EthError::InvalidParams(format!("{what}: {e}")))
+}
+
+fn quantity(v: &Value, what: &str) -> Result<u128, EthError> {
+    let s = v.as_str().ok_or_else(|| EthError::InvalidParams(format!("{what}: expected a hex quantity")))?;
+    let h = s.strip_prefix("0x").ok_or_else(|| EthError::InvalidParams(format!("{what}: hex string without 0x prefix")))?;
+    if h.is_empty() || h.len() > 32 {
+        return Err(EthError::InvalidParams(format!("{what}: invalid quantity {s:?}")));
+    }
+    u128::from_str_radix(h, 16).map_err(|e| EthError::InvalidParams(format!("{what}: {e}")))
+}
+
+fn quantity_u64(v: &Value, what: &str) -> Result<u64, EthError> {
+    u64::try_from(quantity(v, what)?).map_err(|_| EthError::InvalidParams(format!("{what}: out of range")))
+}
+
+fn block_tag(v: Option<&Value>) -> Result<BlockTag, EthError> {
+    let Some(v) = v else { return Ok(BlockTag::Latest) };
+    if let Some(o) = v.as_object() {
+        // EIP-1898: {"blockNumber": ...} (a hash form is answered by the number it names).
+        if let Some(n) = o.get("blockNumber") {
+            return block_tag(Some(n));
+        }
+        return Err(EthError::InvalidParams("block: use a number or a tag; blockHash objects are not supported".into()));
+    }
+    match v.as_str() {
+        Some("latest" | "safe" | "finalized") => Ok(BlockTag::Latest),
+        Some("pending") => Ok(BlockTag::Pending),
+        Some("earliest") => Ok(BlockTag::Earliest),
+        Some(_) => Ok(BlockTag::Number(quantity_u64(v, "block")?)),
+        None => Err(EthError::InvalidParams("block: expected a number or a tag".into())),
+    }
+}
+
+fn call_object(v: &Value) -> Result<EvmCall, EthError> {
+    let o = v.as_object().ok_or_else(|| EthError::InvalidParams("call: expected a transaction object".into()))?;
+    let get = |k: &str| o.get(k).filter(|v| !v.is_null());
+    let input = match get("input").or_else(|| get("data")) {
+        Some(d) => hex_bytes(d, "input")?,
+        None => Vec::new(),
+    };
+    let value = match get("value") {
+        Some(v) => quantity(v, "value")?,
+        None => 0,
+    };
+    let mut value_word = [0u8; 32];
+    value_word[16..].copy_from_slice(&value.to_be_bytes());
+    Ok(EvmCall {
+        caller: match get("from") {
+            Some(f) => address(f, "from")?,
+            None => Address([0; 20]),
+        },
+        to: get("to").map(|t| address(t, "to")).transpose()?,
+        value: value_word,
+        input,
+        gas_limit: match get("gas") {
+            Some(g) => quantity_u64(g, "gas")?,
+            None => CALL_GAS_CAP,
+        },
+        gas_price: match get("gasPrice").or_else(|| get("maxFeePerGas")) {
+            Some(p) => quantity(p, "gasPrice")?,
+            None => 0,
+        },
+        nonce: None,
+        access_list: Vec::new(),
+    })
+}
+
+/// The gas an `eth_call` without `gas` gets, and the cap of an estimate.
+pub const CALL_GAS_CAP: u64 = 50_000_000;
+
+fn log_filter(v: &Value) -> Result<LogFilter, EthError> {
+    let o = v.as_object().ok_or_else(|| EthError::InvalidParams("filter: expected an object".into()))?;
+    let get = |k: &str| o.get(k).filter(|v| !v.is_null());
+    let mut f = LogFilter {
+        from: get("fromBlock").map(|b| block_tag(Some(b))).transpose()?,
+        to: get("toBlock").map(|b| block_tag(Some(b))).transpose()?,
+        block_hash: get("blockHash").map(|h| hash32(h, "blockHash")).transpose()?,
+        ..Default::default()
+    };
+    match get("address") {
+        Some(Value::Array(a)) => f.addresses = a.iter().map(|x| address(x, "address")).collect::<Result<_, _>>()?,
+        Some(a) => f.addresses = vec![address(a, "address")?],
+        None => {}
+    }
+    if let Some(t) = get("topics") {
+        let t = t.as_array().ok_or_else(|| EthError::InvalidParams("topics: expected an array".into()))?;
+        for pos in t {
+            f.topics.push(match pos {
+                Value::Null => Vec::new(),
+                Value::Array(any) => any.iter().map(|x| hash32(x, "topic")).collect::<Result<_, _>>()?,
+                one => vec![hash32(one, "topic")?],
+            });
+        }
+    }
+    if f.block_hash.is_some() && (f.from.is_some() || f.to.is_some()) {
+        return Err(EthError::InvalidParams("filter: blockHash excludes fromBlock/toBlock".into()));
+    }
+    Ok(f)
+}
+
+impl Method {
+    /// Decodes a method name and its positional parameters.
+    pub fn decode(name: &str, params: &[Value]) -> Result<Self, EthError> {
+        Ok(match name {
+            "eth_chainId" => Method::ChainId,
+            "net_version" => Method::NetVersion,
+            "web3_clientVersion" => Method::ClientVersion,
+            "eth_blockNumber" => Method::BlockNumber,
+            "eth_getBalance" => Method::GetBalance(address(req(params, 0, "address")?, "address")?, block_tag(param(params, 1))?),
+            "eth_getTransactionCount" => Method::GetTransactionCount(address(req(params, 0, "address")?, "address")?, block_tag(param(params, 1))?),
+            "eth_getCode" => Method::GetCode(address(req(params, 0, "address")?, "address")?, block_tag(param(params, 1))?),
+            "eth_getStorageAt" => {
+                let slot = quantity_word(req(params, 1, "slot")?)?;
+                Method::GetStorageAt(address(req(params, 0, "address")?, "address")?, slot, block_tag(param(params, 2))?)
+            }
+            "eth_call" => Method::Call(Box::new(call_object(req(params, 0, "transaction")?)?), block_tag(param(params, 1))?),
+            "eth_estimateGas" => Method::EstimateGas(Box::new(call_object(req(params, 0, "transaction")?)?), block_tag(param(params, 1))?),
+            "eth_gasPrice" => Method::GasPrice,
+            "eth_maxPriorityFeePerGas" => Method::MaxPriorityFeePerGas,
+            "eth_feeHistory" => {
+                let count = match req(params, 0, "blockCount")? {
+                    Value::Number(n) => n.as_u64().ok_or_else(|| EthError::InvalidParams("blockCount: expected a quantity".into()))?,
+                    v => quantity_u64(v, "blockCount")?,
+                };
+                let pct = match param(params, 2) {
+                    Some(Value::Array(a)) => a.iter().map(|x| x.as_f64().ok_or_else(|| EthError::InvalidParams("rewardPercentiles: numbers".into()))).collect::<Result<_, _>>()?,
+                    _ => Vec::new(),
+                };
+                Method::FeeHistory(count, block_tag(param(params, 1))?, pct)
+            }
+            "eth_sendRawTransaction" => Method::SendRawTransaction(hex_bytes(req(params, 0, "data")?, "data")?),
+            "eth_getTransactionByHash" => Method::GetTransactionByHash(hash32(req(params, 0, "hash")?, "hash")?),
+            "eth_getTransactionReceipt" => Method::GetTransactionReceipt(hash32(req(params, 0, "hash")?, "hash")?),
+            "eth_getBlockByNumber" => Method::GetBlockByNumber(block_tag(Some(req(params, 0, "block")?))?, param(params, 1).and_then(Value::as_bool).unwrap_or(false)),
+            "eth_getBlockByHash" => Method::GetBlockByHash(hash32(req(params, 0, "hash")?, "hash")?, param(params, 1).and_then(Value::as_bool).unwrap_or(false)),
+            "eth_getBlockTransactionCountByNumber" => Method::GetBlockTransactionCountByNumber(block_tag(Some(req(params, 0, "block")?))?),
+            "eth_getLogs" => Method::GetLogs(log_filter(req(params, 0, "filter")?)?),
+            "eth_syncing" => Method::Syncing,
+            "eth_accounts" => Method::Accounts,
+            other => return Err(EthError::MethodNotFound(other.to_string())),
+        })
+    }
+}
+
+fn quantity_word(v: &Value) -> Result<[u8; 32], EthError> {
+    let b = hex_bytes(v, "slot")?;
+    if b.len() > 32 {
+        return Err(EthError::InvalidParams("slot: more than 32 bytes".into()));
+    }
+    let mut w = [0u8; 32];
+    w[32 - b.len()..].copy_from_slice(&b);
+    Ok(w)
+}
+
+// === running ===
+
+fn internal(e: impl std::fmt::Display) -> EthError {
+    EthError::Internal(e.to_string())
+}
+
+impl EthServer {
+    async fn height_of(&self, tag: BlockTag) -> Result<Option<u64>, EthError> {
+        Ok(match tag {
+            BlockTag::Latest | BlockTag::Pending => None,
+            BlockTag::Earliest => Some(0),
+            BlockTag::Number(n) => Some(n),
+        })
+    }
+
+    async fn snapshot(&self, tag: BlockTag) -> Result<lantau_app::cnidarium::Snapshot, EthError> {
+        let h = self.height_of(tag).await?;
+        self.node.app().snapshot_at_height(h).await.map_err(internal)?.ok_or_else(|| EthError::Server(format!("header not found: no state for block {}", h.unwrap_or(0))))
+    }
+
+    async fn latest_height(&self) -> Result<u64, EthError> {
+        self.node.app().last_height().await.map_err(internal)
+    }
+
+    async fn resolve_height(&self, tag: BlockTag) -> Result<u64, EthError> {
+        Ok(match tag {
+            BlockTag::Latest | BlockTag::Pending => self.latest_height().await?,
+            BlockTag::Earliest => 0,
+            BlockTag::Number(n) => n,
+        })
+    }
+
+    fn call_result(out: Outcome) -> Result<Outcome, EthError> {
+        if out.success {
+            return Ok(out);
+        }
+        if out.vm_error == "execution reverted" {
+            return Err(EthError::Reverted { reason: lantau_app::evm::precompile::revert_reason(&out.output), data: out.output });
+        }
+        Err(EthError::Server(out.vm_error))
+    }
+
+    /// Runs one decoded method.
+    pub async fn run(&self, m: Method) -> Result<Value, EthError> {
+        let app = self.node.app();
+        match m {
+            Method::ChainId => Ok(json!(hex_u64(app.evm_chain_id().await.map_err(internal)?))),
+            Method::NetVersion => Ok(json!(app.evm_chain_id().await.map_err(internal)?.to_string())),
+            Method::ClientVersion => Ok(json!(format!("lantau/v{}/rust", env!("CARGO_PKG_VERSION")))),
+            Method::BlockNumber => Ok(json!(hex_u64(self.latest_height().await?))),
+            Method::GetBalance(a, tag) => {
+                let snap = self.snapshot(tag).await?;
+                let b = lantau_app::bank::query::balance(&snap, &a, NATIVE_DENOM).await.map_err(internal)?;
+                Ok(json!(hex_u128(b.0)))
+            }
+            Method::GetTransactionCount(a, tag) => {
+                let n = if tag == BlockTag::Pending {
+                    self.node.pending_sequence(&a).await.map_err(internal)?
+                } else {
+                    use lantau_app::auth::AuthRead as _;
+                    let snap = self.snapshot(tag).await?;
+                    snap.account(&lantau_app::module_api::GasMeter::infinite(), &a).await.map_err(internal)?.map_or(0, |x| x.sequence)
+                };
+                Ok(json!(hex_u64(n)))
+            }
+            Method::GetCode(a, tag) => {
+                use lantau_app::evm::EvmRead as _;
+                let snap = self.snapshot(tag).await?;
+                let g = lantau_app::module_api::GasMeter::infinite();
+                let code = match snap.code_hash(&g, &a).await.map_err(internal)? {
+                    Some(h) => snap.code(&g, &h).await.map_err(internal)?.unwrap_or_default(),
+                    None => Vec::new(),
+                };
+                Ok(json!(format!("0x{}", hex::encode(code))))
+            }
+            Method::GetStorageAt(a, slot, tag) => {
+                use lantau_app::evm::EvmRead as _;
+                let snap = self.snapshot(tag).await?;
+                let v = snap.storage(&lantau_app::module_api::GasMeter::infinite(), &a, &slot).await.map_err(internal)?;
+                Ok(json!(format!("0x{}", hex::encode(v))))
+            }
+            Method::Call(call, tag) => {
+                let h = self.height_of(tag).await?;
+                let out = Self::call_result(app.eth_call(h, &call).await?)?;
+                Ok(json!(format!("0x{}", hex::encode(out.output))))
+            }
+            Method::EstimateGas(call, tag) => self.estimate_gas(*call, tag).await,
+            Method::GasPrice => Ok(json!(hex_u128(lantau_app::evm::tx::BASE_FEE))),
+            Method::MaxPriorityFeePerGas => Ok(json!("0x0")),
+            Method::FeeHistory(count, newest, pct) => {
+                let newest = self.resolve_height(newest).await?;
+                let count = count.clamp(1, 1024).min(newest.saturating_add(1));
+                let oldest = newest.saturating_add(1).saturating_sub(count);
+                let n = usize::try_from(count).unwrap_or(1024);
+                let base = hex_u128(lantau_app::evm::tx::BASE_FEE);
+                let mut out = json!({
+                    "oldestBlock": hex_u64(oldest),
+                    "baseFeePerGas": vec![base; n.saturating_add(1)],
+                    "gasUsedRatio": vec![0.0; n],
+                });
+                if !pct.is_empty() {
+                    out["reward"] = json!(vec![vec!["0x0"; pct.len()]; n]);
+                }
+                Ok(out)
+            }
+            Method::SendRawTransaction(raw) => self.send_raw(raw).await,
+            Method::GetTransactionByHash(h) => self.transaction_by_hash(h).await,
+            Method::GetTransactionReceipt(h) => match self.receipt(h).await? {
+                Some(r) => Ok(render::receipt(&r)),
+                None => Ok(Value::Null),
+            },
+            Method::GetBlockByNumber(tag, full) => {
+                let h = self.resolve_height(tag).await?;
+                self.block_json(h, full).await
+            }
+            Method::GetBlockByHash(hash, full) => match self.node.block_height_by_hash(hash).await.map_err(internal)? {
+                Some(h) => self.block_json(h, full).await,
+                None => Ok(Value::Null),
+            },
+            Method::GetBlockTransactionCountByNumber(tag) => {
+                let h = self.resolve_height(tag).await?;
+                match self.node.block(Some(h)).await.map_err(internal)? {
+                    Some(b) => Ok(json!(hex_u64(b.data.iter().filter(|t| lantau_app::evm::msg::eth_tx_of(t).is_some()).count() as u64))),
+                    None => Ok(Value::Null),
+                }
+            }
+            Method::GetLogs(f) => self.logs(f).await,
+            Method::Syncing => Ok(json!(false)),
+            Method::Accounts => Ok(json!([])),
+        }
+    }
+
+    async fn estimate_gas(&self, call: EvmCall, tag: BlockTag) -> Result<Value, EthError> {
+        let app = self.node.app();
+        let h = self.height_of(tag).await?;
+        let cap = call.gas_limit.min(CALL_GAS_CAP);
+        let first = Self::call_result(app.eth_call(h, &EvmCall { gas_limit: cap, ..call.clone() }).await?)?;
+        // The gas used is a lower bound (a frame may need its 64th held back): search up to
+        // the cap for the least limit that succeeds.
+        let (mut lo, mut hi) = (first.gas_used, cap);
+        if app.eth_call(h, &EvmCall { gas_limit: lo, ..call.clone() }).await?.success {
+            return Ok(json!(hex_u64(lo)));
+        }
+        while hi.saturating_sub(lo) > lo / 64 + 1 {
+            let mid = lo + (hi - lo) / 2;
+            if app.eth_call(h, &EvmCall { gas_limit: mid, ..call.clone() }).await?.success {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Ok(json!(hex_u64(hi)))
+    }
+
+    async fn send_raw(&self, raw: Vec<u8>) -> Result<Value, EthError> {
+        let tx = lantau_app::evm::tx::decode(&raw).map_err(|e| EthError::Server(e.to_string()))?;
+        let envelope = lantau_app::evm::msg::envelope(&tx);
+        let r = self.node.broadcast_sync(envelope).await;
+        if r.code != 0 {
+            return Err(EthError::Server(r.log));
+        }
+        self.remember_pending(&tx);
+        Ok(json!(tx.hash_hex()))
+    }
+
+    /// The committed Cosmos record of an Ethereum hash.
+    async fn mined(&self, eth_hash: [u8; 32]) -> Result<Option<crate::TxRecord>, EthError> {
+        let q: Query = format!("ethereum_tx.ethereumTxHash='0x{}'", hex::encode(eth_hash)).parse().map_err(|e| internal(format!("{e:?}")))?;
+        let page = self.node.search_txs(&q, false, 1, 1).await.map_err(internal)?;
+        Ok(page.txs.into_iter().next())
+    }
+
+    async fn transaction_by_hash(&self, h: [u8; 32]) -> Result<Value, EthError> {
+        if let Some(rec) = self.mined(h).await? {
+            let Some(tx) = lantau_app::evm::msg::eth_tx_of(&rec.tx) else { return Ok(Value::Null) };
+            let block_hash = self.block_hash(rec.height).await?;
+            return Ok(render::transaction(&tx, Some((block_hash, rec.height, rec.index))));
+        }
+        Ok(self.pending(&h).map(|tx| render::transaction(&tx, None)).unwrap_or(Value::Null))
+    }
+
+    async fn block_hash(&self, height: u64) -> Result<[u8; 32], EthError> {
+        let b = self.node.block(Some(height)).await.map_err(internal)?.ok_or_else(|| internal(format!("block {height} missing")))?;
+        Ok(render::block_hash(&b))
+    }
+
+    async fn receipt(&self, h: [u8; 32]) -> Result<Option<Receipt>, EthError> {
+        let Some(rec) = self.mined(h).await? else { return Ok(None) };
+        let Some(tx) = lantau_app::evm::msg::eth_tx_of(&rec.tx) else { return Ok(None) };
+        let block_hash = self.block_hash(rec.height).await?;
+        // Log indexes and cumulative gas count the block's earlier Ethereum transactions.
+        let results = self.node.block_results(Some(rec.height)).await.map_err(internal)?;
+        let (mut first_log, mut cumulative) = (0u64, 0u64);
+        if let Some(r) = &results {
+            for earlier in r.tx_results.iter().take(usize::try_from(rec.index).unwrap_or(0)) {
+                first_log += render::logs_of(&earlier.events).len() as u64;
+                cumulative += render::eth_gas_used(&earlier.events).unwrap_or(0);
+            }
+        }
+        let gas_used = render::eth_gas_used(&rec.result.events).unwrap_or(0);
+        Ok(Some(Receipt { tx, height: rec.height, index: rec.index, block_hash, first_log, cumulative_gas: cumulative + gas_used, events: rec.result.events.clone() }))
+    }
+
+    async fn block_json(&self, height: u64, full: bool) -> Result<Value, EthError> {
+        let Some(b) = self.node.block(Some(height)).await.map_err(internal)? else { return Ok(Value::Null) };
+        let results = self.node.block_results(Some(height)).await.map_err(internal)?;
+        let gas_used: u64 = results.as_ref().map_or(0, |r| r.tx_results.iter().map(|t| u64::try_from(t.gas_used).unwrap_or(0)).sum());
+        Ok(render::block(&b, height, gas_used, full))
+    }
+
+    async fn logs(&self, f: LogFilter) -> Result<Value, EthError> {
+        let latest = self.latest_height().await?;
+        let (from, to) = match f.block_hash {
+            Some(h) => match self.node.block_height_by_hash(h).await.map_err(internal)? {
+                Some(n) => (n, n),
+                None => return Err(EthError::Server("unknown block".into())),
+            },
+            None => {
+                let from = match f.from {
+                    Some(t) => self.resolve_height(t).await?,
+                    None => latest,
+                };
+                let to = match f.to {
+                    Some(t) => self.resolve_height(t).await?,
+                    None => latest,
+                };
+                (from, to.min(latest))
+            }
+        };
+        if from > to {
+            return Ok(json!([]));
+        }
+        if to - from >= MAX_LOG_RANGE {
+            return Err(EthError::LimitExceeded(format!("block range {from}..={to} is over {MAX_LOG_RANGE} blocks: narrow fromBlock/toBlock")));
+        }
+        let mut out = Vec::new();
+        for h in from..=to {
+            let Some(results) = self.node.block_results(Some(h)).await.map_err(internal)? else { continue };
+            if !results.tx_results.iter().any(|r| !render::logs_of(&r.events).is_empty()) {
+                continue;
+            }
+            let Some(b) = self.node.block(Some(h)).await.map_err(internal)? else { continue };
+            let block_hash = render::block_hash(&b);
+            let mut log_index = 0u64;
+            for (i, (r, raw)) in results.tx_results.iter().zip(b.data.iter()).enumerate() {
+                let logs = render::logs_of(&r.events);
+                if logs.is_empty() {
+                    continue;
+                }
+                let Some(tx) = lantau_app::evm::msg::eth_tx_of(raw) else { continue };
+                for l in logs {
+                    let idx = log_index;
+                    log_index += 1;
+                    if !f.addresses.is_empty() && !f.addresses.contains(&l.address) {
+                        continue;
+                    }
+                    let topics_match = f.topics.iter().enumerate().all(|(p, any)| any.is_empty() || l.topics.get(p).is_some_and(|t| any.contains(t)));
+                    if !topics_match {
+                        continue;
+                    }
+                    if out.len() >= MAX_LOGS {
+                        return Err(EthError::LimitExceeded(format!("more than {MAX_LOGS} logs: narrow the block range, address or topics")));
+                    }
+                    out.push(render::log(&l, &tx.hash, h, u32::try_from(i).unwrap_or(u32::MAX), &block_hash, idx));
+                }
+            }
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn remember_pending(&self, tx: &EthTx) {
+        let mut p = self.pending.lock();
+        if p.len() >= super::PENDING_MEMO {
+            p.clear();
+        }
+        p.insert(tx.hash, tx.clone());
+    }
+
+    fn pending(&self, h: &[u8; 32]) -> Option<EthTx> {
+        self.pending.lock().get(h).cloned()
+    }
+}
+
+/// Unused; keeps the map type named in one place.
+pub type PendingMap = BTreeMap<[u8; 32], EthTx>;

@@ -1,0 +1,219 @@
+//! The Ethereum JSON-RPC: HTTP on :8545 (single requests and batches) and WebSocket on :8546
+//! (the same methods, plus `eth_subscribe` `newHeads` and `logs`), over the node interface.
+//!
+//! Layout: `methods.rs` (the typed method enum and its one match), `render.rs` (Ethereum JSON
+//! shapes), `error.rs` (the one error enum and its codes).
+
+pub mod error;
+pub mod methods;
+pub mod render;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use lantau_app::evm::EthTx;
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+
+pub use error::EthError;
+use methods::Method;
+
+use crate::api::{NodeApi, NodeEvent};
+
+/// How many submitted transactions a node remembers for lookups before they are mined.
+pub const PENDING_MEMO: usize = 10_000;
+/// The most requests in one batch.
+pub const MAX_BATCH: usize = 100;
+/// The most subscriptions on one WebSocket connection.
+pub const MAX_SUBSCRIPTIONS: usize = 32;
+
+/// The server's state.
+pub struct EthServer {
+    node: Arc<dyn NodeApi>,
+    pending: Mutex<BTreeMap<[u8; 32], EthTx>>,
+}
+
+impl EthServer {
+    /// A server over `node`.
+    pub fn new(node: Arc<dyn NodeApi>) -> Arc<Self> {
+        Arc::new(Self { node, pending: Mutex::new(BTreeMap::new()) })
+    }
+
+    /// One request object → one response object.
+    async fn handle_one(&self, req: &Value) -> Value {
+        let id = req.get("id").cloned().unwrap_or(Value::Null);
+        let out = match (req.get("jsonrpc").and_then(Value::as_str), req.get("method").and_then(Value::as_str)) {
+            (Some("2.0"), Some(method)) => {
+                let params = match req.get("params") {
+                    None | Some(Value::Null) => Ok(Vec::new()),
+                    Some(Value::Array(a)) => Ok(a.clone()),
+                    Some(_) => Err(EthError::InvalidParams("params must be an array".into())),
+                };
+                match params.and_then(|p| Method::decode(method, &p)) {
+                    Ok(m) => self.run(m).await,
+                    Err(e) => Err(e),
+                }
+            }
+            _ => Err(EthError::InvalidRequest("expected {\"jsonrpc\":\"2.0\",\"method\":...}".into())),
+        };
+        match out {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e.to_json()}),
+        }
+    }
+
+    /// A request body (object or batch) → the response body.
+    pub async fn handle(&self, body: &[u8]) -> Value {
+        let v: Value = match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(e) => return json!({"jsonrpc": "2.0", "id": null, "error": EthError::Parse(e.to_string()).to_json()}),
+        };
+        match v {
+            Value::Array(batch) if batch.is_empty() => json!({"jsonrpc": "2.0", "id": null, "error": EthError::InvalidRequest("empty batch".into()).to_json()}),
+            Value::Array(batch) if batch.len() > MAX_BATCH => {
+                json!({"jsonrpc": "2.0", "id": null, "error": EthError::LimitExceeded(format!("batch of {} requests is over {MAX_BATCH}", batch.len())).to_json()})
+            }
+            Value::Array(batch) => {
+                let mut out = Vec::with_capacity(batch.len());
+                for r in &batch {
+                    out.push(self.handle_one(r).await);
+                }
+                Value::Array(out)
+            }
+            other => self.handle_one(&other).await,
+        }
+    }
+}
+
+async fn http(State(s): State<Arc<EthServer>>, body: axum::body::Bytes) -> Response {
+    Json(s.handle(&body).await).into_response()
+}
+
+/// The HTTP router (:8545): `POST /`.
+pub fn http_router(server: Arc<EthServer>) -> Router {
+    Router::new().route("/", post(http)).with_state(server)
+}
+
+/// The WebSocket router (:8546): upgrade on `GET /`.
+pub fn ws_router(server: Arc<EthServer>) -> Router {
+    Router::new().route("/", get(ws_upgrade)).with_state(server)
+}
+
+async fn ws_upgrade(State(s): State<Arc<EthServer>>, ws: WebSocketUpgrade) -> Response {
+    ws.on_upgrade(move |socket| ws_session(s, socket))
+}
+
+#[derive(Debug, Clone)]
+enum Sub {
+    NewHeads,
+    Logs(methods::LogFilter),
+}
+
+async fn ws_session(s: Arc<EthServer>, mut socket: WebSocket) {
+    let mut events = s.node.subscribe();
+    let mut subs: BTreeMap<String, Sub> = BTreeMap::new();
+    let mut next_id: u64 = 1;
+    loop {
+        tokio::select! {
+            msg = socket.recv() => {
+                let Some(Ok(msg)) = msg else { return };
+                let text = match msg {
+                    Message::Text(t) => t.to_string(),
+                    Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
+                    Message::Close(_) => return,
+                    _ => continue,
+                };
+                let req: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                let method = req.get("method").and_then(Value::as_str).unwrap_or("");
+                let reply = match method {
+                    "eth_subscribe" => {
+                        let id = req.get("id").cloned().unwrap_or(Value::Null);
+                        let params = req.get("params").and_then(Value::as_array).cloned().unwrap_or_default();
+                        let sub = match params.first().and_then(Value::as_str) {
+                            Some("newHeads") => Ok(Sub::NewHeads),
+                            Some("logs") => methods::Method::decode("eth_getLogs", &[params.get(1).cloned().unwrap_or(json!({}))]).and_then(|m| match m {
+                                Method::GetLogs(f) => Ok(Sub::Logs(f)),
+                                _ => Err(EthError::InvalidParams("logs filter".into())),
+                            }),
+                            other => Err(EthError::InvalidParams(format!("unsupported subscription {other:?}: newHeads or logs"))),
+                        };
+                        match sub {
+                            Ok(_) if subs.len() >= MAX_SUBSCRIPTIONS => json!({"jsonrpc": "2.0", "id": id, "error": EthError::LimitExceeded(format!("at most {MAX_SUBSCRIPTIONS} subscriptions per connection")).to_json()}),
+                            Ok(sub) => {
+                                let sid = format!("{next_id:#x}");
+                                next_id = next_id.saturating_add(1);
+                                subs.insert(sid.clone(), sub);
+                                json!({"jsonrpc": "2.0", "id": id, "result": sid})
+                            }
+                            Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e.to_json()}),
+                        }
+                    }
+                    "eth_unsubscribe" => {
+                        let id = req.get("id").cloned().unwrap_or(Value::Null);
+                        let sid = req.get("params").and_then(|p| p.get(0)).and_then(Value::as_str).unwrap_or("");
+                        json!({"jsonrpc": "2.0", "id": id, "result": subs.remove(sid).is_some()})
+                    }
+                    _ => s.handle(text.as_bytes()).await,
+                };
+                if socket.send(Message::Text(reply.to_string().into())).await.is_err() {
+                    return;
+                }
+            }
+            ev = events.recv() => {
+                let ev = match ev {
+                    Ok(ev) => ev,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        let _ = socket.send(Message::Close(Some(axum::extract::ws::CloseFrame { code: 1008, reason: "subscriber too slow: events dropped".into() }))).await;
+                        return;
+                    }
+                    Err(_) => return,
+                };
+                for (sid, sub) in &subs {
+                    for result in notifications(&s, &ev, sub).await {
+                        let note = json!({"jsonrpc": "2.0", "method": "eth_subscription", "params": {"subscription": sid, "result": result}});
+                        if socket.send(Message::Text(note.to_string().into())).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn notifications(s: &EthServer, ev: &NodeEvent, sub: &Sub) -> Vec<Value> {
+    match (ev, sub) {
+        (NodeEvent::NewBlock { block, .. }, Sub::NewHeads) => {
+            let height = block.header.height.value();
+            let mut v = render::block(block, height, 0, false);
+            if let Some(o) = v.as_object_mut() {
+                o.remove("transactions");
+                o.remove("uncles");
+            }
+            vec![v]
+        }
+        (NodeEvent::Tx(rec), Sub::Logs(f)) => {
+            let logs = render::logs_of(&rec.result.events);
+            if logs.is_empty() {
+                return Vec::new();
+            }
+            let Some(tx) = lantau_app::evm::msg::eth_tx_of(&rec.tx) else { return Vec::new() };
+            let block_hash = match s.node.block(Some(rec.height)).await {
+                Ok(Some(b)) => render::block_hash(&b),
+                _ => [0; 32],
+            };
+            logs.iter()
+                .enumerate()
+                .filter(|(_, l)| f.addresses.is_empty() || f.addresses.contains(&l.address))
+                .filter(|(_, l)| f.topics.iter().enumerate().all(|(p, any)| any.is_empty() || l.topics.get(p).is_some_and(|t| any.contains(t))))
+                .map(|(i, l)| render::log(l, &tx.hash, rec.height, rec.index, &block_hash, i as u64))
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}

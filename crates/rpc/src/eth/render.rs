@@ -1,0 +1,242 @@
+//! Ethereum JSON shapes of blocks, transactions, receipts and logs, built from the node's
+//! CometBFT blocks and the `ethereum_tx` / `ethereum_log` events of their results.
+
+use lantau_app::evm::exec::EthLog;
+use lantau_app::evm::EthTx;
+use lantau_app::tendermint::abci::Event;
+use lantau_app::tendermint::Block;
+use lantau_primitives::Address;
+use serde_json::{json, Value};
+
+/// `0x`-hex of a quantity, no leading zeros.
+pub fn hex_u64(n: u64) -> String {
+    format!("{n:#x}")
+}
+
+/// `0x`-hex of a quantity, no leading zeros.
+pub fn hex_u128(n: u128) -> String {
+    format!("{n:#x}")
+}
+
+/// A 32-byte big-endian word as a quantity.
+pub fn word_quantity(w: &[u8; 32]) -> String {
+    let h = hex::encode(w);
+    let t = h.trim_start_matches('0');
+    if t.is_empty() {
+        "0x0".into()
+    } else {
+        format!("0x{t}")
+    }
+}
+
+fn data(b: &[u8]) -> String {
+    format!("0x{}", hex::encode(b))
+}
+
+fn addr(a: &Address) -> String {
+    a.to_hex()
+}
+
+/// The block's hash as Ethereum clients see it: the CometBFT header hash.
+pub fn block_hash(b: &Block) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    let h = b.header.hash();
+    let bytes = h.as_bytes();
+    if bytes.len() == 32 {
+        out.copy_from_slice(bytes);
+    }
+    out
+}
+
+fn attr<'a>(e: &'a Event, key: &str) -> Option<&'a str> {
+    e.attributes.iter().find(|a| a.key_bytes() == key.as_bytes()).and_then(|a| a.value_str().ok())
+}
+
+/// The Ethereum logs recorded in a transaction's events, in order.
+pub fn logs_of(events: &[Event]) -> Vec<EthLog> {
+    events
+        .iter()
+        .filter(|e| e.kind == "ethereum_log")
+        .filter_map(|e| {
+            let address = Address::from_hex(attr(e, "address")?).ok()?;
+            let topics = attr(e, "topics")?
+                .split(',')
+                .filter(|t| !t.is_empty())
+                .map(|t| hex::decode(t.trim_start_matches("0x")).ok().and_then(|b| <[u8; 32]>::try_from(b).ok()))
+                .collect::<Option<Vec<_>>>()?;
+            let data = hex::decode(attr(e, "data")?.trim_start_matches("0x")).ok()?;
+            Some(EthLog { address, topics, data })
+        })
+        .collect()
+}
+
+/// The EVM gas a transaction used, from its `ethereum_tx` event.
+pub fn eth_gas_used(events: &[Event]) -> Option<u64> {
+    events.iter().filter(|e| e.kind == "ethereum_tx").find_map(|e| attr(e, "txGasUsed")?.parse().ok())
+}
+
+fn failed(events: &[Event]) -> bool {
+    events.iter().filter(|e| e.kind == "ethereum_tx").any(|e| attr(e, "ethereumTxFailed").is_some())
+}
+
+fn created(events: &[Event], tx: &EthTx) -> Option<String> {
+    if tx.to.is_some() {
+        return None;
+    }
+    events.iter().filter(|e| e.kind == "ethereum_tx").find_map(|e| attr(e, "recipient").map(str::to_string))
+}
+
+/// A transaction object; `at` = (block hash, height, index) once mined.
+pub fn transaction(tx: &EthTx, at: Option<([u8; 32], u64, u32)>) -> Value {
+    let (r, s, y) = &tx.signature;
+    let v: u64 = if tx.tx_type == 0 { u64::from(*y).saturating_add(35).saturating_add(tx.chain_id.saturating_mul(2)) } else { u64::from(*y) };
+    let mut o = json!({
+        "hash": tx.hash_hex(),
+        "nonce": hex_u64(tx.nonce),
+        "blockHash": at.map(|a| data(&a.0)),
+        "blockNumber": at.map(|a| hex_u64(a.1)),
+        "transactionIndex": at.map(|a| hex_u64(u64::from(a.2))),
+        "from": addr(&tx.from),
+        "to": tx.to.as_ref().map(addr),
+        "value": word_quantity(&tx.value),
+        "gas": hex_u64(tx.gas_limit),
+        "gasPrice": hex_u128(tx.effective_gas_price()),
+        "input": data(&tx.input),
+        "type": hex_u64(u64::from(tx.tx_type)),
+        "chainId": hex_u64(tx.chain_id),
+        "v": hex_u64(v),
+        "r": format!("0x{}", hex::encode(r)),
+        "s": format!("0x{}", hex::encode(s)),
+    });
+    if tx.tx_type >= 1 {
+        o["yParity"] = json!(hex_u64(u64::from(*y)));
+        o["accessList"] = json!(tx
+            .access_list
+            .iter()
+            .map(|(a, keys)| json!({"address": addr(a), "storageKeys": keys.iter().map(|k| data(k)).collect::<Vec<_>>()}))
+            .collect::<Vec<_>>());
+    }
+    if tx.tx_type == 2 {
+        o["maxFeePerGas"] = json!(hex_u128(tx.max_fee_per_gas));
+        o["maxPriorityFeePerGas"] = json!(hex_u128(tx.max_priority_fee_per_gas.unwrap_or(0)));
+    }
+    o
+}
+
+/// One log object.
+pub fn log(l: &EthLog, tx_hash: &[u8; 32], height: u64, index: u32, block_hash: &[u8; 32], log_index: u64) -> Value {
+    json!({
+        "address": addr(&l.address),
+        "topics": l.topics.iter().map(|t| data(t)).collect::<Vec<_>>(),
+        "data": data(&l.data),
+        "blockNumber": hex_u64(height),
+        "blockHash": data(block_hash),
+        "transactionHash": data(tx_hash),
+        "transactionIndex": hex_u64(u64::from(index)),
+        "logIndex": hex_u64(log_index),
+        "removed": false,
+    })
+}
+
+/// The 2048-bit bloom of logs (yellow paper: three 11-bit indexes from keccak256 per item).
+pub fn bloom(logs: &[EthLog]) -> [u8; 256] {
+    let mut b = [0u8; 256];
+    let mut add = |item: &[u8]| {
+        let h = lantau_crypto::keccak256(item);
+        for i in [0usize, 2, 4] {
+            let bit = (usize::from(h[i]) << 8 | usize::from(h[i + 1])) & 2047;
+            let byte = 255 - bit / 8;
+            b[byte] |= 1 << (bit % 8);
+        }
+    };
+    for l in logs {
+        add(&l.address.0);
+        for t in &l.topics {
+            add(t);
+        }
+    }
+    b
+}
+
+/// A mined transaction's receipt inputs.
+#[derive(Debug, Clone)]
+pub struct Receipt {
+    /// The transaction.
+    pub tx: EthTx,
+    /// Block height.
+    pub height: u64,
+    /// Index in the block.
+    pub index: u32,
+    /// Block hash.
+    pub block_hash: [u8; 32],
+    /// The block-wide index of its first log.
+    pub first_log: u64,
+    /// Gas used by the block's transactions up to and including this one.
+    pub cumulative_gas: u64,
+    /// The transaction's events.
+    pub events: Vec<Event>,
+}
+
+/// The receipt object.
+pub fn receipt(r: &Receipt) -> Value {
+    let logs = logs_of(&r.events);
+    let gas_used = eth_gas_used(&r.events).unwrap_or(0);
+    json!({
+        "transactionHash": r.tx.hash_hex(),
+        "transactionIndex": hex_u64(u64::from(r.index)),
+        "blockHash": data(&r.block_hash),
+        "blockNumber": hex_u64(r.height),
+        "from": addr(&r.tx.from),
+        "to": r.tx.to.as_ref().map(addr),
+        "cumulativeGasUsed": hex_u64(r.cumulative_gas),
+        "gasUsed": hex_u64(gas_used),
+        "effectiveGasPrice": hex_u128(r.tx.effective_gas_price()),
+        "contractAddress": created(&r.events, &r.tx),
+        "logs": logs.iter().enumerate().map(|(i, l)| log(l, &r.tx.hash, r.height, r.index, &r.block_hash, r.first_log + i as u64)).collect::<Vec<_>>(),
+        "logsBloom": data(&bloom(&logs)),
+        "status": if failed(&r.events) { "0x0" } else { "0x1" },
+        "type": hex_u64(u64::from(r.tx.tx_type)),
+    })
+}
+
+/// A block object (`full`: transaction objects rather than hashes). Only the Ethereum
+/// transactions of the block appear in it.
+pub fn block(b: &Block, height: u64, gas_used: u64, full: bool) -> Value {
+    let hash = block_hash(b);
+    let parent = b.header.last_block_id.map(|id| id.hash.as_bytes().to_vec()).unwrap_or_else(|| vec![0; 32]);
+    let mut txs = Vec::new();
+    for (i, raw) in b.data.iter().enumerate() {
+        let Some(tx) = lantau_app::evm::msg::eth_tx_of(raw) else { continue };
+        if full {
+            txs.push(transaction(&tx, Some((hash, height, u32::try_from(i).unwrap_or(u32::MAX)))));
+        } else {
+            txs.push(json!(tx.hash_hex()));
+        }
+    }
+    let mut app_hash = b.header.app_hash.as_bytes().to_vec();
+    app_hash.resize(32, 0);
+    let proposer = b.header.proposer_address.as_bytes().to_vec();
+    json!({
+        "number": hex_u64(height),
+        "hash": data(&hash),
+        "parentHash": data(&parent),
+        "nonce": "0x0000000000000000",
+        "sha3Uncles": "0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347",
+        "logsBloom": data(&[0u8; 256]),
+        "transactionsRoot": data(&b.header.data_hash.map(|h| h.as_bytes().to_vec()).unwrap_or_else(|| vec![0; 32])),
+        "stateRoot": data(&app_hash),
+        "receiptsRoot": data(&[0u8; 32]),
+        "miner": data(&proposer),
+        "difficulty": "0x0",
+        "totalDifficulty": "0x0",
+        "extraData": "0x",
+        "size": hex_u64(b.data.iter().map(|t| t.len() as u64).sum::<u64>()),
+        "gasLimit": hex_u64(lantau_app::AppConfig::default().max_gas_per_tx),
+        "gasUsed": hex_u64(gas_used),
+        "timestamp": hex_u64(u64::try_from(b.header.time.unix_timestamp()).unwrap_or(0)),
+        "transactions": txs,
+        "uncles": [],
+        "baseFeePerGas": hex_u128(lantau_app::evm::tx::BASE_FEE),
+        "mixHash": data(&[0u8; 32]),
+    })
+}

@@ -142,3 +142,91 @@ async fn a_travel_rule_transfer_through_the_precompile_moves_the_bank_balance_an
     assert_eq!(sequence(&app, &k1).await, 4);
     app.release().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_ethereum_input_is_refused_or_reverts_and_moves_nothing() {
+    let keys: Vec<SecretKey> = (0..7).map(key).collect();
+    let (_dir, app, init) = new_chain("evm-2", genesis(&keys)).await;
+    init.unwrap();
+    let token = lantau_app::erc20::token_address(DENOM);
+    let (k1, k2) = (keys[1].address(), keys[2].address());
+    let good = || payload("r1", "r2", "VASP-1", "VASP-2", "full");
+    let supply_before = lantau_app::bank::query::supply(&app.snapshot(), DENOM).await.unwrap();
+
+    // A high-S signature (the same signature with s' = n - s) does not recover.
+    let raw = sign(&keys[1], &Unsigned { chain_id: Some(852), nonce: 0, gas_limit: 21_000, max_fee_per_gas: GWEI, to: Some(k2), value: 1, ..Default::default() });
+    let env = lantau_app::evm::tx::decode(&raw).unwrap();
+    let n: [u8; 32] = hex::decode("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141").unwrap().try_into().unwrap();
+    let s = env.signature.1;
+    let mut high = [0u8; 32];
+    let mut borrow = 0i16;
+    for i in (0..32).rev() {
+        let d = i16::from(n[i]) - i16::from(s[i]) - borrow;
+        borrow = i16::from(d < 0);
+        high[i] = (d + if d < 0 { 256 } else { 0 }) as u8;
+    }
+    let flipped = raw.windows(32).position(|w| w == s).expect("s in the encoding");
+    let mut bad = raw.clone();
+    bad[flipped..flipped + 32].copy_from_slice(&high);
+    let e = lantau_app::evm::tx::decode(&bad).expect_err("high S");
+    assert!(matches!(e, lantau_app::evm::EvmError::Signature(_) | lantau_app::evm::EvmError::Decode(_)), "{e:?}");
+
+    // Each of these is mined and reverts: gas paid, nonce advanced, no balance moves.
+    let reverts: Vec<(Vec<u8>, &str)> = vec![
+        (transfer_with_travel_rule_calldata(&k2, 5, &[0xff, 0xff, 0xff]), "not a chain.compliance.v1.TravelRulePayload"),
+        (transfer_with_travel_rule_calldata(&k2, 10_000_001, &good()), "is smaller than"),
+        (transfer_with_travel_rule_calldata(&k2, 0, &good()), "amount must be positive"),
+        (transfer_with_travel_rule_calldata(&token, 5, &good()), "recipient"),
+        (vec![0x23, 0xec, 0x66], "no function selector"),
+        (vec![0x23, 0xec, 0x66, 0xfc, 0x00], "invalid calldata"),
+    ];
+    let mut nonce = 0u64;
+    for (input, want) in reverts {
+        let (tx, _) = eth(&keys[1], Some(852), nonce, token, 0, input);
+        nonce += 1;
+        let r = app.finalize_block(block_req(nonce, vec![tx])).await.unwrap();
+        app.commit().await.unwrap();
+        let res = &r.tx_results[0];
+        assert!(res.code.is_ok(), "{want}: {}", res.log);
+        let failed = attr(&res.events, "ethereum_tx", "ethereumTxFailed").unwrap_or_else(|| panic!("{want}: not reverted"));
+        assert!(failed.contains(want), "{want}: {failed}");
+    }
+    // The U256 maximum as an amount.
+    let mut max = transfer_with_travel_rule_calldata(&k2, 1, &good());
+    max[36..68].copy_from_slice(&[0xff; 32]);
+    let (tx, _) = eth(&keys[1], Some(852), nonce, token, 0, max);
+    nonce += 1;
+    let r = app.finalize_block(block_req(nonce, vec![tx])).await.unwrap();
+    app.commit().await.unwrap();
+    let failed = attr(&r.tx_results[0].events, "ethereum_tx", "ethereumTxFailed").expect("reverted").to_string();
+    assert!(failed.contains("128-bit"), "{failed}");
+
+    // A sanctioned VASP on the beneficiary side (code 19 as the reason).
+    let push = lantau_client::TxBuilder::new(vec![lantau_client::to_any(&cpb::MsgUpdateSanctionsList {
+        authority: keys[0].address().to_bech32(),
+        blocked_addresses: vec![],
+        blocked_vasps: vec!["VASP-2".into()],
+        reason: String::new(),
+        evidence_ref: "list-2".into(),
+    })])
+    .gas(1_000_000)
+    .sign(&keys[0], &lantau_client::SignerData { chain_id: "evm-2".into(), account_number: 0, sequence: 0 });
+    nonce += 1;
+    let r = app.finalize_block(block_req(nonce, vec![push])).await.unwrap();
+    assert!(r.tx_results[0].code.is_ok(), "{}", r.tx_results[0].log);
+    app.commit().await.unwrap();
+    let (tx, _) = eth(&keys[1], Some(852), nonce - 1, token, 0, transfer_with_travel_rule_calldata(&k2, 5, &good()));
+    let r = app.finalize_block(block_req(nonce + 1, vec![tx])).await.unwrap();
+    app.commit().await.unwrap();
+    let failed = attr(&r.tx_results[0].events, "ethereum_tx", "ethereumTxFailed").expect("reverted").to_string();
+    assert!(failed.contains("VASP-2"), "{failed}");
+
+    // Nothing moved; the sender's nonce counts every mined one; a reused nonce is refused.
+    assert_eq!(lantau_app::bank::query::supply(&app.snapshot(), DENOM).await.unwrap(), supply_before);
+    assert_eq!(balance(&app, &k2, DENOM).await, 10_000_000);
+    assert_eq!(sequence(&app, &k1).await, nonce);
+    let (tx, _) = eth(&keys[1], Some(852), 0, k2, 1, vec![]);
+    let e = app.check_tx_bytes(&tx).await.result.expect_err("reused nonce");
+    assert!(e.log.contains("sequence mismatch"), "{}", e.log);
+    app.release().await;
+}

@@ -136,7 +136,8 @@ async fn cli_drives_the_registries() {
     // reserve: submit, co-sign, latest.
     let (ok, _, log) = run(s(&["tx", "reserve", "submit-attestation", "issuer", "300000250hkd.demo", "300000250hkd.demo", "--random-day", "2026-01-01T00:00:00Z"])).await.unwrap();
     assert!(ok, "{log}");
-    let (ok, _, log) = run(s(&["tx", "reserve", "cosign", "auditor", "1"])).await.unwrap();
+    // Attestation 1 is the dev genesis's attested reserve: this submission is 2.
+    let (ok, _, log) = run(s(&["tx", "reserve", "cosign", "auditor", "2"])).await.unwrap();
     assert!(ok, "{log}");
     let (ok, v, _) = run(s(&["query", "reserve", "latest", "issuer"])).await.unwrap();
     assert!(ok && v["attestation"]["state"] == "ATTESTATION_STATE_ATTESTED", "{v}");

@@ -185,3 +185,76 @@ async fn bad_json_rpc_input_gets_the_codes_clients_expect_and_changes_nothing() 
     assert_eq!(ok(&n, "eth_getTransactionCount", json!([dev_addr("alice").to_hex(), "pending"])).await, "0x0");
     n.stop().await;
 }
+
+async fn next_json<S>(ws: &mut S) -> Value
+where
+    S: futures::Stream<Item = Result<tokio_tungstenite::tungstenite::Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
+    use futures::StreamExt as _;
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(30), ws.next()).await.expect("ws message within 30s").unwrap().unwrap();
+        if let tokio_tungstenite::tungstenite::Message::Text(t) = msg {
+            return serde_json::from_str(&t).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_subscribers_get_new_heads_and_the_transfer_logs_they_asked_for() {
+    use futures::SinkExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    let n = TestNode::start().await.unwrap();
+    let (mut ws, _) = tokio_tungstenite::connect_async(&n.eth_ws_url).await.unwrap();
+    let t = token().to_hex();
+    let sub = |id: u64, params: Value| Message::Text(json!({"jsonrpc": "2.0", "id": id, "method": "eth_subscribe", "params": params}).to_string().into());
+    ws.send(sub(1, json!(["newHeads"]))).await.unwrap();
+    let heads = next_json(&mut ws).await;
+    assert_eq!(heads["id"], 1, "{heads}");
+    let heads_id = heads["result"].as_str().unwrap().to_string();
+    let transfer_topic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+    ws.send(sub(2, json!(["logs", {"address": t, "topics": [transfer_topic]}]))).await.unwrap();
+    // Methods work over the socket too.
+    ws.send(Message::Text(json!({"jsonrpc": "2.0", "id": 3, "method": "eth_chainId"}).to_string().into())).await.unwrap();
+    ws.send(sub(4, json!(["pendingWhatever"]))).await.unwrap();
+    let (mut logs_id, mut saw_head, mut chain_ok, mut refused) = (String::new(), false, false, false);
+    while logs_id.is_empty() || !saw_head || !chain_ok || !refused {
+        let v = next_json(&mut ws).await;
+        match (&v["id"], v["method"].as_str()) {
+            (Value::Number(id), _) if id.as_u64() == Some(2) => logs_id = v["result"].as_str().unwrap().to_string(),
+            (Value::Number(id), _) if id.as_u64() == Some(3) => chain_ok = v["result"] == "0x354",
+            (Value::Number(id), _) if id.as_u64() == Some(4) => refused = v["error"]["code"] == -32602,
+            (_, Some("eth_subscription")) if v["params"]["subscription"] == json!(heads_id) => {
+                assert!(v["params"]["result"]["number"].as_str().unwrap().starts_with("0x"), "{v}");
+                saw_head = true;
+            }
+            _ => {}
+        }
+    }
+    // A precompile transfer: its Transfer log arrives on the logs subscription.
+    let (alice, issuer) = (dev_addr("alice"), dev_addr("issuer"));
+    let p = n.client.travel_rule_payload(&alice, &issuer).await.unwrap();
+    let raw = sign(
+        &dev_key("alice"),
+        &Unsigned { chain_id: Some(852), nonce: 0, gas_limit: 300_000, max_fee_per_gas: GWEI, max_priority_fee_per_gas: Some(0), to: Some(token()), input: transfer_with_travel_rule_calldata(&issuer, 42, &p.encode_to_vec()), ..Default::default() },
+    );
+    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(&raw))])).await;
+    loop {
+        let v = next_json(&mut ws).await;
+        if v["params"]["subscription"] == json!(logs_id) {
+            let log = &v["params"]["result"];
+            assert_eq!(log["transactionHash"], hash, "{v}");
+            assert_eq!(log["address"].as_str().unwrap().to_lowercase(), t.to_lowercase());
+            assert_eq!(log["data"], format!("0x{:064x}", 42));
+            break;
+        }
+    }
+    // Other read methods a wallet uses.
+    assert_eq!(ok(&n, "eth_maxPriorityFeePerGas", json!([])).await, "0x0");
+    assert!(ok(&n, "web3_clientVersion", json!([])).await.as_str().unwrap().starts_with("lantau/"));
+    let fh = ok(&n, "eth_feeHistory", json!(["0x2", "latest", [50]])).await;
+    assert_eq!(fh["baseFeePerGas"].as_array().unwrap().len(), 3, "{fh}");
+    assert_eq!(ok(&n, "eth_getStorageAt", json!([t, "0x0", "latest"])).await, format!("0x{}", "0".repeat(64)));
+    let r = receipt(&n, hash.as_str().unwrap()).await;
+    assert_eq!(ok(&n, "eth_getBlockTransactionCountByNumber", json!([r["blockNumber"]])).await, "0x1");
+    n.stop().await;
+}

@@ -30,7 +30,7 @@ impl App {
     pub async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> Result<u64, AppError> {
         use lantau_auth::AuthRead as _;
         let check = self.check_state().await;
-        let acct = (&*check).account(&lantau_module_api::GasMeter::infinite(), addr).await.map_err(|e| AppError::Corrupt { key: "auth/account", why: e.log })?;
+        let acct = (*check).account(&lantau_module_api::GasMeter::infinite(), addr).await.map_err(|e| AppError::Corrupt { key: "auth/account", why: e.log })?;
         Ok(acct.map_or(0, |a| a.sequence))
     }
 

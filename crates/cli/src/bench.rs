@@ -88,6 +88,18 @@ fn stablecoin_genesis(home: &std::path::Path, keys: &[SecretKey]) -> anyhow::Res
     Ok(())
 }
 
+/// The Travel Rule payload of bench account `i` paying `j` (both full tier, one VASP).
+fn bench_payload(i: usize, j: usize) -> lantau_proto::chain::compliance::v1::TravelRulePayload {
+    lantau_proto::chain::compliance::v1::TravelRulePayload {
+        tx_hash: String::new(),
+        originator_ref: format!("ivms101:bench-{i}"),
+        beneficiary_ref: format!("ivms101:bench-{j}"),
+        originator_vasp: "VASP-BENCH".into(),
+        beneficiary_vasp: "VASP-BENCH".into(),
+        tier: "full".into(),
+    }
+}
+
 fn bench_key(i: usize) -> anyhow::Result<SecretKey> {
     let seed = lantau_crypto::sha256(format!("lantau-bench-{i}").as_bytes());
     Ok(SecretKey::from_bytes(&seed)?)
@@ -195,14 +207,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                 let to = keys[j].address();
                 if evm {
                     use prost::Message as _;
-                    let payload = lantau_proto::chain::compliance::v1::TravelRulePayload {
-                        tx_hash: String::new(),
-                        originator_ref: format!("ivms101:bench-{i}"),
-                        beneficiary_ref: format!("ivms101:bench-{j}"),
-                        originator_vasp: "VASP-BENCH".into(),
-                        beneficiary_vasp: "VASP-BENCH".into(),
-                        tier: "full".into(),
-                    };
+                    let payload = bench_payload(i, j);
                     let input = lantau_app::evm::sign::transfer_with_travel_rule_calldata(&to, 1, &payload.encode_to_vec());
                     let txs = (0..per)
                         .map(|seq| {
@@ -223,14 +228,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                     continue;
                 }
                 let b = if stablecoin {
-                    let payload = lantau_proto::chain::compliance::v1::TravelRulePayload {
-                        tx_hash: String::new(),
-                        originator_ref: format!("ivms101:bench-{i}"),
-                        beneficiary_ref: format!("ivms101:bench-{j}"),
-                        originator_vasp: "VASP-BENCH".into(),
-                        beneficiary_vasp: "VASP-BENCH".into(),
-                        tier: "full".into(),
-                    };
+                    let payload = bench_payload(i, j);
                     let msg = msg_send(&keys[i].address(), &to, &[Coin::new("hkd.demo", 1u128)]);
                     TxBuilder::new(vec![msg]).gas(400_000).travel_rule(&payload)
                 } else {

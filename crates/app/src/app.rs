@@ -88,6 +88,10 @@ pub struct App {
     check_ctx: parking_lot::RwLock<Option<BlockCtx>>,
     /// Gate traces this node computed (TxTrace).
     traces: parking_lot::Mutex<crate::trace::TraceBuffer>,
+    /// Whether the last committed block wrote a key the gate chain reads (true until a block
+    /// is committed: unknown history counts as changed). When it did not, every waiting
+    /// transaction's verdict is what it was, and the recheck does not screen again.
+    gates_dirty: std::sync::atomic::AtomicBool,
     /// Transactions the driver already decoded (at admission), by hash, for the next block's
     /// PrepareProposal / ProcessProposal / FinalizeBlock. Decoding is pure, so a decoded
     /// transaction is exactly what decoding the same bytes again would give.
@@ -154,6 +158,7 @@ impl App {
             staged: parking_lot::Mutex::new(None),
             check_ctx: parking_lot::RwLock::new(None),
             traces: parking_lot::Mutex::new(Default::default()),
+            gates_dirty: std::sync::atomic::AtomicBool::new(true),
             known: parking_lot::Mutex::new(std::collections::BTreeMap::new()),
         })
     }
@@ -184,6 +189,11 @@ impl App {
     /// routed through the module list.
     pub async fn query(&self, method: &str, request: &[u8]) -> Result<Vec<u8>, lantau_module_api::QueryError> {
         crate::modules::query(&self.snapshot(), method, request).await
+    }
+
+    /// Whether the last committed block changed what the gate chain reads.
+    pub(crate) fn gates_dirty(&self) -> bool {
+        self.gates_dirty.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The admission state (locked while held).
@@ -565,6 +575,8 @@ impl App {
         let staged = self.staged.lock().take().ok_or(AppError::CommitWithoutFinalize)?;
         self.storage.commit_batch(staged.batch).map_err(AppError::store)?;
         self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().map(|(k, v)| (k, v)));
+        let dirty = staged.writes.iter().any(|(k, _)| lantau_compliance::state_key::read_by_gates(k));
+        self.gates_dirty.store(dirty, std::sync::atomic::Ordering::Release);
         tracing::debug!(height = staged.height, "committed");
         Ok(response::Commit { data: Default::default(), retain_height: TmHeight::default() })
     }

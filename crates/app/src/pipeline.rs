@@ -7,7 +7,7 @@
 //! | mode | ante | signature | fee floor | gates | messages + record | trace kept |
 //! | --- | --- | --- | --- | --- | --- | --- |
 //! | check | yes | yes | yes | yes | no (as the Cosmos SDK's CheckTx) | yes |
-//! | recheck | yes | yes | yes | yes | no | yes |
+//! | recheck | yes | yes | yes | when the last block wrote what they read | no | when it drops the transaction |
 //! | deliver | yes | yes | yes | yes | yes | yes |
 //! | simulate | yes | no | no (pays the floor for its gas) | yes | yes | no |
 //! | simulate-trace | no | no | no | yes | no | no (returned) |
@@ -91,14 +91,22 @@ impl App {
             // From here on the fee is paid and the sequence advanced, whatever follows.
             ante_state.apply();
         }
+        // A recheck after a block that wrote nothing the gates read would reach the verdict
+        // the transaction already has: it was screened on the state before that block.
+        if mode == Mode::Recheck && !self.gates_dirty() {
+            return Run { result: Ok(()), events, trace: None };
+        }
         // The gate chain (admission is an early filter; execution judges again on the block's
         // state, because a proposer can put anything in a block).
         let mut verdict = match crate::screen::screen(&*state, gas, block, tx).await {
             Ok(v) => v,
             Err(e) => return Run { result: Err(e), events, trace: None },
         };
+        // A recheck that passes says nothing the admission's trace did not: only a recheck
+        // that drops the transaction replaces it (with the reason).
+        let keep = mode.keeps_trace() && (mode != Mode::Recheck || verdict.rejection.is_some());
         let trace = crate::trace::to_trace(&tx.hash, &verdict);
-        if mode.keeps_trace() {
+        if keep {
             self.keep_trace(tx.hash, block, trace.clone());
         }
         if let Some(e) = verdict.rejection.take() {

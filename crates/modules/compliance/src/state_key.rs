@@ -121,3 +121,37 @@ pub fn audit_time(t: &lantau_proto::Timestamp) -> [u8; 12] {
 pub fn audit_index_key(prefix: &[u8], time: &[u8; 12], sequence: u64) -> Vec<u8> {
     [prefix, time.as_slice(), &sequence.to_be_bytes()].concat()
 }
+
+/// Whether the gate chain reads `key`: identities and KYC params, rules, sanctions, sub-role
+/// bindings and agent policies and windows. Not: velocity windows (advisory only), flags,
+/// audit bookkeeping and Travel Rule anchors. A block that writes no such key leaves every
+/// verdict as it was (the recheck uses this to skip re-screening).
+pub fn read_by_gates(key: &str) -> bool {
+    if key.starts_with("kyc/") {
+        return true;
+    }
+    let Some(rest) = key.strip_prefix("compliance/") else { return false };
+    !(rest.starts_with("velocity/")
+        || rest.starts_with("flag/")
+        || rest.starts_with("travel_rule/")
+        || rest == "next_flag_id"
+        || rest == "audit_seq"
+        || rest == "audit_head")
+}
+
+#[cfg(test)]
+mod gate_reads {
+    use super::*;
+    use lantau_primitives::Address;
+
+    #[test]
+    fn the_keys_the_gates_read_are_recognised_and_bookkeeping_is_not() {
+        let a = Address([7; 20]);
+        for k in [RULES.to_string(), SANCTIONS.to_string(), binding(&a), sub_key_of(&a, &a), policy(&a), window(&a), "kyc/id/x".into(), "kyc/params".into(), "compliance/params".into()] {
+            assert!(read_by_gates(&k), "{k}");
+        }
+        for k in [velocity(&a), flag(3), NEXT_FLAG_ID.to_string(), AUDIT_SEQ.to_string(), AUDIT_HEAD.to_string(), travel_rule("ab"), "bank/balance/x".into(), "auth/account/x".into()] {
+            assert!(!read_by_gates(&k), "{k}");
+        }
+    }
+}

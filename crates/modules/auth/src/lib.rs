@@ -41,8 +41,4 @@ impl lantau_module_api::Module for Auth {
     ) -> Result<(), lantau_module_api::TxError> {
         genesis::init_genesis(state, g).await
     }
-
-    fn decode(_any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
-        None
-    }
 }

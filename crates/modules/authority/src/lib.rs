@@ -44,8 +44,4 @@ impl lantau_module_api::Module for Authority {
     ) -> Result<(), lantau_module_api::TxError> {
         genesis::init_genesis(state, g).map(|_governance| ())
     }
-
-    fn decode(_any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
-        None
-    }
 }

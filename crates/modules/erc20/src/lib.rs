@@ -67,8 +67,4 @@ impl lantau_module_api::Module for Erc20 {
     ) -> Result<(), lantau_module_api::TxError> {
         Ok(())
     }
-
-    fn decode(_any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
-        None
-    }
 }

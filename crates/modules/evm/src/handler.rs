@@ -13,7 +13,6 @@ use lantau_primitives::{Coin, NATIVE_DENOM};
 
 use crate::exec::{self, EvmCall};
 use crate::msg::EvmMsg;
-use crate::EvmRead;
 
 impl MsgHandler for EvmMsg {
     fn check_stateless(&self) -> Result<(), TxError> {
@@ -22,7 +21,7 @@ impl MsgHandler for EvmMsg {
 
     async fn check_and_execute<S: StateWrite + Send + Sync>(&self, state: &mut S, ctx: &mut ExecCtx<'_>) -> Result<(), TxError> {
         let tx = self.eth_tx();
-        tx.check_chain(state.evm_chain_id().await?)?;
+        // The chain id was checked by the ante, which runs before every execution.
         let out = exec::run(state, ctx.block, &EvmCall::from_tx(tx), ctx.tx_hash, true).await?;
         // The transaction's gas is the EVM's: what the pipeline metered before (the gates' reads
         // over no facts) is inside the intrinsic gas, so the meter ends at exactly `gas_used`.

@@ -378,6 +378,10 @@ impl App {
 
     async fn preverify(&self, tx: &DecodedTx, chain_id: &str) {
         use lantau_auth::AuthRead;
+        // An Ethereum transaction's sender was recovered from its signature at decode.
+        if tx.eth_hash.is_some() {
+            return;
+        }
         let snap = self.cached_snapshot();
         let gas = GasMeter::infinite();
         if let Ok(Some(acct)) = snap.account(&gas, &tx.signer).await {

@@ -12,6 +12,11 @@
 mod bench;
 mod cli;
 
+/// mimalloc for every Rust allocation of the node: under load glibc's malloc and free took a
+/// fifth of the CPU (docs/performance.md, "The EVM path: profile").
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {

@@ -4,7 +4,9 @@
 //! Keys (non-verifiable, binary):
 //! - `b/<height u64 BE>` → the block (CometBFT protobuf `Block`), embedded engine only;
 //! - `B/<header hash 32 bytes>` → height u64 BE (the Ethereum JSON-RPC's block by hash);
-//! - `r/<height u64 BE>` → the block's results (CometBFT protobuf `ResponseFinalizeBlock`);
+//! - `r/<height u64 BE>` → the block's results (CometBFT protobuf `ResponseFinalizeBlock`)
+//!   without `tx_results`, which are read from the `t/` rows in `h/` order (stores written
+//!   before kept them here too, and are still read);
 //! - `t/<hash 32 bytes>` → the transaction (CometBFT protobuf `TxResult`);
 //! - `h/<height u64 BE><index u32 BE>` → tx hash: every transaction in block order;
 //! - `E/<type.key>\0<value>\0<height u64 BE>` → `(index u32 BE ‖ tx hash)*`: for each indexed
@@ -84,8 +86,16 @@ impl BlockHook for Indexer {
                 out.push((block_key(height), Protobuf::<pb::types::Block>::encode_vec(b)));
             }
         }
-        let pb_resp: pb::abci::ResponseFinalizeBlock = resp.clone().into();
-        out.push((results_key(height), pb_resp.encode_to_vec()));
+        // The block's own results without the transactions' (each is in its `t/` row; the
+        // block results are put together from both when read).
+        let block_part = response::FinalizeBlock {
+            events: resp.events.clone(),
+            tx_results: Vec::new(),
+            validator_updates: resp.validator_updates.clone(),
+            consensus_param_updates: resp.consensus_param_updates.clone(),
+            app_hash: resp.app_hash.clone(),
+        };
+        out.push((results_key(height), pb::abci::ResponseFinalizeBlock::from(block_part).encode_to_vec()));
         // (event type, attribute key, value) → the block's transactions carrying it.
         let mut rows: std::collections::HashMap<(&str, &str, &str), Vec<u8>> = std::collections::HashMap::new();
         for (i, (tx, result)) in req.txs.iter().zip(resp.tx_results.iter()).enumerate() {
@@ -146,8 +156,28 @@ pub async fn block_height_by_hash(snap: &Snapshot, hash: &[u8; 32]) -> anyhow::R
 pub async fn block_results(snap: &Snapshot, height: u64, app_hash: String) -> anyhow::Result<Option<BlockResults>> {
     let Some(raw) = snap.nonverifiable_get_raw(&results_key(height)).await? else { return Ok(None) };
     let r = pb::abci::ResponseFinalizeBlock::decode(raw.as_slice())?;
-    let resp = response::FinalizeBlock::try_from(r)?;
+    let mut resp = response::FinalizeBlock::try_from(r)?;
+    if resp.tx_results.is_empty() {
+        resp.tx_results = block_tx_results(snap, height).await?;
+    }
     Ok(Some(BlockResults { height, tx_results: resp.tx_results, finalize_block_events: resp.events, app_hash }))
+}
+
+/// The results of a block's transactions, in block order, from their `t/` rows.
+async fn block_tx_results(snap: &Snapshot, height: u64) -> anyhow::Result<Vec<ExecTxResult>> {
+    let prefix = [b"h/".as_slice(), &height.to_be_bytes()].concat();
+    let mut hashes = snap.nonverifiable_prefix_raw(&prefix);
+    let mut results = Vec::new();
+    while let Some(row) = hashes.next().await {
+        let (_, hash) = row?;
+        let hash: [u8; 32] = hash.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt height row at {height}"))?;
+        let Some(raw) = snap.nonverifiable_get_raw(&tx_key(&hash)).await? else {
+            anyhow::bail!("the index lists a transaction it does not hold at height {height}");
+        };
+        let rec = pb::abci::TxResult::decode(raw.as_slice())?;
+        results.push(ExecTxResult::try_from(rec.result.unwrap_or_default())?);
+    }
+    Ok(results)
 }
 
 async fn block_time(snap: &Snapshot, height: u64) -> anyhow::Result<String> {

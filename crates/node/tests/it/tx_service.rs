@@ -51,6 +51,16 @@ async fn signed_msg_send_is_confirmed_by_get_tx_and_websocket_and_moves_balances
         assert!(kinds.contains(&k), "missing {k} in {kinds:?}");
     }
 
+    // The block's results list it, with its events (the index keeps each transaction's
+    // result once; block_results puts the block together from them).
+    let url = format!("http://{}/block_results?height={}", n.node.rpc_addr, r.height);
+    let br: Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
+    let results = br["result"]["txs_results"].as_array().unwrap_or_else(|| panic!("{br}"));
+    let ours: Vec<&Value> = results.iter().filter(|t| t["events"].as_array().is_some_and(|e| e.iter().any(|e| e["type"] == "transfer"))).collect();
+    assert!(!ours.is_empty(), "{br}");
+    assert_eq!(results.iter().map(|t| t["code"].as_u64().unwrap_or(0)).max(), Some(0), "{br}");
+    assert_eq!(br["result"]["height"], r.height);
+
     let ev = next_json(&mut ws).await;
     assert_eq!(ev["id"], 7);
     assert_eq!(ev["result"]["data"]["type"], "tendermint/event/Tx");

@@ -191,6 +191,78 @@ impl App {
         crate::modules::query(&self.snapshot(), method, request).await
     }
 
+    /// ABCI Query. `path` is either a gRPC method of a module's query service
+    /// (`/chain.kyc.v1.Query/Identity`: protobuf request in `data`, protobuf response in
+    /// `value`), routed through the module list like the REST and gRPC servers, or `/store/key`
+    /// with a raw store key in `data` (its committed value; with `prove`, the JMT proofs as
+    /// `ics23:jmt` proof ops, substore then root). `height` 0 means the latest; an older
+    /// height answers from that version while the store keeps it. Codes follow the Cosmos
+    /// SDK's (`sdk` codespace): 6 unknown path, 18 invalid request, 26 invalid height,
+    /// 38 not found, 1 internal.
+    pub async fn abci_query(&self, req: request::Query) -> response::Query {
+        let fail = |code: u32, log: String, height: u64| response::Query {
+            code: Code::from(code),
+            log,
+            codespace: "sdk".into(),
+            height: TmHeight::try_from(height).unwrap_or_default(),
+            ..Default::default()
+        };
+        let latest = match self.last_height().await {
+            Ok(h) => h,
+            Err(e) => return fail(1, e.to_string(), 0),
+        };
+        let asked = req.height.value();
+        let height = if asked == 0 { latest } else { asked };
+        let snap = match self.snapshot_at_height(Some(height)).await {
+            Ok(Some(s)) => s,
+            Ok(None) if asked > latest => return fail(26, format!("cannot query with height in the future; please provide a valid height (latest {latest})"), latest),
+            Ok(None) => return fail(26, format!("height {asked} is no longer kept by this node (latest {latest})"), latest),
+            Err(e) => return fail(1, e.to_string(), latest),
+        };
+        let ok = |key: Vec<u8>, value: Vec<u8>, proof: Option<tendermint::merkle::proof::ProofOps>| response::Query {
+            key: key.into(),
+            value: value.into(),
+            proof,
+            height: TmHeight::try_from(height).unwrap_or_default(),
+            ..Default::default()
+        };
+        let path = req.path.as_str();
+        if path == "/store/key" || path == "store/key" {
+            if req.prove {
+                return match snap.get_with_proof(req.data.to_vec()).await {
+                    Ok((value, proof)) => {
+                        let ops = proof
+                            .proofs
+                            .iter()
+                            .map(|p| tendermint::merkle::proof::ProofOp {
+                                field_type: "ics23:jmt".into(),
+                                key: req.data.to_vec(),
+                                data: prost::Message::encode_to_vec(p),
+                            })
+                            .collect();
+                        ok(req.data.to_vec(), value.unwrap_or_default(), Some(tendermint::merkle::proof::ProofOps { ops }))
+                    }
+                    Err(e) => fail(18, e.to_string(), height),
+                };
+            }
+            let key = match std::str::from_utf8(&req.data) {
+                Ok(k) if !k.is_empty() => k.to_string(),
+                _ => return fail(18, "a store key is non-empty UTF-8".into(), height),
+            };
+            return match cnidarium::StateRead::get_raw(&snap, &key).await {
+                Ok(v) => ok(req.data.to_vec(), v.unwrap_or_default(), None),
+                Err(e) => fail(1, e.to_string(), height),
+            };
+        }
+        match crate::modules::query(&snap, path, &req.data).await {
+            Ok(v) => ok(Vec::new(), v, None),
+            Err(lantau_module_api::QueryError::InvalidArgument(m)) if m.starts_with("unknown query path") => fail(6, m, height),
+            Err(lantau_module_api::QueryError::NotFound(m)) => fail(38, m, height),
+            Err(lantau_module_api::QueryError::InvalidArgument(m) | lantau_module_api::QueryError::FailedPrecondition(m)) => fail(18, m, height),
+            Err(lantau_module_api::QueryError::Internal(m)) => fail(1, m, height),
+        }
+    }
+
     /// Whether the last committed block changed what the gate chain reads.
     pub(crate) fn gates_dirty(&self) -> bool {
         self.gates_dirty.load(std::sync::atomic::Ordering::Acquire)
@@ -393,9 +465,14 @@ impl App {
         }
     }
 
-    /// ABCI CheckTx.
+    /// ABCI CheckTx. A `Recheck` (CometBFT re-admitting its mempool after a commit, in
+    /// mempool order, on the check overlay [`App::commit`] reset) runs the pipeline's recheck
+    /// mode: the ante again, the gates again only when the block wrote what they read.
     pub async fn check_tx(&self, req: request::CheckTx) -> response::CheckTx {
-        let out = self.check_tx_bytes(&req.tx).await;
+        let out = match req.kind {
+            request::CheckTxKind::New => self.check_tx_bytes(&req.tx).await,
+            request::CheckTxKind::Recheck => self.recheck_bytes(&req.tx).await,
+        };
         let (code, log, codespace) = match &out.result {
             Ok(()) => (Code::Ok, String::new(), String::new()),
             Err(e) => (Code::from(e.code), e.log.clone(), e.codespace.to_string()),
@@ -408,6 +485,31 @@ impl App {
             gas_used: i64::try_from(out.gas_used).unwrap_or(i64::MAX),
             ..Default::default()
         }
+    }
+
+    /// Re-admits a waiting transaction on the check overlay (CometBFT's recheck).
+    async fn recheck_bytes(&self, bytes: &[u8]) -> CheckOutcome {
+        let hash = tx::tx_hash(bytes);
+        let decoded = match tx::decode(bytes, &self.cfg) {
+            Ok(d) => Arc::new(d),
+            Err(e) => return CheckOutcome { hash, sender: None, gas_wanted: 0, gas_used: 0, result: Err(e), decoded: None },
+        };
+        let sender = Some((decoded.signer, decoded.sequence));
+        let gas_wanted = decoded.gas_limit;
+        let block = match self.check_block_ctx().await {
+            Ok(b) => b,
+            Err(e) => {
+                return CheckOutcome { hash, sender, gas_wanted, gas_used: 0, result: Err(ante_internal(e)), decoded: Some(decoded) }
+            }
+        };
+        let gas = GasMeter::new(decoded.gas_limit);
+        let mut check = self.check.lock().await;
+        let mut overlay = StateDelta::new(&mut *check);
+        let result = self.run_tx(&mut overlay, &decoded, &block, &gas, Mode::Recheck).await.result;
+        if result.is_ok() {
+            overlay.apply();
+        }
+        CheckOutcome { hash, sender, gas_wanted, gas_used: gas.used(), result, decoded: Some(decoded) }
     }
 
     /// Drops every admission effect and starts a new check overlay on the latest committed
@@ -462,32 +564,80 @@ impl App {
 
     // === Proposals ===
 
-    /// ABCI PrepareProposal: keeps transactions in order while they fit in `max_tx_bytes` and
-    /// decode; the mempool already ordered them by sender and sequence.
+    /// Runs each of `txs`, in order, through admission (ante and gates) on a throwaway
+    /// overlay of the latest committed state, as the block would meet them: `Ok` for those
+    /// that pass, the first failure otherwise. A transaction whose decoding the driver offered
+    /// ([`App::offer_decoded`]) passed exactly these checks, in this order, on this state when
+    /// its mempool rechecked it, and is not run again.
+    async fn verify_in_order<T: AsRef<[u8]>>(&self, txs: &[T]) -> Vec<Result<(), TxError>> {
+        let mut out = Vec::with_capacity(txs.len());
+        let snap = self.cached_snapshot();
+        let block = match (Self::height_at(snap.snapshot()).await, self.block_time_at(snap.snapshot()).await) {
+            (Ok(h), Ok(t)) => Self::next_block_ctx(h, t, self.chain_id()),
+            (Err(e), _) | (_, Err(e)) => {
+                let e = ante_internal(e);
+                return txs.iter().map(|_| Err(e.clone())).collect();
+            }
+        };
+        let mut state = StateDelta::new(snap);
+        for t in txs {
+            let t = t.as_ref();
+            let hash = tx::tx_hash(t);
+            if self.known.lock().contains_key(&hash) {
+                out.push(Ok(()));
+                continue;
+            }
+            let decoded = match tx::decode(t, &self.cfg) {
+                Ok(d) => d,
+                Err(e) => {
+                    out.push(Err(e));
+                    continue;
+                }
+            };
+            let gas = GasMeter::new(decoded.gas_limit);
+            let mut overlay = StateDelta::new(&mut state);
+            let r = self.run_tx(&mut overlay, &decoded, &block, &gas, Mode::Propose).await.result;
+            if r.is_ok() {
+                overlay.apply();
+            }
+            out.push(r);
+        }
+        out
+    }
+
+    /// ABCI PrepareProposal: keeps transactions in order while they fit in `max_tx_bytes`,
+    /// decode and still pass admission (ante and gates) on the latest committed state; the
+    /// mempool already ordered them by sender and sequence.
     pub async fn prepare_proposal(&self, req: request::PrepareProposal) -> response::PrepareProposal {
         let max = usize::try_from(req.max_tx_bytes).unwrap_or(usize::MAX);
         let mut total = 0usize;
-        let mut txs = Vec::with_capacity(req.txs.len());
+        let mut fitting = Vec::with_capacity(req.txs.len());
         for t in req.txs {
-            if self.decode_known(&t).is_err() {
-                continue;
-            }
             let Some(next) = total.checked_add(t.len()) else { break };
             if next > max {
                 break;
             }
             total = next;
-            txs.push(t);
+            fitting.push(t);
         }
+        let verdicts = self.verify_in_order(&fitting).await;
+        let txs = fitting.into_iter().zip(verdicts).filter(|(_, v)| v.is_ok()).map(|(t, _)| t).collect();
         response::PrepareProposal { txs }
     }
 
-    /// ABCI ProcessProposal: rejects a block carrying bytes that are not a transaction.
+    /// ABCI ProcessProposal: rejects a block carrying bytes that are not a transaction, or a
+    /// transaction that fails admission (ante: signature, sequence, fee floor, gas limit;
+    /// gates) on the latest committed state after the block's earlier transactions.
     pub async fn process_proposal(&self, req: request::ProcessProposal) -> response::ProcessProposal {
-        if req.txs.iter().all(|t| self.decode_known(t).is_ok()) {
-            response::ProcessProposal::Accept
-        } else {
-            response::ProcessProposal::Reject
+        let verdicts = self.verify_in_order(&req.txs).await;
+        match verdicts.iter().position(|v| v.is_err()) {
+            None => response::ProcessProposal::Accept,
+            Some(i) => {
+                if let Some(Err(e)) = verdicts.get(i) {
+                    tracing::warn!(height = %req.height, index = i, code = e.code, log = %e.log, "rejecting a proposal");
+                }
+                response::ProcessProposal::Reject
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! The one transaction pipeline: ante → gates → messages → record.
 //!
-//! Admission (check), re-admission after a commit (recheck), block execution (deliver), gas
+//! Admission (check), re-admission after a commit (recheck), the checks of a proposed block
+//! (propose: PrepareProposal and ProcessProposal), block execution (deliver), gas
 //! estimation (simulate) and the compliance dry run (simulate-trace) all call
 //! [`App::run_tx`]; the [`Mode`] decides only what differs:
 //!
@@ -8,6 +9,7 @@
 //! | --- | --- | --- | --- | --- | --- | --- |
 //! | check | yes | yes | yes | yes | no (as the Cosmos SDK's CheckTx) | yes |
 //! | recheck | yes | yes | yes | when the last block wrote what they read | no | when it drops the transaction |
+//! | propose | yes | yes | yes | yes | no | no |
 //! | deliver | yes | yes | yes | yes | yes | yes |
 //! | simulate | yes | no | no (pays the floor for its gas) | yes | yes | no |
 //! | simulate-trace | no | no | no | yes | no | no (returned) |
@@ -26,7 +28,7 @@ use crate::ante;
 use crate::app::App;
 use crate::tx::DecodedTx;
 
-/// What differs between the five ways a transaction runs.
+/// What differs between the six ways a transaction runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Admission to the mempool (CheckTx).
@@ -34,6 +36,9 @@ pub enum Mode {
     /// Re-admission of a waiting transaction on the newly committed state: the ante and the
     /// gates again, so a party blacklisted meanwhile drops it from the mempool.
     Recheck,
+    /// The admission checks of a block's transactions before it is decided
+    /// (PrepareProposal, ProcessProposal): on consensus rules only, nothing kept.
+    Propose,
     /// Execution in a block (FinalizeBlock).
     Deliver,
     /// Gas estimation: no signature check, no fee floor; nothing is kept.
@@ -46,7 +51,7 @@ impl Mode {
     fn ante(self) -> Option<ante::Mode> {
         match self {
             Mode::Check | Mode::Recheck => Some(ante::Mode::Check),
-            Mode::Deliver => Some(ante::Mode::Deliver),
+            Mode::Deliver | Mode::Propose => Some(ante::Mode::Deliver),
             Mode::Simulate => Some(ante::Mode::Simulate),
             Mode::SimulateTrace => None,
         }

@@ -15,6 +15,7 @@ use serde_json::json;
 mod compliance;
 mod evm;
 mod registry;
+mod testnet;
 
 /// The Lantau node and CLI.
 #[derive(Debug, Parser)]
@@ -57,6 +58,9 @@ enum Cmd {
     Query(QueryCmd),
     /// Benchmark: signed transfers through broadcast, committed tx/s and latencies.
     Bench(crate::bench::BenchArgs),
+    /// Local networks of validators under real CometBFT.
+    #[command(subcommand)]
+    Testnet(testnet::TestnetCmd),
 }
 
 #[derive(Debug, Args)]
@@ -95,6 +99,10 @@ struct StartArgs {
     /// Block interval, e.g. 1s or 500ms.
     #[arg(long)]
     block_time: Option<String>,
+    /// Serve the app to a CometBFT process over ABCI++ on this address (`tcp://IP:PORT` or
+    /// `unix:///PATH`) instead of running the embedded engine.
+    #[arg(long, value_name = "ADDR")]
+    abci: Option<lantau_node::abci::AbciAddr>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -343,6 +351,19 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 init_home(&home, &InitOptions::default())?;
                 eprintln!("initialised a dev home at {}", home.display());
             }
+            if let Some(addr) = &a.abci {
+                eprintln!("serving the app of {} over ABCI on {addr}", home.display());
+                let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+                let stop = async move {
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {}
+                        _ = term.recv() => {}
+                    }
+                };
+                lantau_node::node::serve_abci(&home, addr, stop).await?;
+                eprintln!("shutting down");
+                return Ok(());
+            }
             let block_time_ms = a.block_time.as_deref().map(parse_duration).transpose()?;
             let mut node = start(&home, StartOptions {
                     api_address: a.api_address,
@@ -403,6 +424,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Tx(TxCmd::Evm(t)) => evm::evm_tx(&home, out, t).await?,
         Cmd::Query(q) => query(&home, out, q).await?,
         Cmd::Bench(b) => crate::bench::run(b, out == Output::Json).await?,
+        Cmd::Testnet(t) => testnet::run(t).await?,
     }
     Ok(())
 }

@@ -4,11 +4,13 @@
 //!
 //! Layout: `config.rs`, `home.rs` (dev home and accounts), `genesis.rs`, `mempool.rs`,
 //! `engine.rs` (embedded single-validator engine), `indexer.rs` (block hook: tx index and
-//! blocks, written in the same commit as the state), `node.rs` (start, `NodeApi`).
+//! blocks, written in the same commit as the state), `node.rs` (start, `NodeApi`), `abci.rs` (the ABCI++ server for CometBFT), `testnet.rs`
+//! (`lantaud testnet`: local networks under real CometBFT).
 
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // the node is not the state machine
 #![cfg_attr(test, allow(unused_crate_dependencies))] // dev-dependencies serve tests/it
 
+pub mod abci;
 pub mod config;
 pub mod engine;
 pub mod genesis;
@@ -16,5 +18,6 @@ pub mod home;
 pub mod indexer;
 pub mod mempool;
 pub mod node;
+pub mod testnet;
 
 pub use node::{start, EmbeddedNode, RunningNode, StartOptions};

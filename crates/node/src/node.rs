@@ -231,6 +231,28 @@ impl RunningNode {
     }
 }
 
+/// Serves the app of `home` to a CometBFT process over ABCI++ (`lantaud start --abci`), until
+/// `stop` resolves. There is no embedded engine: CometBFT drives the app (InitChain from its own
+/// genesis file, whose `app_state` is the app's genesis), and the app's block hook still keeps
+/// its transaction index. The state is released cleanly on stop; a `kill -9` instead loses
+/// nothing committed, and CometBFT replays what the app had not committed.
+pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, stop: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+    let h = Home(home.to_path_buf());
+    let cfg = NodeConfig::load(&h.config())?;
+    let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
+    let app = Arc::new(App::load(h.state(), app_cfg, Indexer::new()).await?);
+    tracing::info!(chain_id = %app.chain_id(), height = app.last_height().await?, %addr, "state loaded; serving ABCI");
+    let served = tokio::select! {
+        r = crate::abci::serve(app.clone(), addr) => r,
+        () = stop => Ok(()),
+    };
+    match Arc::try_unwrap(app) {
+        Ok(app) => app.release().await,
+        Err(_) => tracing::warn!("the app is still in use at shutdown; its store closes with the process"),
+    }
+    served
+}
+
 /// Opens the home, initialises the chain on first start, and starts the engine and servers.
 pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNode> {
     let h = Home(home.to_path_buf());

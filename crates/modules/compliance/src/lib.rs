@@ -92,4 +92,18 @@ impl lantau_module_api::Module for Compliance {
     fn decode(any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
         ComplianceMsg::from_any(any)
     }
+
+    async fn query<S: cnidarium::StateRead + Sync>(
+        state: &S,
+        method: &str,
+        request: &[u8],
+    ) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
+        match method {
+            QUERY_AUDIT_LOG => Some(query::audit_log_grpc(state, request).await),
+            _ => None,
+        }
+    }
 }
+
+/// The gRPC method of AuditLog.
+pub const QUERY_AUDIT_LOG: &str = "/chain.compliance.v1.Query/AuditLog";

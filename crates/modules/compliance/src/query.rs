@@ -20,6 +20,27 @@ pub async fn audit_log<S: StateRead + Sync + ?Sized>(state: &S, filter: &AuditFi
     crate::audit::scan(state, filter).await
 }
 
+/// AuditLog by its gRPC method: `QueryAuditLogRequest` in, `QueryAuditLogResponse` out (the
+/// complete filtered set, in sequence order; pagination declared and not applied, as the REST
+/// route answers it).
+pub async fn audit_log_grpc<S: StateRead + Sync + ?Sized>(state: &S, request: &[u8]) -> Result<Vec<u8>, lantau_module_api::QueryError> {
+    use lantau_module_api::QueryError;
+    let req = <lantau_proto::chain::compliance::v1::QueryAuditLogRequest as prost::Message>::decode(request)
+        .map_err(|e| QueryError::InvalidArgument(format!("invalid QueryAuditLogRequest: {e}")))?;
+    let subject = match req.subject.as_str() {
+        "" => None,
+        s => Some(lantau_primitives::Address::from_bech32(s).map_err(|e| QueryError::InvalidArgument(format!("subject {s:?}: {e}")))?),
+    };
+    let non_empty = |s: String| if s.is_empty() { None } else { Some(s) };
+    let filter = AuditFilter { subject, tx_type: non_empty(req.tx_type), tx_hash: non_empty(req.tx_hash), from: req.from, to: req.to };
+    let entries = audit_log(state, &filter).await.map_err(QueryError::from)?;
+    let resp = lantau_proto::chain::compliance::v1::QueryAuditLogResponse {
+        entries,
+        pagination: Some(cosmos_sdk_proto::cosmos::base::query::v1beta1::PageResponse::default()),
+    };
+    Ok(prost::Message::encode_to_vec(&resp))
+}
+
 /// SubRoleBindings: every binding under `parent` (revoked ones included), optionally only of
 /// `role`, in sub-key order; a complete set.
 pub async fn sub_role_bindings<S: StateRead + Sync>(

@@ -1,0 +1,118 @@
+//! `lantaud testnet init|start`: a local network of validators under real CometBFT.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use lantau_node::home::DEV_CHAIN_ID;
+use lantau_node::testnet::{self, Testnet, TestnetOptions};
+
+/// `lantaud testnet`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum TestnetCmd {
+    /// Write a local network: app homes, one genesis, CometBFT homes and config (loopback
+    /// ports only, short timeouts).
+    Init(InitArgs),
+    /// Run validators of a local network (app and CometBFT each) until Ctrl-C or SIGTERM,
+    /// then stop them cleanly.
+    Start(StartArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// Validators.
+    #[arg(long, default_value_t = 4)]
+    validators: usize,
+    /// Output directory (created; must be empty). `--output` is the CLI-wide output format,
+    /// so this is simd's `--output-dir`.
+    #[arg(long = "output-dir", short = 'o')]
+    output_dir: PathBuf,
+    /// First port: validator N uses base+10N (P2P), +1 (CometBFT RPC), +2 (ABCI).
+    #[arg(long, default_value_t = 26600)]
+    base_port: u16,
+    /// Cosmos chain id.
+    #[arg(long, default_value = DEV_CHAIN_ID)]
+    chain_id: String,
+    /// CometBFT's pause after each block.
+    #[arg(long, default_value = "300ms")]
+    timeout_commit: String,
+    /// The cometbft binary (default: $LANTAU_COMETBFT, the prereqs cache, PATH).
+    #[arg(long)]
+    cometbft: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct StartArgs {
+    /// The directory `testnet init` wrote.
+    dir: PathBuf,
+    /// Only these validators (comma-separated indexes); all by default.
+    #[arg(long, value_delimiter = ',')]
+    nodes: Vec<usize>,
+}
+
+pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
+    match cmd {
+        TestnetCmd::Init(a) => {
+            let cometbft = testnet::find_cometbft(a.cometbft.as_deref())?;
+            let opts = TestnetOptions {
+                validators: a.validators,
+                base_port: a.base_port,
+                chain_id: a.chain_id,
+                timeout_commit: a.timeout_commit,
+                cometbft,
+            };
+            let out = a.output_dir;
+            let net = tokio::task::spawn_blocking(move || testnet::init(&out, &opts).map(|n| (n, out))).await??;
+            let (net, out) = net;
+            println!("wrote a network of {} validators for {} in {}", net.nodes.len(), net.chain_id, out.display());
+            for n in &net.nodes {
+                println!("  {}: CometBFT RPC {}, ABCI {}, P2P {}", n.moniker, n.rpc, n.abci, n.p2p);
+            }
+            println!("start it with: lantaud testnet start {}", out.display());
+        }
+        TestnetCmd::Start(a) => {
+            let net = Testnet::load(&a.dir)?;
+            let which: Vec<usize> = if a.nodes.is_empty() { (0..net.nodes.len()).collect() } else { a.nodes };
+            let exe = std::env::current_exe()?;
+            let mut running = Vec::new();
+            for &i in &which {
+                match testnet::start_validator(&a.dir, &net, i, &exe) {
+                    Ok(v) => running.push((i, v)),
+                    Err(e) => {
+                        for (_, v) in running {
+                            v.stop(Duration::from_secs(10));
+                        }
+                        return Err(e);
+                    }
+                }
+                eprintln!("started validator-{i} (CometBFT RPC {})", net.nodes.get(i).map(|n| n.rpc.as_str()).unwrap_or_default());
+            }
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            // Wait for a signal, or for a process of the network to exit on its own.
+            let exited = loop {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => break None,
+                    _ = term.recv() => break None,
+                    () = tokio::time::sleep(Duration::from_millis(500)) => {}
+                }
+                if let Some(i) = running.iter_mut().find_map(|(i, v)| {
+                    let gone = matches!(v.app.try_wait(), Ok(Some(_))) || matches!(v.cometbft.try_wait(), Ok(Some(_)));
+                    gone.then_some(*i)
+                }) {
+                    break Some(i);
+                }
+            };
+            eprintln!("stopping the network");
+            tokio::task::spawn_blocking(move || {
+                for (_, v) in running {
+                    v.stop(Duration::from_secs(10));
+                }
+            })
+            .await?;
+            if let Some(i) = exited {
+                anyhow::bail!("a process of validator-{i} exited; see {}", a.dir.join(format!("node{i}")).display());
+            }
+        }
+    }
+    Ok(())
+}

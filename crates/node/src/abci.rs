@@ -1,0 +1,236 @@
+//! The ABCI++ server (CometBFT v0.38 protocol, `tower-abci`): the same [`App`] the embedded
+//! engine drives, through the same calls, served to a CometBFT process on a socket.
+//!
+//! CometBFT opens four connections (consensus, mempool, query, snapshot); `tower-abci` runs
+//! each request's future on the connection's task, concurrently with the ones before it.
+//! CometBFT sends consensus requests one at a time, so they stay ordered; it pipelines
+//! CheckTx, and two transactions of one sender must be admitted in the order they arrived,
+//! so the mempool service hands them to one task that admits them one after another.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use lantau_app::tendermint::abci::{request, response};
+use lantau_app::tendermint::v0_38::abci::{
+    ConsensusRequest, ConsensusResponse, InfoRequest, InfoResponse, MempoolRequest, MempoolResponse, SnapshotRequest, SnapshotResponse,
+};
+use lantau_app::App;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::PollSender;
+use tower::Service;
+use tower_abci::BoxError;
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send + 'static>>;
+
+/// Where the ABCI server listens: `tcp://host:port` or `unix:///path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AbciAddr {
+    /// A TCP socket.
+    Tcp(std::net::SocketAddr),
+    /// A Unix domain socket.
+    Unix(std::path::PathBuf),
+}
+
+impl std::str::FromStr for AbciAddr {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        if let Some(p) = s.strip_prefix("unix://") {
+            if p.is_empty() {
+                anyhow::bail!("the ABCI address {s:?} names no socket path");
+            }
+            return Ok(AbciAddr::Unix(p.into()));
+        }
+        let hostport = s.strip_prefix("tcp://").unwrap_or(s);
+        hostport
+            .parse()
+            .map(AbciAddr::Tcp)
+            .map_err(|e| anyhow::anyhow!("the ABCI address {s:?} is neither tcp://IP:PORT nor unix:///PATH ({e})"))
+    }
+}
+
+impl std::fmt::Display for AbciAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AbciAddr::Tcp(a) => write!(f, "tcp://{a}"),
+            AbciAddr::Unix(p) => write!(f, "unix://{}", p.display()),
+        }
+    }
+}
+
+/// Serves `app` to CometBFT on `addr` until the future is dropped or the listener fails.
+pub async fn serve(app: Arc<App>, addr: &AbciAddr) -> anyhow::Result<()> {
+    let server = tower_abci::v038::Server::builder()
+        .consensus(Consensus(app.clone()))
+        .mempool(Mempool::start(app.clone()))
+        .info(Info(app.clone()))
+        .snapshot(Snapshots(app))
+        .finish()
+        .ok_or_else(|| anyhow::anyhow!("ABCI server incomplete"))?;
+    let res = match addr {
+        AbciAddr::Tcp(a) => server.listen_tcp(a).await,
+        AbciAddr::Unix(p) => {
+            // A socket file left by an earlier run would refuse the bind.
+            if p.exists() {
+                std::fs::remove_file(p)?;
+            }
+            server.listen_unix(p).await
+        }
+    };
+    res.map_err(|e| anyhow::anyhow!("ABCI server on {addr}: {e}"))
+}
+
+fn fatal(what: &str, e: impl std::fmt::Display) -> BoxError {
+    // An error on the consensus connection stops CometBFT: the app cannot go on from a
+    // block it failed to execute or persist, and halting is what the spec asks for.
+    tracing::error!(error = %e, "ABCI {what} failed");
+    format!("{what}: {e}").into()
+}
+
+/// The consensus connection.
+#[derive(Clone)]
+struct Consensus(Arc<App>);
+
+impl Service<ConsensusRequest> for Consensus {
+    type Response = ConsensusResponse;
+    type Error = BoxError;
+    type Future = BoxFuture<ConsensusResponse>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: ConsensusRequest) -> Self::Future {
+        let app = self.0.clone();
+        Box::pin(async move {
+            Ok(match req {
+                ConsensusRequest::InitChain(r) => ConsensusResponse::InitChain(app.init_chain(r).await.map_err(|e| fatal("InitChain", e))?),
+                ConsensusRequest::PrepareProposal(r) => ConsensusResponse::PrepareProposal(app.prepare_proposal(r).await),
+                ConsensusRequest::ProcessProposal(r) => ConsensusResponse::ProcessProposal(app.process_proposal(r).await),
+                ConsensusRequest::FinalizeBlock(r) => {
+                    ConsensusResponse::FinalizeBlock(app.finalize_block(r).await.map_err(|e| fatal("FinalizeBlock", e))?)
+                }
+                ConsensusRequest::Commit => ConsensusResponse::Commit(app.commit().await.map_err(|e| fatal("Commit", e))?),
+                // Vote extensions are not enabled (`vote_extensions_enable_height` 0).
+                ConsensusRequest::ExtendVote(_) => ConsensusResponse::ExtendVote(response::ExtendVote { vote_extension: Default::default() }),
+                ConsensusRequest::VerifyVoteExtension(_) => ConsensusResponse::VerifyVoteExtension(response::VerifyVoteExtension::Accept),
+            })
+        })
+    }
+}
+
+type CheckJob = (request::CheckTx, oneshot::Sender<response::CheckTx>);
+
+/// The mempool connection: CheckTx (new and recheck), admitted in arrival order.
+#[derive(Clone)]
+struct Mempool(PollSender<CheckJob>);
+
+impl Mempool {
+    /// How many CheckTx may wait for the admitting task before the connection stops reading.
+    const QUEUE: usize = 1024;
+
+    fn start(app: Arc<App>) -> Self {
+        let (tx, mut rx) = mpsc::channel::<CheckJob>(Self::QUEUE);
+        tokio::spawn(async move {
+            while let Some((req, reply)) = rx.recv().await {
+                let _gone = reply.send(app.check_tx(req).await);
+            }
+        });
+        Mempool(PollSender::new(tx))
+    }
+}
+
+impl Service<MempoolRequest> for Mempool {
+    type Response = MempoolResponse;
+    type Error = BoxError;
+    type Future = BoxFuture<MempoolResponse>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.0.poll_reserve(cx).map_err(|_| "the admitting task stopped".into())
+    }
+
+    fn call(&mut self, req: MempoolRequest) -> Self::Future {
+        let MempoolRequest::CheckTx(req) = req;
+        let (reply, answer) = oneshot::channel();
+        let sent = self.0.send_item((req, reply)).map_err(|_| BoxError::from("the admitting task stopped"));
+        Box::pin(async move {
+            sent?;
+            let r = answer.await.map_err(|_| BoxError::from("the admitting task dropped a CheckTx"))?;
+            Ok(MempoolResponse::CheckTx(r))
+        })
+    }
+}
+
+/// The query connection: Info, Query, Echo.
+#[derive(Clone)]
+struct Info(Arc<App>);
+
+impl Service<InfoRequest> for Info {
+    type Response = InfoResponse;
+    type Error = BoxError;
+    type Future = BoxFuture<InfoResponse>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: InfoRequest) -> Self::Future {
+        let app = self.0.clone();
+        Box::pin(async move {
+            Ok(match req {
+                InfoRequest::Info(r) => InfoResponse::Info(app.info(r).await.map_err(|e| fatal("Info", e))?),
+                InfoRequest::Query(r) => InfoResponse::Query(app.abci_query(r).await),
+                InfoRequest::Echo(r) => InfoResponse::Echo(response::Echo { message: r.message }),
+            })
+        })
+    }
+}
+
+/// The snapshot connection. State sync is not served yet: no snapshots are listed, and an
+/// offered one is rejected, so a joining node falls back to replaying blocks.
+#[derive(Clone)]
+struct Snapshots(Arc<App>);
+
+impl Service<SnapshotRequest> for Snapshots {
+    type Response = SnapshotResponse;
+    type Error = BoxError;
+    type Future = BoxFuture<SnapshotResponse>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: SnapshotRequest) -> Self::Future {
+        let _app = self.0.clone();
+        Box::pin(async move {
+            Ok(match req {
+                SnapshotRequest::ListSnapshots => SnapshotResponse::ListSnapshots(response::ListSnapshots { snapshots: vec![] }),
+                SnapshotRequest::OfferSnapshot(_) => SnapshotResponse::OfferSnapshot(response::OfferSnapshot::Reject),
+                SnapshotRequest::LoadSnapshotChunk(_) => {
+                    SnapshotResponse::LoadSnapshotChunk(response::LoadSnapshotChunk { chunk: Default::default() })
+                }
+                SnapshotRequest::ApplySnapshotChunk(_) => SnapshotResponse::ApplySnapshotChunk(response::ApplySnapshotChunk {
+                    result: response::ApplySnapshotChunkResult::Abort,
+                    refetch_chunks: vec![],
+                    reject_senders: vec![],
+                }),
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AbciAddr;
+
+    #[test]
+    fn abci_addresses_parse_as_cometbft_writes_them() {
+        assert_eq!("tcp://127.0.0.1:26658".parse::<AbciAddr>().unwrap(), AbciAddr::Tcp("127.0.0.1:26658".parse().unwrap()));
+        assert_eq!("127.0.0.1:26658".parse::<AbciAddr>().unwrap(), AbciAddr::Tcp("127.0.0.1:26658".parse().unwrap()));
+        assert_eq!("unix:///tmp/app.sock".parse::<AbciAddr>().unwrap(), AbciAddr::Unix("/tmp/app.sock".into()));
+        assert!("unix://".parse::<AbciAddr>().is_err());
+        assert!("tcp://localhost".parse::<AbciAddr>().is_err());
+    }
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what a fresh Debian machine lacks to build Lantau: libclang (bindgen for
-# librocksdb-sys) and cargo-nextest (the test runner). Idempotent; quiet when all is present.
+# Installs what a fresh Debian machine lacks to build and test Lantau: libclang (bindgen for
+# librocksdb-sys), cargo-nextest (the test runner), the EVM client test packages (npm) and
+# CometBFT (go install). Idempotent; quiet when all is present.
 set -euo pipefail
 
 # What bindgen (through clang-sys) loads: libclang.so, libclang-<n>.so, libclang.so.<n> or
@@ -56,3 +57,21 @@ if [ ! -d "$NPM_CACHE_DIR/node_modules/viem" ] || [ ! -d "$NPM_CACHE_DIR/node_mo
   (cd "$NPM_CACHE_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 ln -sfn "$NPM_CACHE_DIR/node_modules" "$EVM_CLIENT/node_modules"
+
+# CometBFT (v0.38, the consensus engine of validator networks) for the testnet tests: built
+# from the Go module proxy with `go install`, cached outside the work tree. The tests find it
+# there (lantau-node's `testnet::find_cometbft`), as `lantaud testnet` does.
+COMETBFT_VERSION="v0.38.26"
+COMETBFT_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-cometbft-$COMETBFT_VERSION"
+if [ ! -x "$COMETBFT_DIR/cometbft" ]; then
+  if ! command -v go >/dev/null 2>&1; then
+    echo "prereqs: installing golang-go (to build CometBFT)" >&2
+    SUDO=""
+    if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq golang-go >/dev/null
+  fi
+  echo "prereqs: building cometbft $COMETBFT_VERSION into $COMETBFT_DIR (go install)" >&2
+  mkdir -p "$COMETBFT_DIR"
+  GOBIN="$COMETBFT_DIR" GOFLAGS=-mod=mod go install "github.com/cometbft/cometbft/cmd/cometbft@$COMETBFT_VERSION"
+fi

@@ -28,7 +28,7 @@ use crate::home::{init_home, InitOptions};
 pub const COMETBFT_VERSION: &str = "v0.38.26";
 
 /// Finds the `cometbft` binary: `explicit`, then `$LANTAU_COMETBFT`, then the cache where
-/// `scripts/prereqs.sh` installs it, then `PATH`.
+/// `scripts/prereqs.sh` installs it (`$LANTAU_CACHE` or `~/.cache`), then `PATH`.
 pub fn find_cometbft(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     if let Some(p) = explicit {
         anyhow::ensure!(p.is_file(), "no cometbft binary at {}", p.display());
@@ -39,8 +39,9 @@ pub fn find_cometbft(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
         anyhow::ensure!(p.is_file(), "LANTAU_COMETBFT={} is not a file", p.display());
         return Ok(p);
     }
-    if let Some(home) = std::env::var_os("HOME") {
-        let p = PathBuf::from(home).join(format!(".cache/lantau-cometbft-{COMETBFT_VERSION}/cometbft"));
+    let cache = std::env::var_os("LANTAU_CACHE").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    if let Some(cache) = cache {
+        let p = cache.join(format!("lantau-cometbft-{COMETBFT_VERSION}/cometbft"));
         if p.is_file() {
             return Ok(p);
         }

@@ -1,0 +1,226 @@
+//! Four validators under the real CometBFT binary (`lantaud testnet init`, the same processes
+//! `lantaud testnet start` runs): gated stablecoin transfers sent to different validators land
+//! with the same app hash, results and audit log on every validator at every height; a
+//! validator killed with `kill -9` (app and CometBFT) while the others go on catches up to the
+//! same hashes when restarted.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use base64::Engine as _;
+use lantau_client::{msg_send, SignerData, TxBuilder};
+use lantau_node::testnet::{self, RunningValidator, Testnet, TestnetOptions};
+use lantau_primitives::Coin;
+use lantau_test_utils::{dev_addr, dev_key, poll};
+use prost::Message as _;
+use serde_json::Value;
+
+fn lantaud() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_lantaud"))
+}
+
+/// A base port whose 4 × 10 ports are free now.
+fn free_base() -> u16 {
+    let start = 20_000 + (std::process::id() % 300) as u16 * 100;
+    for k in 0..300u16 {
+        let base = 20_000 + (start - 20_000 + k * 100) % 30_000;
+        let free = (0..40u16).all(|o| std::net::TcpListener::bind(("127.0.0.1", base + o)).is_ok());
+        if free {
+            return base;
+        }
+    }
+    panic!("no free block of 40 loopback ports");
+}
+
+async fn rpc(http: &reqwest::Client, node: &testnet::TestnetNode, path: &str) -> Option<Value> {
+    let r = http.get(format!("{}/{path}", node.rpc)).send().await.ok()?;
+    let v: Value = r.json().await.ok()?;
+    v.get("result").cloned()
+}
+
+async fn height(http: &reqwest::Client, node: &testnet::TestnetNode) -> u64 {
+    match rpc(http, node, "status").await {
+        Some(s) => s["sync_info"]["latest_block_height"].as_str().and_then(|h| h.parse().ok()).unwrap_or(0),
+        None => 0,
+    }
+}
+
+async fn abci_query(http: &reqwest::Client, node: &testnet::TestnetNode, path: &str, data: &[u8], height: u64) -> Value {
+    let q = format!("abci_query?path=%22{path}%22&data=0x{}&height={height}", hex::encode(data));
+    rpc(http, node, &q).await.unwrap_or_else(|| panic!("abci_query {path} on {}", node.moniker))["response"].clone()
+}
+
+fn b64(v: &Value) -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD.decode(v.as_str().unwrap_or_default()).unwrap()
+}
+
+/// Every validator in `which` reports the same block (app hash, results hash) at every
+/// height up to `upto`, and the same audit log at `upto`. Returns the audit log's row count.
+async fn agree(http: &reqwest::Client, net: &Testnet, which: &[usize], upto: u64) -> usize {
+    for h in 1..=upto {
+        let mut seen: Option<(Value, Value, Value)> = None;
+        for &i in which {
+            let b = rpc(http, &net.nodes[i], &format!("block?height={h}")).await.unwrap_or_else(|| panic!("block {h} on {i}"));
+            let header = &b["block"]["header"];
+            let got = (header["app_hash"].clone(), header["last_results_hash"].clone(), b["block_id"]["hash"].clone());
+            match &seen {
+                None => seen = Some(got),
+                Some(s) => assert_eq!(s, &got, "validator-{i} disagrees at height {h}"),
+            }
+        }
+    }
+    let req = lantau_proto::chain::compliance::v1::QueryAuditLogRequest::default().encode_to_vec();
+    let mut logs = Vec::new();
+    for &i in which {
+        let r = abci_query(http, &net.nodes[i], "/chain.compliance.v1.Query/AuditLog", &req, upto).await;
+        assert_eq!(r["code"].as_u64().unwrap_or(0), 0, "{r}");
+        assert_eq!(r["height"], upto.to_string(), "{r}");
+        logs.push(b64(&r["value"]));
+    }
+    assert!(logs.windows(2).all(|w| w[0] == w[1]), "the audit logs differ at height {upto}");
+    lantau_proto::chain::compliance::v1::QueryAuditLogResponse::decode(logs[0].as_slice()).unwrap().entries.len()
+}
+
+/// The Travel Rule payload from the network's genesis identities.
+fn payload(genesis: &Value, from: &str, to: &str) -> lantau_proto::chain::compliance::v1::TravelRulePayload {
+    let ids = genesis["app_state"]["kyc"]["identities"].as_array().unwrap();
+    let id = |a: &str| ids.iter().find(|x| x["address"] == a).unwrap_or_else(|| panic!("no identity for {a}")).clone();
+    let (s, r) = (id(from), id(to));
+    lantau_proto::chain::compliance::v1::TravelRulePayload {
+        originator_ref: s["ivms101_off_chain_ref"].as_str().unwrap().into(),
+        beneficiary_ref: r["ivms101_off_chain_ref"].as_str().unwrap().into(),
+        originator_vasp: s["vasp_identifier"].as_str().unwrap().into(),
+        beneficiary_vasp: r["vasp_identifier"].as_str().unwrap().into(),
+        tier: "full".into(),
+        ..Default::default()
+    }
+}
+
+struct Sender {
+    key: lantau_crypto::SecretKey,
+    signer: SignerData,
+}
+
+impl Sender {
+    fn transfer(&mut self, to: &lantau_primitives::Address, cents: u128, p: &lantau_proto::chain::compliance::v1::TravelRulePayload) -> Vec<u8> {
+        let b = TxBuilder::new(vec![msg_send(&self.key.address(), to, &[Coin::new("hkd.demo", cents)])]).gas(400_000).travel_rule(p);
+        let tx = b.sign(&self.key, &self.signer);
+        self.signer.sequence += 1;
+        tx
+    }
+}
+
+async fn broadcast(http: &reqwest::Client, node: &testnet::TestnetNode, tx: &[u8]) -> Value {
+    rpc(http, node, &format!("broadcast_tx_sync?tx=0x{}", hex::encode(tx))).await.unwrap_or_else(|| panic!("broadcast to {}", node.moniker))
+}
+
+async fn committed(http: &reqwest::Client, node: &testnet::TestnetNode, hash: &str) {
+    poll(Duration::from_secs(120), || async { rpc(http, node, &format!("tx?hash=0x{hash}")).await.is_some() })
+        .await
+        .unwrap_or_else(|_| panic!("tx {hash} not committed on {}", node.moniker));
+}
+
+async fn all_at_least(http: &reqwest::Client, net: &Testnet, which: &[usize], h: u64) {
+    for &i in which {
+        poll(Duration::from_secs(180), || async { height(http, &net.nodes[i]).await >= h })
+            .await
+            .unwrap_or_else(|_| panic!("validator-{i} did not reach height {h}"));
+    }
+}
+
+fn start(dir: &Path, net: &Testnet, i: usize) -> RunningValidator {
+    testnet::start_validator(dir, net, i, &lantaud()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
+    let cometbft = testnet::find_cometbft(None).expect("the cometbft binary (scripts/prereqs.sh installs it)");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("net");
+    let opts = TestnetOptions {
+        validators: 4,
+        base_port: free_base(),
+        chain_id: "lantau-testnet-1".into(),
+        timeout_commit: "200ms".into(),
+        cometbft,
+    };
+    let net = tokio::task::spawn_blocking({
+        let (dir, opts) = (dir.clone(), opts.clone());
+        move || testnet::init(&dir, &opts)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(Testnet::load(&dir).unwrap(), net);
+    let genesis: Value = serde_json::from_slice(&std::fs::read(net.nodes[0].cometbft_home.join("config/genesis.json")).unwrap()).unwrap();
+    assert_eq!(genesis["validators"].as_array().unwrap().len(), 4);
+
+    let mut vals: Vec<Option<RunningValidator>> = (0..4).map(|i| Some(start(&dir, &net, i))).collect();
+    let http = reqwest::Client::new();
+    let all = [0, 1, 2, 3];
+    all_at_least(&http, &net, &all, 2).await;
+
+    // alice's account, read through abci_query on the store key.
+    let alice = dev_key("alice");
+    let key = lantau_app::auth::state_key::account(&alice.address());
+    let r = abci_query(&http, &net.nodes[0], "/store/key", key.as_bytes(), 0).await;
+    let acct = lantau_proto::chain::auth::v1::StoredAccount::decode(b64(&r["value"]).as_slice()).unwrap();
+    let mut alice = Sender {
+        key: alice,
+        signer: SignerData { chain_id: net.chain_id.clone(), account_number: acct.account_number, sequence: acct.sequence },
+    };
+    let issuer = dev_addr("issuer");
+    let p = payload(&genesis, &alice.key.address().to_bech32(), &issuer.to_bech32());
+
+    // Gated transfers to each validator in turn (one above the reporting threshold: a flag).
+    // Each waits for the one before: a validator checks a sequence against what its own
+    // mempool has seen, and gossip may not have brought it the previous one yet.
+    let mut hashes = Vec::new();
+    for (n, cents) in [1_000u128, 2_000, 900_000, 3_000, 4_000, 5_000].into_iter().enumerate() {
+        let tx = alice.transfer(&issuer, cents, &p);
+        let r = broadcast(&http, &net.nodes[n % 4], &tx).await;
+        assert_eq!(r["code"], 0, "{r}");
+        let h = r["hash"].as_str().unwrap().to_string();
+        committed(&http, &net.nodes[n % 4], &h).await;
+        hashes.push(h);
+    }
+    // A transfer the gates refuse is refused at admission, by any validator.
+    let carol = dev_addr("carol");
+    let mut bad = Sender { key: dev_key("alice"), signer: alice.signer.clone() };
+    let refused = broadcast(&http, &net.nodes[1], &bad.transfer(&carol, 100, &p)).await;
+    assert_ne!(refused["code"], 0, "{refused}");
+    for h in &hashes {
+        committed(&http, &net.nodes[0], h).await;
+    }
+    let h1 = height(&http, &net.nodes[0]).await;
+    all_at_least(&http, &net, &all, h1).await;
+    let rows = agree(&http, &net, &all, h1).await;
+    // A row per transfer, and the threshold flag's.
+    assert!(rows > hashes.len(), "audit rows: {rows}");
+
+    // kill -9 of validator-3 (app and CometBFT); the other three keep the chain going.
+    vals[3].take().unwrap().kill();
+    let mut more = Vec::new();
+    for n in 0..3 {
+        let r = broadcast(&http, &net.nodes[n], &alice.transfer(&issuer, 10_000 + n as u128, &p)).await;
+        assert_eq!(r["code"], 0, "{r}");
+        let h = r["hash"].as_str().unwrap().to_string();
+        committed(&http, &net.nodes[n], &h).await;
+        more.push(h);
+    }
+    for h in &more {
+        committed(&http, &net.nodes[0], h).await;
+    }
+    let h2 = height(&http, &net.nodes[0]).await + 2;
+    all_at_least(&http, &net, &[0, 1, 2], h2).await;
+
+    // Restarted, it replays and catches up to the same hashes.
+    vals[3] = Some(start(&dir, &net, 3));
+    all_at_least(&http, &net, &all, h2).await;
+    let rows2 = agree(&http, &net, &all, h2).await;
+    assert!(rows2 >= rows + more.len(), "audit rows after the crash: {rows2}");
+
+    for v in vals.into_iter().flatten() {
+        v.stop(Duration::from_secs(10));
+    }
+}

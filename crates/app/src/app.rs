@@ -355,6 +355,8 @@ impl App {
         let gas = GasMeter::infinite();
         store::put(&mut delta, &gas, state_key::GENESIS_TIME.to_string(), to_offset(req.time).unix_timestamp_nanos().to_be_bytes().to_vec())
             .map_err(AppError::Genesis)?;
+        store::put(&mut delta, &gas, state_key::MAX_BLOCK_GAS.to_string(), req.consensus_params.block.max_gas.to_be_bytes().to_vec())
+            .map_err(AppError::Genesis)?;
         let root = self.storage.commit(delta).await.map_err(AppError::store)?;
         self.reads.reset(self.storage.latest_version());
         *self.chain_id.write() = req.chain_id.clone();
@@ -572,6 +574,12 @@ impl App {
     async fn verify_in_order<T: AsRef<[u8]>>(&self, txs: &[T]) -> Vec<Result<(), TxError>> {
         let mut out = Vec::with_capacity(txs.len());
         let snap = self.cached_snapshot();
+        // The block's gas: the sum of its transactions' gas limits, against `block.max_gas`.
+        let max_gas = match snap.get_raw(state_key::MAX_BLOCK_GAS).await {
+            Ok(Some(b)) => b.as_slice().try_into().ok().map(i64::from_be_bytes).and_then(|g| u64::try_from(g).ok()),
+            _ => None,
+        };
+        let mut block_gas = 0u64;
         let block = match (Self::height_at(snap.snapshot()).await, self.block_time_at(snap.snapshot()).await) {
             (Ok(h), Ok(t)) => Self::next_block_ctx(h, t, self.chain_id()),
             (Err(e), _) | (_, Err(e)) => {
@@ -583,17 +591,31 @@ impl App {
         for t in txs {
             let t = t.as_ref();
             let hash = tx::tx_hash(t);
-            if self.known.lock().contains_key(&hash) {
+            let known = self.known.lock().get(&hash).cloned();
+            let was_known = known.is_some();
+            let decoded = match known {
+                Some(d) => d,
+                None => match tx::decode(t, &self.cfg) {
+                    Ok(d) => Arc::new(d),
+                    Err(e) => {
+                        out.push(Err(e));
+                        continue;
+                    }
+                },
+            };
+            let gas_after = block_gas.saturating_add(decoded.gas_limit);
+            if let Some(max) = max_gas.filter(|m| gas_after > *m) {
+                out.push(Err(SdkError::OutOfGas(format!(
+                    "the block's gas limits would reach {gas_after}, over the consensus maximum {max}"
+                ))
+                .into()));
+                continue;
+            }
+            block_gas = gas_after;
+            if was_known {
                 out.push(Ok(()));
                 continue;
             }
-            let decoded = match tx::decode(t, &self.cfg) {
-                Ok(d) => d,
-                Err(e) => {
-                    out.push(Err(e));
-                    continue;
-                }
-            };
             let gas = GasMeter::new(decoded.gas_limit);
             let mut overlay = StateDelta::new(&mut state);
             let r = self.run_tx(&mut overlay, &decoded, &block, &gas, Mode::Propose).await.result;

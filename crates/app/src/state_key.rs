@@ -10,3 +10,6 @@ pub const HEIGHT: &str = "app/height";
 pub const BLOCK_TIME: &str = "app/block_time";
 /// `app/genesis_time` → i128 big-endian unix nanoseconds of genesis.
 pub const GENESIS_TIME: &str = "app/genesis_time";
+/// `app/max_block_gas` → i64 big-endian: the consensus parameter `block.max_gas` InitChain
+/// gave (-1: no limit).
+pub const MAX_BLOCK_GAS: &str = "app/max_block_gas";

@@ -8,4 +8,5 @@ mod compliance_props;
 mod determinism;
 mod evm;
 mod genesis;
+mod proposals;
 mod recheck;

@@ -2,6 +2,7 @@
 
 #![allow(unused_crate_dependencies, clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
 
+mod abci_conformance;
 mod ante;
 mod delegation;
 mod evm_client;

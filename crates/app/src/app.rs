@@ -818,6 +818,10 @@ impl App {
     }
 
     /// Keeps a trace this node computed (TxTrace), stamped with the block time.
+    pub(crate) fn hook(&self) -> &dyn BlockHook {
+        &*self.hook
+    }
+
     pub(crate) fn keep_trace(&self, hash: [u8; 32], block: &BlockCtx, trace: lantau_proto::chain::compliance::v1::GateTrace) {
         self.traces.lock().put(hash, block.time.unix_timestamp(), trace);
     }

@@ -16,6 +16,12 @@ pub trait BlockHook: Send + Sync {
         req: &request::FinalizeBlock,
         resp: &response::FinalizeBlock,
     ) -> Vec<(Vec<u8>, Vec<u8>)>;
+
+    /// Called with the gate trace of each transaction screened at admission (`"check"`) or in
+    /// a block (`"deliver"`), for the node's metrics. Writes nothing, changes nothing.
+    fn on_verdict(&self, phase: &'static str, trace: &lantau_proto::chain::compliance::v1::GateTrace) {
+        let _ = (phase, trace);
+    }
 }
 
 /// A hook that writes nothing.

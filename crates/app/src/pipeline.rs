@@ -111,6 +111,11 @@ impl App {
         // that drops the transaction replaces it (with the reason).
         let keep = mode.keeps_trace() && (mode != Mode::Recheck || verdict.rejection.is_some());
         let trace = crate::trace::to_trace(&tx.hash, &verdict);
+        match mode {
+            Mode::Check => self.hook().on_verdict("check", &trace),
+            Mode::Deliver => self.hook().on_verdict("deliver", &trace),
+            Mode::Recheck | Mode::Propose | Mode::Simulate | Mode::SimulateTrace => {}
+        }
         if keep {
             self.keep_trace(tx.hash, block, trace.clone());
         }
@@ -128,6 +133,7 @@ impl App {
                 let reported = screening::take_reported(&mut msg_state);
                 if let Some(v) = reported.last().filter(|_| mode.keeps_trace()) {
                     let t = crate::trace::to_trace(&tx.hash, v);
+                    self.hook().on_verdict("deliver", &t);
                     self.keep_trace(tx.hash, block, t.clone());
                     if let Some(eth) = tx.eth_hash {
                         self.keep_trace(eth, block, t);

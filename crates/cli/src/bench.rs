@@ -168,6 +168,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
             block_time_ms: Some(a.block_time_ms),
             json_rpc_address: Some("127.0.0.1:0".into()),
             json_rpc_ws_address: Some("127.0.0.1:0".into()),
+            metrics_address: Some("127.0.0.1:0".into()),
         },
     )
     .await?;

@@ -99,6 +99,9 @@ struct StartArgs {
     /// Block interval, e.g. 1s or 500ms.
     #[arg(long)]
     block_time: Option<String>,
+    /// Prometheus endpoint listen address (`GET /metrics`).
+    #[arg(long = "metrics.laddr")]
+    metrics_address: Option<String>,
     /// Serve the app to a CometBFT process over ABCI++ on this address (`tcp://IP:PORT` or
     /// `unix:///PATH`) instead of running the embedded engine.
     #[arg(long, value_name = "ADDR")]
@@ -360,7 +363,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                         _ = term.recv() => {}
                     }
                 };
-                lantau_node::node::serve_abci(&home, addr, stop).await?;
+                lantau_node::node::serve_abci(&home, addr, a.metrics_address.clone(), stop).await?;
                 eprintln!("shutting down");
                 return Ok(());
             }
@@ -371,6 +374,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                     block_time_ms,
                     json_rpc_address: a.json_rpc_address,
                     json_rpc_ws_address: a.json_rpc_ws_address,
+                    metrics_address: a.metrics_address,
                 }).await?;
             let evm_chain_id = lantau_rpc::NodeApi::app(&*node.node).evm_chain_id().await?;
             print_banner(&h, &node, evm_chain_id)?;
@@ -454,7 +458,8 @@ fn print_banner(h: &Home, node: &lantau_node::RunningNode, evm_chain_id: u64) ->
     println!("\nHome:       {}", h.0.display());
     println!("REST:       http://{}", node.api_addr);
     println!("RPC:        http://{} (WebSocket ws://{}/websocket)", node.rpc_addr, node.rpc_addr);
-    println!("JSON-RPC:   http://{} (WebSocket ws://{}): MetaMask network: RPC URL http://{}, chain id {evm_chain_id}, symbol LANTAU\n", node.eth_addr, node.eth_ws_addr, node.eth_addr);
+    println!("JSON-RPC:   http://{} (WebSocket ws://{}): MetaMask network: RPC URL http://{}, chain id {evm_chain_id}, symbol LANTAU", node.eth_addr, node.eth_ws_addr, node.eth_addr);
+    println!("Metrics:    http://{}/metrics\n", node.metrics_addr);
     Ok(())
 }
 

@@ -22,6 +22,8 @@ use tokio_util::sync::PollSender;
 use tower::Service;
 use tower_abci::BoxError;
 
+use crate::metrics::Metrics;
+
 type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send + 'static>>;
 
 /// Where the ABCI server listens: `tcp://host:port` or `unix:///path`.
@@ -61,10 +63,10 @@ impl std::fmt::Display for AbciAddr {
 }
 
 /// Serves `app` to CometBFT on `addr` until the future is dropped or the listener fails.
-pub async fn serve(app: Arc<App>, addr: &AbciAddr) -> anyhow::Result<()> {
+pub async fn serve(app: Arc<App>, metrics: Arc<Metrics>, addr: &AbciAddr) -> anyhow::Result<()> {
     let server = tower_abci::v038::Server::builder()
-        .consensus(Consensus(app.clone()))
-        .mempool(Mempool::start(app.clone()))
+        .consensus(Consensus(app.clone(), metrics.clone()))
+        .mempool(Mempool::start(app.clone(), metrics))
         .info(Info(app.clone()))
         .snapshot(Snapshots(app))
         .finish()
@@ -91,7 +93,7 @@ fn fatal(what: &str, e: impl std::fmt::Display) -> BoxError {
 
 /// The consensus connection.
 #[derive(Clone)]
-struct Consensus(Arc<App>);
+struct Consensus(Arc<App>, Arc<Metrics>);
 
 impl Service<ConsensusRequest> for Consensus {
     type Response = ConsensusResponse;
@@ -103,16 +105,23 @@ impl Service<ConsensusRequest> for Consensus {
     }
 
     fn call(&mut self, req: ConsensusRequest) -> Self::Future {
-        let app = self.0.clone();
+        let (app, metrics) = (self.0.clone(), self.1.clone());
         Box::pin(async move {
+            let t = std::time::Instant::now();
             Ok(match req {
                 ConsensusRequest::InitChain(r) => ConsensusResponse::InitChain(app.init_chain(r).await.map_err(|e| fatal("InitChain", e))?),
                 ConsensusRequest::PrepareProposal(r) => ConsensusResponse::PrepareProposal(app.prepare_proposal(r).await),
                 ConsensusRequest::ProcessProposal(r) => ConsensusResponse::ProcessProposal(app.process_proposal(r).await),
                 ConsensusRequest::FinalizeBlock(r) => {
-                    ConsensusResponse::FinalizeBlock(app.finalize_block(r).await.map_err(|e| fatal("FinalizeBlock", e))?)
+                    let resp = app.finalize_block(r).await.map_err(|e| fatal("FinalizeBlock", e))?;
+                    metrics.block(&resp, t.elapsed().as_secs_f64());
+                    ConsensusResponse::FinalizeBlock(resp)
                 }
-                ConsensusRequest::Commit => ConsensusResponse::Commit(app.commit().await.map_err(|e| fatal("Commit", e))?),
+                ConsensusRequest::Commit => {
+                    let resp = app.commit().await.map_err(|e| fatal("Commit", e))?;
+                    metrics.commit(app.last_height().await.unwrap_or(0), t.elapsed().as_secs_f64());
+                    ConsensusResponse::Commit(resp)
+                }
                 // Vote extensions are not enabled (`vote_extensions_enable_height` 0).
                 ConsensusRequest::ExtendVote(_) => ConsensusResponse::ExtendVote(response::ExtendVote { vote_extension: Default::default() }),
                 ConsensusRequest::VerifyVoteExtension(_) => ConsensusResponse::VerifyVoteExtension(response::VerifyVoteExtension::Accept),
@@ -131,11 +140,17 @@ impl Mempool {
     /// How many CheckTx may wait for the admitting task before the connection stops reading.
     const QUEUE: usize = 1024;
 
-    fn start(app: Arc<App>) -> Self {
+    fn start(app: Arc<App>, metrics: Arc<Metrics>) -> Self {
         let (tx, mut rx) = mpsc::channel::<CheckJob>(Self::QUEUE);
         tokio::spawn(async move {
             while let Some((req, reply)) = rx.recv().await {
-                let _gone = reply.send(app.check_tx(req).await);
+                let t = std::time::Instant::now();
+                let recheck = req.kind == request::CheckTxKind::Recheck;
+                let r = app.check_tx(req).await;
+                if !recheck {
+                    metrics.admission(r.code.value(), &r.codespace, t.elapsed().as_secs_f64());
+                }
+                let _gone = reply.send(r);
             }
         });
         Mempool(PollSender::new(tx))

@@ -28,6 +28,8 @@ pub struct NodeConfig {
     /// Serve SimulateTrace (`POST /chain/compliance/v1/simulate_trace`); without it the node
     /// answers FailedPrecondition.
     pub simulation_hook: bool,
+    /// The Prometheus endpoint (`GET /metrics`).
+    pub metrics: ListenConfig,
 }
 
 /// Embedded engine settings.
@@ -72,6 +74,7 @@ impl Default for NodeConfig {
             json_rpc: ListenConfig { address: "127.0.0.1:8545".into() },
             json_rpc_ws: ListenConfig { address: "127.0.0.1:8546".into() },
             simulation_hook: true,
+            metrics: ListenConfig { address: "127.0.0.1:26660".into() },
         }
     }
 }

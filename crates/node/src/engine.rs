@@ -121,6 +121,7 @@ pub struct Engine {
     events: broadcast::Sender<NodeEvent>,
     cfg: ConsensusConfig,
     validator: Validator,
+    metrics: Arc<crate::metrics::Metrics>,
     timings: Mutex<std::collections::VecDeque<BlockTiming>>,
     /// One block at a time.
     producing: tokio::sync::Mutex<()>,
@@ -143,8 +144,10 @@ impl Engine {
         events: broadcast::Sender<NodeEvent>,
         cfg: ConsensusConfig,
         validator: Validator,
+        metrics: Arc<crate::metrics::Metrics>,
     ) -> Self {
         Self {
+            metrics,
             app,
             indexer,
             mempool,
@@ -304,14 +307,20 @@ impl Engine {
             })
             .await?;
         let finalize_ms = t0.elapsed().as_secs_f64() * 1e3;
+        self.metrics.block(&resp, finalize_ms / 1e3);
 
         let t1 = std::time::Instant::now();
         self.app.commit_keeping_check_state().await?;
         let commit_only_ms = t1.elapsed().as_secs_f64() * 1e3;
+        self.metrics.commit(height, commit_only_ms / 1e3);
         let included: Vec<[u8; 32]> = txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect();
         self.mempool.lock().remove(included);
         let rc = self.recheck().await?;
         let commit_ms = t1.elapsed().as_secs_f64() * 1e3;
+        {
+            let m = self.mempool.lock();
+            self.metrics.mempool(m.len(), m.bytes());
+        }
         {
             let mut t = self.timings.lock();
             if t.len() >= TIMING_HISTORY {

@@ -62,12 +62,19 @@ const ROW_ENTRY: usize = 4 + 32;
 pub struct Indexer {
     /// The block the embedded engine is about to finalize (None under CometBFT).
     pending_block: Mutex<Option<Block>>,
+    /// Where gate verdicts are counted.
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Indexer {
     /// A new indexer.
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+
+    /// A new indexer that also reports gate verdicts to `metrics`.
+    pub fn with_metrics(metrics: Arc<crate::metrics::Metrics>) -> Arc<Self> {
+        Arc::new(Self { pending_block: Mutex::new(None), metrics: Some(metrics) })
     }
 
     /// Sets the block the next FinalizeBlock belongs to, so it is stored with it.
@@ -77,6 +84,12 @@ impl Indexer {
 }
 
 impl BlockHook for Indexer {
+    fn on_verdict(&self, phase: &'static str, trace: &lantau_proto::chain::compliance::v1::GateTrace) {
+        if let Some(m) = &self.metrics {
+            m.verdict(phase, trace);
+        }
+    }
+
     fn on_finalize(&self, req: &request::FinalizeBlock, resp: &response::FinalizeBlock) -> Vec<(Vec<u8>, Vec<u8>)> {
         let height = req.height.value();
         let mut out = Vec::new();

@@ -17,6 +17,7 @@ pub mod genesis;
 pub mod home;
 pub mod indexer;
 pub mod mempool;
+pub mod metrics;
 pub mod node;
 pub mod testnet;
 

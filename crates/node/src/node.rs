@@ -30,6 +30,7 @@ pub struct EmbeddedNode {
     rpc_address: Mutex<String>,
     /// A weak handle to itself, for work that outlives a request (async broadcast).
     me: Mutex<std::sync::Weak<EmbeddedNode>>,
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl std::fmt::Debug for EmbeddedNode {
@@ -45,6 +46,17 @@ impl EmbeddedNode {
     }
 
     async fn admit(&self, tx: Vec<u8>) -> BroadcastResult {
+        let t = std::time::Instant::now();
+        let r = self.admit_inner(tx).await;
+        self.metrics.admission(r.code, &r.codespace, t.elapsed().as_secs_f64());
+        if r.code == 0 {
+            let m = self.mempool.lock();
+            self.metrics.mempool(m.len(), m.bytes());
+        }
+        r
+    }
+
+    async fn admit_inner(&self, tx: Vec<u8>) -> BroadcastResult {
         let hash = lantau_app::tx::tx_hash(&tx);
         if self.mempool.lock().contains(&hash) {
             let e = lantau_app::module_api::TxError::from(lantau_app::module_api::SdkError::TxInMempoolCache);
@@ -177,6 +189,8 @@ pub struct StartOptions {
     pub json_rpc_address: Option<String>,
     /// Ethereum JSON-RPC (WebSocket) address override.
     pub json_rpc_ws_address: Option<String>,
+    /// Prometheus endpoint address override.
+    pub metrics_address: Option<String>,
 }
 
 /// A started node: bound addresses and a way to stop it.
@@ -191,6 +205,8 @@ pub struct RunningNode {
     pub eth_addr: SocketAddr,
     /// The Ethereum JSON-RPC (WebSocket) address actually bound.
     pub eth_ws_addr: SocketAddr,
+    /// The Prometheus endpoint's address actually bound.
+    pub metrics_addr: SocketAddr,
     /// The home.
     pub home: PathBuf,
     shutdown: watch::Sender<bool>,
@@ -236,16 +252,31 @@ impl RunningNode {
 /// genesis file, whose `app_state` is the app's genesis), and the app's block hook still keeps
 /// its transaction index. The state is released cleanly on stop; a `kill -9` instead loses
 /// nothing committed, and CometBFT replays what the app had not committed.
-pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, stop: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+pub async fn serve_abci(
+    home: &Path,
+    addr: &crate::abci::AbciAddr,
+    metrics_address: Option<String>,
+    stop: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
     let h = Home(home.to_path_buf());
-    let cfg = NodeConfig::load(&h.config())?;
+    let mut cfg = NodeConfig::load(&h.config())?;
+    if let Some(a) = metrics_address {
+        cfg.metrics.address = a;
+    }
     let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
-    let app = Arc::new(App::load(h.state(), app_cfg, Indexer::new()).await?);
+    let metrics = crate::metrics::Metrics::new(Some(h.state()));
+    let app = Arc::new(App::load(h.state(), app_cfg, Indexer::with_metrics(metrics.clone())).await?);
     tracing::info!(chain_id = %app.chain_id(), height = app.last_height().await?, %addr, "state loaded; serving ABCI");
+    let metrics_listener =
+        tokio::net::TcpListener::bind(&cfg.metrics.address).await.map_err(|e| anyhow::anyhow!("bind metrics {}: {e}", cfg.metrics.address))?;
+    let (stop_metrics, rx) = watch::channel(false);
+    let metrics_task = tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics.clone()), rx));
     let served = tokio::select! {
-        r = crate::abci::serve(app.clone(), addr) => r,
+        r = crate::abci::serve(app.clone(), metrics, addr) => r,
         () = stop => Ok(()),
     };
+    let _ = stop_metrics.send(true);
+    let _ = metrics_task.await;
     match Arc::try_unwrap(app) {
         Ok(app) => app.release().await,
         Err(_) => tracing::warn!("the app is still in use at shutdown; its store closes with the process"),
@@ -273,6 +304,9 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     if let Some(a) = opts.json_rpc_ws_address {
         cfg.json_rpc_ws.address = a;
     }
+    if let Some(a) = opts.metrics_address {
+        cfg.metrics.address = a;
+    }
     let genesis = GenesisFile::load(&h.genesis())?;
     let vk = read_validator_key(&h.validator_key())?;
     let pk_bytes = base64::engine::general_purpose::STANDARD.decode(&vk.pub_key.value)?;
@@ -280,7 +314,8 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let addr: [u8; 20] = lantau_crypto::sha256(&pk_bytes)[..20].try_into()?;
     let validator = Validator { address: account::Id::new(addr), pub_key, power: 10 };
 
-    let indexer = Indexer::new();
+    let metrics = crate::metrics::Metrics::new(Some(h.state()));
+    let indexer = Indexer::with_metrics(metrics.clone());
     let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
     let app = Arc::new(App::load(h.state(), app_cfg, indexer.clone()).await?);
     if app.chain_id().is_empty() {
@@ -301,7 +336,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
 
     let mempool = Arc::new(Mutex::new(Mempool::new(cfg.mempool.max_txs, cfg.mempool.max_bytes)));
     let (events, _) = broadcast::channel(16_384);
-    let engine = Arc::new(Engine::new(app.clone(), indexer, mempool.clone(), events.clone(), cfg.consensus.clone(), validator));
+    let engine = Arc::new(Engine::new(app.clone(), indexer, mempool.clone(), events.clone(), cfg.consensus.clone(), validator, metrics.clone()));
     let node = Arc::new(EmbeddedNode {
         app,
         engine: engine.clone(),
@@ -310,6 +345,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         moniker: cfg.moniker.clone(),
         rpc_address: Mutex::new(String::new()),
         me: Mutex::new(std::sync::Weak::new()),
+        metrics: metrics.clone(),
     });
     *node.me.lock() = Arc::downgrade(&node);
 
@@ -322,6 +358,9 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let rpc_addr = rpc_listener.local_addr()?;
     let eth_addr = eth_listener.local_addr()?;
     let eth_ws_addr = eth_ws_listener.local_addr()?;
+    let metrics_listener =
+        tokio::net::TcpListener::bind(&cfg.metrics.address).await.map_err(|e| anyhow::anyhow!("bind metrics {}: {e}", cfg.metrics.address))?;
+    let metrics_addr = metrics_listener.local_addr()?;
     *node.rpc_address.lock() = format!("tcp://{rpc_addr}");
 
     let (shutdown, rx) = watch::channel(false);
@@ -337,9 +376,10 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         Some(tokio::spawn(serve(api_listener, lantau_rpc::rest::router(dyn_node.clone()), rx.clone()))),
         Some(tokio::spawn(serve(rpc_listener, lantau_rpc::cometbft::router(dyn_node.clone()), rx.clone()))),
         Some(tokio::spawn(serve(eth_listener, lantau_rpc::eth::http_router(eth.clone()), rx.clone()))),
-        Some(tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), rx))),
+        Some(tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), rx.clone()))),
+        Some(tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics), rx))),
     ];
-    Ok(RunningNode { node, api_addr, rpc_addr, eth_addr, eth_ws_addr, home: home.to_path_buf(), shutdown, tasks })
+    Ok(RunningNode { node, api_addr, rpc_addr, eth_addr, eth_ws_addr, metrics_addr, home: home.to_path_buf(), shutdown, tasks })
 }
 
 async fn serve(listener: tokio::net::TcpListener, router: axum::Router, mut rx: watch::Receiver<bool>) {

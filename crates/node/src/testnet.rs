@@ -12,7 +12,8 @@
 //! nodeN/cometbft.log     CometBFT's log     (testnet start)
 //! ```
 //!
-//! Ports of node `i`: `base + 10·i` (P2P), `+1` (CometBFT RPC), `+2` (ABCI).
+//! Ports of node `i`: `base + 10·i` (P2P), `+1` (CometBFT RPC), `+2` (ABCI), `+3` (the app's
+//! Prometheus endpoint).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -90,6 +91,8 @@ pub struct TestnetNode {
     pub rpc: String,
     /// `127.0.0.1:PORT`: CometBFT's P2P.
     pub p2p: String,
+    /// `http://127.0.0.1:PORT/metrics`: the app's Prometheus endpoint.
+    pub metrics: String,
     /// CometBFT node id (hex).
     pub node_id: String,
     /// The validator's consensus address (hex, upper case, as CometBFT prints it).
@@ -158,6 +161,11 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         let cometbft_home = dir.join("cometbft");
         let moniker = format!("validator-{i}");
         init_home(&app_home, &InitOptions { chain_id: opts.chain_id.clone(), moniker: moniker.clone(), ..InitOptions::default() })?;
+        // The app's own port in CometBFT mode: its Prometheus endpoint.
+        let app_config = app_home.join("config/config.toml");
+        let mut cfg = crate::config::NodeConfig::load(&app_config)?;
+        cfg.metrics.address = format!("127.0.0.1:{}", port(opts.base_port, i, 3)?);
+        cfg.save(&app_config)?;
         run(Command::new(&opts.cometbft).arg("init").arg("--home").arg(&cometbft_home))?;
         let node_id = run(Command::new(&opts.cometbft).arg("show-node-id").arg("--home").arg(&cometbft_home))?;
         let key: Value = serde_json::from_slice(&std::fs::read(cometbft_home.join("config/priv_validator_key.json"))?)?;
@@ -170,6 +178,7 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
             abci: format!("tcp://127.0.0.1:{}", port(opts.base_port, i, 2)?),
             rpc: format!("http://127.0.0.1:{}", port(opts.base_port, i, 1)?),
             p2p: format!("127.0.0.1:{}", port(opts.base_port, i, 0)?),
+            metrics: format!("http://127.0.0.1:{}/metrics", port(opts.base_port, i, 3)?),
             node_id,
             validator_address: address,
         });

@@ -60,6 +60,7 @@ impl TestNode {
                 block_time_ms: Some(block_time_ms),
                 json_rpc_address: Some("127.0.0.1:0".into()),
                 json_rpc_ws_address: Some("127.0.0.1:0".into()),
+                metrics_address: Some("127.0.0.1:0".into()),
             },
         )
         .await?;

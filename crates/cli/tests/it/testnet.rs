@@ -198,6 +198,15 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     // A row per transfer, and the threshold flag's.
     assert!(rows > hashes.len(), "audit rows: {rows}");
 
+    // Each app serves its Prometheus endpoint on its own port in CometBFT mode.
+    for n in &net.nodes {
+        let text = http.get(&n.metrics).send().await.unwrap().text().await.unwrap();
+        let height = text.lines().find_map(|l| l.strip_prefix("lantau_block_height ")).and_then(|v| v.parse::<u64>().ok());
+        assert!(height.is_some_and(|h| h >= h1), "{}: {text}", n.moniker);
+        assert!(text.contains("lantau_gate_verdicts_total{phase=\"deliver\""), "{}: {text}", n.moniker);
+        assert!(text.contains("lantau_txs_total{result=\"ok\""), "{}: {text}", n.moniker);
+    }
+
     // kill -9 of validator-3 (app and CometBFT); the other three keep the chain going.
     vals[3].take().unwrap().kill();
     let mut more = Vec::new();

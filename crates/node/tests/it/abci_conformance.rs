@@ -108,7 +108,7 @@ impl Replica {
         self.addr = free_addr();
         let (a, addr) = (app.clone(), AbciAddr::Tcp(self.addr));
         runtime.spawn(async move {
-            let _ = lantau_node::abci::serve(a, &addr).await;
+            let _ = lantau_node::abci::serve(a, lantau_node::metrics::Metrics::new(None), &addr).await;
         });
         self.runtime = Some(runtime);
         self.app = Some(app);
@@ -194,7 +194,7 @@ fn block_txs(h: u64, seqs: &mut std::collections::BTreeMap<&'static str, u64>, n
     };
     txs.push(sign("bob", TxBuilder::new(vec![msg_send(&dev_addr("bob"), &dev_addr("carol"), &[Coin::new(NATIVE_DENOM, 1_000 + u128::from(h))])]).gas(200_000)));
     if h >= 2 {
-        let cents = if h % 3 == 0 { 900_000 } else { 100 + u128::from(h) };
+        let cents = if h.is_multiple_of(3) { 900_000 } else { 100 + u128::from(h) };
         txs.push(sign("alice", TxBuilder::new(vec![msg_send(&dev_addr("alice"), &dev_addr("issuer"), &[Coin::new("hkd.demo", cents)])]).gas(400_000).travel_rule(payload)));
     }
     txs
@@ -319,12 +319,12 @@ async fn replicas_agree_at_every_height_and_replay_to_the_same_hashes_after_a_cr
             }
         }
         // A crashed replica restarts; the handshake replays what its app did not commit.
-        if crash.is_some() {
+        if let Some(boundary) = crash {
             let r = &mut replicas[2];
             r.boot().await;
             let info = r.info().await;
             let done = u64::try_from(info.last_block_height).unwrap();
-            assert!(done == h || done + 1 == h, "{} after a crash at {h}: app at {done}", crash.unwrap());
+            assert!(done == h || done + 1 == h, "{boundary} after a crash at {h}: app at {done}");
             if done > 0 {
                 assert_eq!(info.last_block_app_hash.to_vec(), hashes[usize::try_from(done - 1).unwrap()], "stored app hash at {done}");
             }

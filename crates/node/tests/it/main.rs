@@ -8,6 +8,7 @@ mod delegation;
 mod evm_client;
 mod evm_rpc;
 mod gates;
+mod metrics;
 mod registries;
 mod review;
 mod support;

@@ -63,9 +63,15 @@ impl std::fmt::Display for AbciAddr {
 }
 
 /// Serves `app` to CometBFT on `addr` until the future is dropped or the listener fails.
-pub async fn serve(app: Arc<App>, metrics: Arc<Metrics>, addr: &AbciAddr) -> anyhow::Result<()> {
+/// Each committed block goes to `committed` (the node interface's subscribers), when given.
+pub async fn serve(
+    app: Arc<App>,
+    metrics: Arc<Metrics>,
+    committed: Option<mpsc::UnboundedSender<crate::comet::Committed>>,
+    addr: &AbciAddr,
+) -> anyhow::Result<()> {
     let server = tower_abci::v038::Server::builder()
-        .consensus(Consensus(app.clone(), metrics.clone()))
+        .consensus(Consensus { app: app.clone(), metrics: metrics.clone(), committed, pending: Arc::new(parking_lot::Mutex::new(None)) })
         .mempool(Mempool::start(app.clone(), metrics))
         .info(Info(app.clone()))
         .snapshot(Snapshots(app))
@@ -93,7 +99,13 @@ fn fatal(what: &str, e: impl std::fmt::Display) -> BoxError {
 
 /// The consensus connection.
 #[derive(Clone)]
-struct Consensus(Arc<App>, Arc<Metrics>);
+struct Consensus {
+    app: Arc<App>,
+    metrics: Arc<Metrics>,
+    committed: Option<mpsc::UnboundedSender<crate::comet::Committed>>,
+    /// The finalized block waiting for its Commit.
+    pending: Arc<parking_lot::Mutex<Option<crate::comet::Committed>>>,
+}
 
 impl Service<ConsensusRequest> for Consensus {
     type Response = ConsensusResponse;
@@ -105,7 +117,7 @@ impl Service<ConsensusRequest> for Consensus {
     }
 
     fn call(&mut self, req: ConsensusRequest) -> Self::Future {
-        let (app, metrics) = (self.0.clone(), self.1.clone());
+        let (app, metrics, committed, pending) = (self.app.clone(), self.metrics.clone(), self.committed.clone(), self.pending.clone());
         Box::pin(async move {
             let t = std::time::Instant::now();
             Ok(match req {
@@ -113,13 +125,18 @@ impl Service<ConsensusRequest> for Consensus {
                 ConsensusRequest::PrepareProposal(r) => ConsensusResponse::PrepareProposal(app.prepare_proposal(r).await),
                 ConsensusRequest::ProcessProposal(r) => ConsensusResponse::ProcessProposal(app.process_proposal(r).await),
                 ConsensusRequest::FinalizeBlock(r) => {
+                    let kept = committed.as_ref().map(|_| r.clone());
                     let resp = app.finalize_block(r).await.map_err(|e| fatal("FinalizeBlock", e))?;
                     metrics.block(&resp, t.elapsed().as_secs_f64());
+                    *pending.lock() = kept.map(|req| crate::comet::Committed { req, resp: resp.clone() });
                     ConsensusResponse::FinalizeBlock(resp)
                 }
                 ConsensusRequest::Commit => {
                     let resp = app.commit().await.map_err(|e| fatal("Commit", e))?;
                     metrics.commit(app.last_height().await.unwrap_or(0), t.elapsed().as_secs_f64());
+                    if let (Some(tx), Some(c)) = (committed.as_ref(), pending.lock().take()) {
+                        let _ = tx.send(c);
+                    }
                     ConsensusResponse::Commit(resp)
                 }
                 // Vote extensions are not enabled (`vote_extensions_enable_height` 0).

@@ -30,6 +30,23 @@ pub struct NodeConfig {
     pub simulation_hook: bool,
     /// The Prometheus endpoint (`GET /metrics`).
     pub metrics: ListenConfig,
+    /// Under CometBFT (`start --abci`): where its RPC answers.
+    pub cometbft: CometbftConfig,
+}
+
+/// The CometBFT node that drives the app (`start --abci`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct CometbftConfig {
+    /// CometBFT's RPC, `http://host:port`: broadcasts, blocks and status for the REST gateway
+    /// and the Ethereum JSON-RPC.
+    pub rpc: String,
+}
+
+impl Default for CometbftConfig {
+    fn default() -> Self {
+        Self { rpc: "http://127.0.0.1:26657".into() }
+    }
 }
 
 /// Embedded engine settings.
@@ -75,6 +92,7 @@ impl Default for NodeConfig {
             json_rpc_ws: ListenConfig { address: "127.0.0.1:8546".into() },
             simulation_hook: true,
             metrics: ListenConfig { address: "127.0.0.1:26660".into() },
+            cometbft: CometbftConfig::default(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! Keys (non-verifiable, binary):
 //! - `b/<height u64 BE>` → the block (CometBFT protobuf `Block`), embedded engine only;
 //! - `B/<header hash 32 bytes>` → height u64 BE (the Ethereum JSON-RPC's block by hash);
+//! - `T/<height u64 BE>` → the block's time, RFC 3339 (under CometBFT, which keeps the blocks);
 //! - `r/<height u64 BE>` → the block's results (CometBFT protobuf `ResponseFinalizeBlock`)
 //!   without `tx_results`, which are read from the `t/` rows in `h/` order (stores written
 //!   before kept them here too, and are still read);
@@ -36,6 +37,9 @@ fn block_key(h: u64) -> Vec<u8> {
 }
 fn block_hash_key(hash: &[u8]) -> Vec<u8> {
     [b"B/".as_slice(), hash].concat()
+}
+fn block_time_key(h: u64) -> Vec<u8> {
+    [b"T/".as_slice(), &h.to_be_bytes()].concat()
 }
 fn results_key(h: u64) -> Vec<u8> {
     [b"r/".as_slice(), &h.to_be_bytes()].concat()
@@ -93,11 +97,14 @@ impl BlockHook for Indexer {
     fn on_finalize(&self, req: &request::FinalizeBlock, resp: &response::FinalizeBlock) -> Vec<(Vec<u8>, Vec<u8>)> {
         let height = req.height.value();
         let mut out = Vec::new();
-        if let Some(b) = self.pending_block.lock().take() {
-            if b.header.height.value() == height {
+        match self.pending_block.lock().take() {
+            Some(b) if b.header.height.value() == height => {
                 out.push((block_hash_key(b.header.hash().as_bytes()), height.to_be_bytes().to_vec()));
                 out.push((block_key(height), Protobuf::<pb::types::Block>::encode_vec(b)));
             }
+            // Under CometBFT the blocks are CometBFT's; the index keeps each block's time for
+            // the transactions' timestamps.
+            _ => out.push((block_time_key(height), rfc3339(req.time).into_bytes())),
         }
         // The block's own results without the transactions' (each is in its `t/` row; the
         // block results are put together from both when read).
@@ -196,7 +203,10 @@ async fn block_tx_results(snap: &Snapshot, height: u64) -> anyhow::Result<Vec<Ex
 async fn block_time(snap: &Snapshot, height: u64) -> anyhow::Result<String> {
     Ok(match block(snap, height).await? {
         Some(b) => rfc3339(b.header.time),
-        None => String::new(),
+        None => match snap.nonverifiable_get_raw(&block_time_key(height)).await? {
+            Some(t) => String::from_utf8(t).unwrap_or_default(),
+            None => String::new(),
+        },
     })
 }
 

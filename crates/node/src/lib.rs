@@ -11,6 +11,7 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))] // dev-dependencies serve tests/it
 
 pub mod abci;
+pub mod comet;
 pub mod config;
 pub mod engine;
 pub mod genesis;

@@ -269,14 +269,34 @@ pub async fn serve_abci(
     tracing::info!(chain_id = %app.chain_id(), height = app.last_height().await?, %addr, "state loaded; serving ABCI");
     let metrics_listener =
         tokio::net::TcpListener::bind(&cfg.metrics.address).await.map_err(|e| anyhow::anyhow!("bind metrics {}: {e}", cfg.metrics.address))?;
-    let (stop_metrics, rx) = watch::channel(false);
-    let metrics_task = tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics.clone()), rx));
+    // The REST gateway and the Ethereum JSON-RPC, over CometBFT's RPC (CometBFT serves its own
+    // RPC and WebSocket; this process does not).
+    let (committed_tx, committed_rx) = tokio::sync::mpsc::unbounded_channel();
+    let node: Arc<dyn NodeApi> = crate::comet::CometNode::new(app.clone(), cfg.cometbft.rpc.clone(), committed_rx);
+    let bind = |what: &'static str, a: String| async move {
+        tokio::net::TcpListener::bind(&a).await.map_err(|e| anyhow::anyhow!("bind {what} {a}: {e}"))
+    };
+    let api_listener = bind("REST", cfg.api.address.clone()).await?;
+    let eth_listener = bind("JSON-RPC", cfg.json_rpc.address.clone()).await?;
+    let eth_ws_listener = bind("JSON-RPC WebSocket", cfg.json_rpc_ws.address.clone()).await?;
+    tracing::info!(rest = %api_listener.local_addr()?, json_rpc = %eth_listener.local_addr()?, cometbft_rpc = %cfg.cometbft.rpc, "serving REST and JSON-RPC over CometBFT");
+    let eth = lantau_rpc::eth::EthServer::new(node.clone());
+    let (stop_servers, rx) = watch::channel(false);
+    let servers = vec![
+        tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics.clone()), rx.clone())),
+        tokio::spawn(serve(api_listener, lantau_rpc::rest::router(node.clone()), rx.clone())),
+        tokio::spawn(serve(eth_listener, lantau_rpc::eth::http_router(eth.clone()), rx.clone())),
+        tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), rx)),
+    ];
     let served = tokio::select! {
-        r = crate::abci::serve(app.clone(), metrics, addr) => r,
+        r = crate::abci::serve(app.clone(), metrics, Some(committed_tx), addr) => r,
         () = stop => Ok(()),
     };
-    let _ = stop_metrics.send(true);
-    let _ = metrics_task.await;
+    let _ = stop_servers.send(true);
+    for s in servers {
+        let _ = s.await;
+    }
+    drop(node);
     match Arc::try_unwrap(app) {
         Ok(app) => app.release().await,
         Err(_) => tracing::warn!("the app is still in use at shutdown; its store closes with the process"),

@@ -13,7 +13,7 @@
 //! ```
 //!
 //! Ports of node `i`: `base + 10·i` (P2P), `+1` (CometBFT RPC), `+2` (ABCI), `+3` (the app's
-//! Prometheus endpoint).
+//! Prometheus endpoint), `+4` (REST), `+5` (Ethereum JSON-RPC), `+6` (its WebSocket).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -93,6 +93,10 @@ pub struct TestnetNode {
     pub p2p: String,
     /// `http://127.0.0.1:PORT/metrics`: the app's Prometheus endpoint.
     pub metrics: String,
+    /// `http://127.0.0.1:PORT`: the app's REST gateway.
+    pub rest: String,
+    /// `http://127.0.0.1:PORT`: the app's Ethereum JSON-RPC.
+    pub json_rpc: String,
     /// CometBFT node id (hex).
     pub node_id: String,
     /// The validator's consensus address (hex, upper case, as CometBFT prints it).
@@ -165,6 +169,10 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         let app_config = app_home.join("config/config.toml");
         let mut cfg = crate::config::NodeConfig::load(&app_config)?;
         cfg.metrics.address = format!("127.0.0.1:{}", port(opts.base_port, i, 3)?);
+        cfg.api.address = format!("127.0.0.1:{}", port(opts.base_port, i, 4)?);
+        cfg.json_rpc.address = format!("127.0.0.1:{}", port(opts.base_port, i, 5)?);
+        cfg.json_rpc_ws.address = format!("127.0.0.1:{}", port(opts.base_port, i, 6)?);
+        cfg.cometbft.rpc = format!("http://127.0.0.1:{}", port(opts.base_port, i, 1)?);
         cfg.save(&app_config)?;
         run(Command::new(&opts.cometbft).arg("init").arg("--home").arg(&cometbft_home))?;
         let node_id = run(Command::new(&opts.cometbft).arg("show-node-id").arg("--home").arg(&cometbft_home))?;
@@ -179,6 +187,8 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
             rpc: format!("http://127.0.0.1:{}", port(opts.base_port, i, 1)?),
             p2p: format!("127.0.0.1:{}", port(opts.base_port, i, 0)?),
             metrics: format!("http://127.0.0.1:{}/metrics", port(opts.base_port, i, 3)?),
+            rest: format!("http://127.0.0.1:{}", port(opts.base_port, i, 4)?),
+            json_rpc: format!("http://127.0.0.1:{}", port(opts.base_port, i, 5)?),
             node_id,
             validator_address: address,
         });

@@ -27,7 +27,8 @@ pub(crate) struct InitArgs {
     /// so this is simd's `--output-dir`.
     #[arg(long = "output-dir", short = 'o')]
     output_dir: PathBuf,
-    /// First port: validator N uses base+10N (P2P), +1 (CometBFT RPC), +2 (ABCI), +3 (metrics).
+    /// First port: validator N uses base+10N (P2P), +1 (CometBFT RPC), +2 (ABCI), +3 (metrics),
+    /// +4 (REST), +5 (Ethereum JSON-RPC), +6 (its WebSocket).
     #[arg(long, default_value_t = 26600)]
     base_port: u16,
     /// Cosmos chain id.
@@ -66,7 +67,7 @@ pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
             let (net, out) = net;
             println!("wrote a network of {} validators for {} in {}", net.nodes.len(), net.chain_id, out.display());
             for n in &net.nodes {
-                println!("  {}: CometBFT RPC {}, ABCI {}, P2P {}, metrics {}", n.moniker, n.rpc, n.abci, n.p2p, n.metrics);
+                println!("  {}: CometBFT RPC {}, REST {}, JSON-RPC {}, ABCI {}, P2P {}, metrics {}", n.moniker, n.rpc, n.rest, n.json_rpc, n.abci, n.p2p, n.metrics);
             }
             println!("start it with: lantaud testnet start {}", out.display());
         }

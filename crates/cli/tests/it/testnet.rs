@@ -207,6 +207,38 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
         assert!(text.contains("lantau_txs_total{result=\"ok\""), "{}: {text}", n.moniker);
     }
 
+    // The spec's REST flows against validators of the network (each app serves REST and the
+    // Ethereum JSON-RPC over its CometBFT): GET tx, search, broadcast SYNC, module queries.
+    let rest: Vec<lantau_client::RestClient> = net.nodes.iter().map(|n| lantau_client::RestClient::new(&n.rest)).collect();
+    let got = rest[2].tx(&hashes[0]).await.unwrap().expect("the first transfer by hash on validator-2's REST");
+    assert_eq!(got.code, 0, "{}", got.raw_log);
+    assert!(got.height.parse::<u64>().unwrap() >= 1, "{got:?}");
+    let raw: Value = http.get(format!("{}/cosmos/tx/v1beta1/txs/{}", net.nodes[2].rest, hashes[0])).send().await.unwrap().json().await.unwrap();
+    assert!(raw["tx_response"]["timestamp"].as_str().is_some_and(|t| t.len() >= 20), "{raw}");
+    let (total, _) = rest[3].search(&format!("message.sender='{}'", alice.key.address().to_bech32()), false, 100).await.unwrap();
+    assert!(total >= hashes.len() as u64, "search found {total}");
+    assert_eq!(rest[0].chain_id().await.unwrap(), net.chain_id);
+    assert!(rest[1].identity(&alice.key.address()).await.unwrap().is_some());
+    let via_rest = rest[1].broadcast(&alice.transfer(&issuer, 7_000, &p), "BROADCAST_MODE_SYNC").await.unwrap();
+    assert_eq!(via_rest.code, 0, "{}", via_rest.raw_log);
+    let landed = rest[1].wait_for_tx(&via_rest.txhash, Duration::from_secs(60), Duration::from_millis(100)).await.unwrap();
+    assert_eq!(landed.code, 0, "{}", landed.raw_log);
+    hashes.push(via_rest.txhash);
+    let eth: Value = http
+        .post(&net.nodes[0].json_rpc)
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "eth_blockNumber", "params": []}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let eth_height = u64::from_str_radix(eth["result"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    assert!(eth_height >= h1, "{eth}");
+    let h1 = height(&http, &net.nodes[0]).await;
+    all_at_least(&http, &net, &all, h1).await;
+    let rows = agree(&http, &net, &all, h1).await;
+
     // kill -9 of validator-3 (app and CometBFT); the other three keep the chain going.
     vals[3].take().unwrap().kill();
     let mut more = Vec::new();

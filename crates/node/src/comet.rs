@@ -1,0 +1,225 @@
+//! The node interface under CometBFT: [`CometNode`] implements the same [`NodeApi`] as the
+//! embedded node, so the REST gateway and the Ethereum JSON-RPC serve a validator of a
+//! CometBFT network unchanged.
+//!
+//! What comes from where: broadcasts, blocks, status and the mempool's size from CometBFT's RPC
+//! (JSON-RPC over HTTP); transactions, search and block results from the app's own index (the
+//! block hook writes it in the same commit as the state, under CometBFT as in embedded mode);
+//! the pending sequence from the app's check state (CometBFT's CheckTx keeps it); events for
+//! subscribers from the ABCI server's commits ([`Committed`]), published once the block is
+//! committed.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use lantau_app::tendermint::abci::{request, response};
+use lantau_app::tendermint::Block;
+use lantau_app::App;
+use lantau_event_query::Query;
+use lantau_rpc::api::{BlockResults, BroadcastResult, NodeApi, NodeEvent, NodeStatus, SearchPage, TxRecord};
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::indexer;
+
+/// A block the app committed, as the ABCI server saw it.
+#[derive(Debug)]
+pub struct Committed {
+    /// The FinalizeBlock request (height, time, transactions).
+    pub req: request::FinalizeBlock,
+    /// Its response (results, events).
+    pub resp: response::FinalizeBlock,
+}
+
+/// The node interface of an app driven by CometBFT.
+pub struct CometNode {
+    app: Arc<App>,
+    rpc: String,
+    http: reqwest::Client,
+    events: broadcast::Sender<NodeEvent>,
+}
+
+impl std::fmt::Debug for CometNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CometNode").field("rpc", &self.rpc).finish_non_exhaustive()
+    }
+}
+
+fn unreachable_result(hash: [u8; 32], e: &anyhow::Error) -> BroadcastResult {
+    let err = lantau_app::module_api::TxError::from(lantau_app::module_api::SdkError::Internal(format!("CometBFT RPC: {e}")));
+    BroadcastResult { hash, code: err.code, codespace: err.codespace.into(), log: err.log, gas_wanted: 0, gas_used: 0 }
+}
+
+fn str_u64(v: &Value) -> u64 {
+    v.as_str().and_then(|s| s.parse().ok()).or_else(|| v.as_u64()).unwrap_or(0)
+}
+
+impl CometNode {
+    /// A node interface over `app`, talking to CometBFT's RPC at `rpc` (`http://host:port`);
+    /// `committed` receives the ABCI server's commits.
+    pub fn new(app: Arc<App>, rpc: String, mut committed: mpsc::UnboundedReceiver<Committed>) -> Arc<Self> {
+        let (events, _) = broadcast::channel(16_384);
+        let node = Arc::new(Self { app, rpc: rpc.trim_end_matches('/').to_string(), http: reqwest::Client::new(), events });
+        let weak = Arc::downgrade(&node);
+        tokio::spawn(async move {
+            while let Some(c) = committed.recv().await {
+                let Some(node) = weak.upgrade() else { break };
+                node.publish(c).await;
+            }
+        });
+        node
+    }
+
+    /// One CometBFT JSON-RPC call; its `result`.
+    async fn call(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let v: Value = self.http.post(&self.rpc).json(&body).send().await?.json().await?;
+        if let Some(e) = v.get("error") {
+            anyhow::bail!("{method}: {}", e.get("data").and_then(Value::as_str).or_else(|| e.get("message").and_then(Value::as_str)).unwrap_or("error"));
+        }
+        v.get("result").cloned().ok_or_else(|| anyhow::anyhow!("{method}: no result"))
+    }
+
+    async fn broadcast(&self, method: &str, tx: Vec<u8>) -> BroadcastResult {
+        let hash = lantau_app::tx::tx_hash(&tx);
+        let r = match self.call(method, json!({"tx": base64::engine::general_purpose::STANDARD.encode(&tx)})).await {
+            Ok(r) => r,
+            Err(e) => return unreachable_result(hash, &e),
+        };
+        BroadcastResult {
+            hash,
+            code: u32::try_from(r["code"].as_u64().unwrap_or(0)).unwrap_or(u32::MAX),
+            codespace: r["codespace"].as_str().unwrap_or_default().to_string(),
+            log: r["log"].as_str().unwrap_or_default().to_string(),
+            gas_wanted: 0,
+            gas_used: 0,
+        }
+    }
+
+    /// Publishes a committed block's events: the block (read back from CometBFT, which stores
+    /// it before executing it) and each transaction.
+    async fn publish(&self, c: Committed) {
+        let height = c.req.height.value();
+        if self.events.receiver_count() == 0 {
+            return;
+        }
+        match self.block(Some(height)).await {
+            Ok(Some(block)) => {
+                let _ = self.events.send(NodeEvent::NewBlock { block: Arc::new(block), events: c.resp.events.clone() });
+            }
+            Ok(None) | Err(_) => tracing::warn!(height, "committed block not readable from CometBFT; NewBlock not published"),
+        }
+        let timestamp = indexer::rfc3339(c.req.time);
+        for (i, (t, r)) in c.req.txs.iter().zip(c.resp.tx_results).enumerate() {
+            let rec = TxRecord {
+                hash: lantau_app::tx::tx_hash(t),
+                height,
+                index: u32::try_from(i).unwrap_or(u32::MAX),
+                tx: t.to_vec(),
+                result: r,
+                timestamp: timestamp.clone(),
+            };
+            let _ = self.events.send(NodeEvent::Tx(Arc::new(rec)));
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl NodeApi for CometNode {
+    fn app(&self) -> &App {
+        &self.app
+    }
+
+    async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult {
+        self.broadcast("broadcast_tx_sync", tx).await
+    }
+
+    async fn broadcast_async(&self, tx: Vec<u8>) -> BroadcastResult {
+        self.broadcast("broadcast_tx_async", tx).await
+    }
+
+    async fn tx(&self, hash: [u8; 32]) -> anyhow::Result<Option<TxRecord>> {
+        indexer::tx(&self.app.snapshot(), &hash).await
+    }
+
+    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
+        indexer::search(&self.app.snapshot(), query, descending, page, per_page).await
+    }
+
+    async fn block(&self, height: Option<u64>) -> anyhow::Result<Option<Block>> {
+        let params = match height {
+            Some(h) => json!({"height": h.to_string()}),
+            None => json!({}),
+        };
+        let r = match self.call("block", params).await {
+            Ok(r) => r,
+            // CometBFT answers an error for a height it does not have.
+            Err(e) if e.to_string().contains("must be less than or equal") || e.to_string().contains("height") => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if r["block"].is_null() {
+            return Ok(None);
+        }
+        Ok(Some(serde_json::from_value(r["block"].clone())?))
+    }
+
+    async fn block_results(&self, height: Option<u64>) -> anyhow::Result<Option<BlockResults>> {
+        let snap = self.app.snapshot();
+        let last = App::height_at(&snap).await?;
+        let h = height.unwrap_or(last);
+        if h == 0 || h > last {
+            return Ok(None);
+        }
+        let app_hash = match self.block(Some(h.saturating_add(1))).await? {
+            Some(next) => hex::encode_upper(next.header.app_hash.as_bytes()),
+            None => hex::encode_upper(snap.root_hash().await?.0),
+        };
+        indexer::block_results(&snap, h, app_hash).await
+    }
+
+    async fn status(&self) -> anyhow::Result<NodeStatus> {
+        let s = self.call("status", json!({})).await?;
+        let (ni, si, vi) = (&s["node_info"], &s["sync_info"], &s["validator_info"]);
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        Ok(NodeStatus {
+            chain_id: text(&ni["network"]),
+            moniker: text(&ni["moniker"]),
+            node_id: text(&ni["id"]),
+            rpc_address: text(&ni["other"]["rpc_address"]),
+            latest_height: str_u64(&si["latest_block_height"]),
+            latest_block_hash: text(&si["latest_block_hash"]),
+            latest_app_hash: text(&si["latest_app_hash"]),
+            latest_block_time: text(&si["latest_block_time"]),
+            earliest_height: str_u64(&si["earliest_block_height"]),
+            validator_address: text(&vi["address"]),
+            validator_pub_key: text(&vi["pub_key"]["value"]),
+            voting_power: str_u64(&vi["voting_power"]),
+        })
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<NodeEvent> {
+        self.events.subscribe()
+    }
+
+    async fn mempool_size(&self) -> (usize, usize) {
+        match self.call("num_unconfirmed_txs", json!({})).await {
+            Ok(r) => (
+                usize::try_from(str_u64(&r["n_txs"])).unwrap_or(usize::MAX),
+                usize::try_from(str_u64(&r["total_bytes"])).unwrap_or(usize::MAX),
+            ),
+            Err(_) => (0, 0),
+        }
+    }
+
+    async fn block_height_by_hash(&self, hash: [u8; 32]) -> anyhow::Result<Option<u64>> {
+        let r = self.call("block_by_hash", json!({"hash": base64::engine::general_purpose::STANDARD.encode(hash)})).await?;
+        if r["block"].is_null() {
+            return Ok(None);
+        }
+        Ok(Some(str_u64(&r["block"]["header"]["height"])))
+    }
+
+    async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> anyhow::Result<u64> {
+        Ok(self.app.pending_sequence(addr).await?)
+    }
+}

@@ -419,19 +419,11 @@ impl App {
         bytes: &[u8],
         admit: impl FnOnce(&Arc<DecodedTx>) -> Result<(), TxError> + Send,
     ) -> CheckOutcome {
-        let hash = tx::tx_hash(bytes);
-        let decoded = match tx::decode(bytes, &self.cfg) {
-            Ok(d) => Arc::new(d),
-            Err(e) => return CheckOutcome { hash, sender: None, gas_wanted: 0, gas_used: 0, result: Err(e), decoded: None },
+        let (decoded, block) = match self.decode_for_check(bytes).await {
+            Ok(x) => x,
+            Err(out) => return *out,
         };
-        let sender = Some((decoded.signer, decoded.sequence));
-        let gas_wanted = decoded.gas_limit;
-        let block = match self.check_block_ctx().await {
-            Ok(b) => b,
-            Err(e) => {
-                return CheckOutcome { hash, sender, gas_wanted, gas_used: 0, result: Err(ante_internal(e)), decoded: Some(decoded) }
-            }
-        };
+        let (hash, sender, gas_wanted) = (decoded.hash, Some((decoded.signer, decoded.sequence)), decoded.gas_limit);
         // Verify the signature before taking the check lock, so admissions verify in parallel.
         // The account number is immutable once assigned, so the committed snapshot is as good as
         // the check overlay for it; the ante below hits the cache.
@@ -489,21 +481,33 @@ impl App {
         }
     }
 
+    /// Decodes a transaction for admission and gives the context it is screened in; a failure
+    /// is the admission's answer.
+    async fn decode_for_check(&self, bytes: &[u8]) -> Result<(Arc<DecodedTx>, BlockCtx), Box<CheckOutcome>> {
+        let hash = tx::tx_hash(bytes);
+        let decoded = tx::decode(bytes, &self.cfg)
+            .map(Arc::new)
+            .map_err(|e| Box::new(CheckOutcome { hash, sender: None, gas_wanted: 0, gas_used: 0, result: Err(e), decoded: None }))?;
+        match self.check_block_ctx().await {
+            Ok(b) => Ok((decoded, b)),
+            Err(e) => Err(Box::new(CheckOutcome {
+                hash,
+                sender: Some((decoded.signer, decoded.sequence)),
+                gas_wanted: decoded.gas_limit,
+                gas_used: 0,
+                result: Err(ante_internal(e)),
+                decoded: Some(decoded),
+            })),
+        }
+    }
+
     /// Re-admits a waiting transaction on the check overlay (CometBFT's recheck).
     async fn recheck_bytes(&self, bytes: &[u8]) -> CheckOutcome {
-        let hash = tx::tx_hash(bytes);
-        let decoded = match tx::decode(bytes, &self.cfg) {
-            Ok(d) => Arc::new(d),
-            Err(e) => return CheckOutcome { hash, sender: None, gas_wanted: 0, gas_used: 0, result: Err(e), decoded: None },
+        let (decoded, block) = match self.decode_for_check(bytes).await {
+            Ok(x) => x,
+            Err(out) => return *out,
         };
-        let sender = Some((decoded.signer, decoded.sequence));
-        let gas_wanted = decoded.gas_limit;
-        let block = match self.check_block_ctx().await {
-            Ok(b) => b,
-            Err(e) => {
-                return CheckOutcome { hash, sender, gas_wanted, gas_used: 0, result: Err(ante_internal(e)), decoded: Some(decoded) }
-            }
-        };
+        let (hash, sender, gas_wanted) = (decoded.hash, Some((decoded.signer, decoded.sequence)), decoded.gas_limit);
         let gas = GasMeter::new(decoded.gas_limit);
         let mut check = self.check.lock().await;
         let mut overlay = StateDelta::new(&mut *check);

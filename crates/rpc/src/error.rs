@@ -84,6 +84,20 @@ impl From<anyhow::Error> for ApiError {
     }
 }
 
+impl From<lantau_app::module_api::QueryError> for ApiError {
+    /// The one mapping from a module query error to a gRPC status.
+    fn from(e: lantau_app::module_api::QueryError) -> Self {
+        use lantau_app::module_api::QueryError as Q;
+        let code = match &e {
+            Q::NotFound(_) => GrpcCode::NotFound,
+            Q::InvalidArgument(_) => GrpcCode::InvalidArgument,
+            Q::FailedPrecondition(_) => GrpcCode::FailedPrecondition,
+            Q::Internal(_) => GrpcCode::Internal,
+        };
+        Self { code, message: e.to_string() }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,19 +114,5 @@ mod tests {
         ] {
             assert_eq!(c.http_status().as_u16(), s);
         }
-    }
-}
-
-impl From<lantau_app::module_api::QueryError> for ApiError {
-    /// The one mapping from a module query error to a gRPC status.
-    fn from(e: lantau_app::module_api::QueryError) -> Self {
-        use lantau_app::module_api::QueryError as Q;
-        let code = match &e {
-            Q::NotFound(_) => GrpcCode::NotFound,
-            Q::InvalidArgument(_) => GrpcCode::InvalidArgument,
-            Q::FailedPrecondition(_) => GrpcCode::FailedPrecondition,
-            Q::Internal(_) => GrpcCode::Internal,
-        };
-        Self { code, message: e.to_string() }
     }
 }

@@ -163,6 +163,11 @@ fn init_req(app_state: &[u8]) -> pb::request::Value {
     })
 }
 
+/// The time of block `h`: one second after the last.
+fn block_time(h: u64) -> Option<tendermint_proto::google::protobuf::Timestamp> {
+    Some(tendermint_proto::google::protobuf::Timestamp { seconds: 1_700_000_000 + i64::try_from(h).unwrap(), nanos: 0 })
+}
+
 fn finalize_req(h: i64, txs: &[Vec<u8>]) -> pb::request::Value {
     pb::request::Value::FinalizeBlock(pb::RequestFinalizeBlock {
         txs: txs.iter().map(|t| t.clone().into()).collect(),
@@ -170,7 +175,7 @@ fn finalize_req(h: i64, txs: &[Vec<u8>]) -> pb::request::Value {
         misbehavior: vec![],
         hash: vec![7; 32].into(),
         height: h,
-        time: Some(tendermint_proto::google::protobuf::Timestamp { seconds: 1_700_000_000 + h, nanos: 0 }),
+        time: block_time(u64::try_from(h).unwrap()),
         next_validators_hash: vec![0; 32].into(),
         proposer_address: vec![0; 20].into(),
     })
@@ -260,7 +265,7 @@ async fn replicas_agree_at_every_height_and_replay_to_the_same_hashes_after_a_cr
                 max_tx_bytes: 1 << 20,
                 txs: proposed.iter().map(|t| t.clone().into()).collect(),
                 height: i64::try_from(h).unwrap(),
-                time: Some(tendermint_proto::google::protobuf::Timestamp { seconds: 1_700_000_000 + i64::try_from(h).unwrap(), nanos: 0 }),
+                time: block_time(h),
                 next_validators_hash: vec![0; 32].into(),
                 proposer_address: vec![0; 20].into(),
                 ..Default::default()
@@ -276,7 +281,7 @@ async fn replicas_agree_at_every_height_and_replay_to_the_same_hashes_after_a_cr
                 .call(pb::request::Value::ProcessProposal(pb::RequestProcessProposal {
                     txs: txs.iter().map(|t| t.clone().into()).collect(),
                     height: i64::try_from(h).unwrap(),
-                    time: Some(tendermint_proto::google::protobuf::Timestamp { seconds: 1_700_000_000 + i64::try_from(h).unwrap(), nanos: 0 }),
+                    time: block_time(h),
                     hash: vec![7; 32].into(),
                     next_validators_hash: vec![0; 32].into(),
                     proposer_address: vec![0; 20].into(),

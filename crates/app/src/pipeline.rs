@@ -111,18 +111,22 @@ impl App {
         // that drops the transaction replaces it (with the reason).
         let keep = mode.keeps_trace() && (mode != Mode::Recheck || verdict.rejection.is_some());
         let trace = crate::trace::to_trace(&tx.hash, &verdict);
-        match mode {
-            Mode::Check => self.hook().on_verdict("check", &trace),
-            Mode::Deliver => self.hook().on_verdict("deliver", &trace),
+        // The node's metrics hear of one trace per admission and per executed transaction: the
+        // one that stands for it (the precompile's, when execution screened inside).
+        let report = |t: &GateTrace| match mode {
+            Mode::Check => self.hook().on_verdict("check", t),
+            Mode::Deliver => self.hook().on_verdict("deliver", t),
             Mode::Recheck | Mode::Propose | Mode::Simulate | Mode::SimulateTrace => {}
-        }
+        };
         if keep {
             self.keep_trace(tx.hash, block, trace.clone());
         }
         if let Some(e) = verdict.rejection.take() {
+            report(&trace);
             return Run { result: Err(e), events, trace: Some(trace) };
         }
         if !mode.runs_messages() {
+            report(&trace);
             return Run { result: Ok(()), events, trace: Some(trace) };
         }
         let mut msg_state = StateDelta::new(&mut *state);
@@ -131,19 +135,25 @@ impl App {
                 // Verdicts reached inside execution (the ERC-20 precompile's): the last one is
                 // the transaction's trace, found by the Cosmos and the Ethereum hash.
                 let reported = screening::take_reported(&mut msg_state);
-                if let Some(v) = reported.last().filter(|_| mode.keeps_trace()) {
-                    let t = crate::trace::to_trace(&tx.hash, v);
-                    self.hook().on_verdict("deliver", &t);
-                    self.keep_trace(tx.hash, block, t.clone());
-                    if let Some(eth) = tx.eth_hash {
-                        self.keep_trace(eth, block, t);
+                match reported.last().filter(|_| mode.keeps_trace()) {
+                    Some(v) => {
+                        let t = crate::trace::to_trace(&tx.hash, v);
+                        report(&t);
+                        self.keep_trace(tx.hash, block, t.clone());
+                        if let Some(eth) = tx.eth_hash {
+                            self.keep_trace(eth, block, t);
+                        }
                     }
+                    None => report(&trace),
                 }
                 msg_state.apply();
                 events.extend(msg_events);
                 Run { result: Ok(()), events, trace: Some(trace) }
             }
-            Err(e) => Run { result: Err(e), events, trace: Some(trace) },
+            Err(e) => {
+                report(&trace);
+                Run { result: Err(e), events, trace: Some(trace) }
+            }
         }
     }
 }

@@ -153,8 +153,12 @@ impl NodeApi for CometNode {
         };
         let r = match self.call("block", params).await {
             Ok(r) => r,
-            // CometBFT answers an error for a height it does not have.
-            Err(e) if e.to_string().contains("must be less than or equal") || e.to_string().contains("height") => return Ok(None),
+            // CometBFT answers an error for a height it does not have (yet, or any more).
+            Err(e) if e.to_string().contains("must be less than or equal to the current blockchain height")
+                || e.to_string().contains("lowest height is") =>
+            {
+                return Ok(None)
+            }
             Err(e) => return Err(e),
         };
         if r["block"].is_null() {

@@ -510,12 +510,16 @@ impl App {
         let (hash, sender, gas_wanted) = (decoded.hash, Some((decoded.signer, decoded.sequence)), decoded.gas_limit);
         let gas = GasMeter::new(decoded.gas_limit);
         let mut check = self.check.lock().await;
-        let mut overlay = StateDelta::new(&mut *check);
-        let result = self.run_tx(&mut overlay, &decoded, &block, &gas, Mode::Recheck).await.result;
-        if result.is_ok() {
-            overlay.apply();
-        }
+        let result = self.recheck_on(&mut check, &decoded, &block, &gas).await;
         CheckOutcome { hash, sender, gas_wanted, gas_used: gas.used(), result, decoded: Some(decoded) }
+    }
+
+    /// The recheck of one transaction on `state`, whose effects stay only when it passes.
+    async fn recheck_on(&self, state: &mut StateDelta<CachedSnapshot>, tx: &DecodedTx, block: &BlockCtx, gas: &GasMeter) -> Result<(), TxError> {
+        let mut overlay = StateDelta::new(state);
+        self.run_tx(&mut overlay, tx, block, gas, Mode::Recheck).await.result?;
+        overlay.apply();
+        Ok(())
     }
 
     /// Drops every admission effect and starts a new check overlay on the latest committed
@@ -540,11 +544,7 @@ impl App {
     /// (ante and gate chain), so a transaction whose party was blacklisted since its
     /// admission fails here with the gate's code and leaves the mempool.
     pub async fn recheck(&self, r: &mut CheckRebuild, tx: &DecodedTx) -> Result<(), TxError> {
-        let gas = GasMeter::new(tx.gas_limit);
-        let mut overlay = StateDelta::new(&mut r.state);
-        self.run_tx(&mut overlay, tx, &r.block, &gas, Mode::Recheck).await.result?;
-        overlay.apply();
-        Ok(())
+        self.recheck_on(&mut r.state, tx, &r.block, &GasMeter::new(tx.gas_limit)).await
     }
 
     /// Under the check lock (so no admission runs meanwhile): re-admits what `late` returns

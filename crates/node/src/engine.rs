@@ -318,10 +318,6 @@ impl Engine {
         let rc = self.recheck().await?;
         let commit_ms = t1.elapsed().as_secs_f64() * 1e3;
         {
-            let m = self.mempool.lock();
-            self.metrics.mempool(m.len(), m.bytes());
-        }
-        {
             let mut t = self.timings.lock();
             if t.len() >= TIMING_HISTORY {
                 t.pop_front();

@@ -41,21 +41,6 @@ impl Mempool {
         Self { next: 0, order: BTreeMap::new(), by_hash: HashMap::new(), bytes: 0, max_txs, max_bytes }
     }
 
-    /// Transactions waiting.
-    pub fn len(&self) -> usize {
-        self.order.len()
-    }
-
-    /// True when nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
-    }
-
-    /// Bytes waiting.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
     /// True when the hash is waiting.
     pub fn contains(&self, hash: &[u8; 32]) -> bool {
         self.by_hash.contains_key(hash)

@@ -61,7 +61,11 @@ pub struct Metrics {
     flags: Family<FlagLabels, Counter>,
     store_bytes: Gauge,
     store_dir: Option<PathBuf>,
+    /// Reads the mempool's (transactions, bytes) at each scrape (the embedded engine's).
+    mempool_source: parking_lot::Mutex<Option<MempoolSource>>,
 }
+
+type MempoolSource = Box<dyn Fn() -> (usize, usize) + Send + Sync>;
 
 impl std::fmt::Debug for Metrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -92,6 +96,7 @@ impl Metrics {
             flags: Family::default(),
             store_bytes: Gauge::default(),
             store_dir,
+            mempool_source: parking_lot::Mutex::new(None),
             registry: Registry::default(),
         };
         registry.register("block_height", "Height of the last committed block", m.height.clone());
@@ -140,10 +145,9 @@ impl Metrics {
         self.height.set(i64::try_from(height).unwrap_or(i64::MAX));
     }
 
-    /// The mempool's size now.
-    pub fn mempool(&self, txs: usize, bytes: usize) {
-        self.mempool_txs.set(i64::try_from(txs).unwrap_or(i64::MAX));
-        self.mempool_bytes.set(i64::try_from(bytes).unwrap_or(i64::MAX));
+    /// Where the mempool's size is read at each scrape.
+    pub fn mempool_source(&self, read: impl Fn() -> (usize, usize) + Send + Sync + 'static) {
+        *self.mempool_source.lock() = Some(Box::new(read));
     }
 
     /// Each gate's verdict in a trace.
@@ -161,6 +165,11 @@ impl Metrics {
     pub fn render(&self) -> String {
         if let Some(dir) = &self.store_dir {
             self.store_bytes.set(i64::try_from(dir_size(dir)).unwrap_or(i64::MAX));
+        }
+        if let Some(read) = self.mempool_source.lock().as_ref() {
+            let (txs, bytes) = read();
+            self.mempool_txs.set(i64::try_from(txs).unwrap_or(i64::MAX));
+            self.mempool_bytes.set(i64::try_from(bytes).unwrap_or(i64::MAX));
         }
         let mut out = String::new();
         if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {

@@ -49,10 +49,6 @@ impl EmbeddedNode {
         let t = std::time::Instant::now();
         let r = self.admit_inner(tx).await;
         self.metrics.admission(r.code, &r.codespace, t.elapsed().as_secs_f64());
-        if r.code == 0 {
-            let m = self.mempool.lock();
-            self.metrics.mempool(m.len(), m.bytes());
-        }
         r
     }
 
@@ -355,6 +351,8 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     tracing::info!(chain_id = %app.chain_id(), height = app.last_height().await?, "state loaded");
 
     let mempool = Arc::new(Mutex::new(Mempool::new(cfg.mempool.max_txs, cfg.mempool.max_bytes)));
+    let scraped = Arc::downgrade(&mempool);
+    metrics.mempool_source(move || scraped.upgrade().map(|m| m.lock().size()).unwrap_or((0, 0)));
     let (events, _) = broadcast::channel(16_384);
     let engine = Arc::new(Engine::new(app.clone(), indexer, mempool.clone(), events.clone(), cfg.consensus.clone(), validator, metrics.clone()));
     let node = Arc::new(EmbeddedNode {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cnidarium::{Snapshot, StateDelta, StateRead, StagedWriteBatch, Storage};
+use cnidarium::{Snapshot, StateDelta, StateRead, StateWrite, StagedWriteBatch, Storage};
 use lantau_module_api::{store, BlockCtx, Event, GasMeter, SdkError, TxError};
 use lantau_primitives::Address;
 use tendermint::abci::{request, response, types::ExecTxResult, Code};
@@ -96,6 +96,10 @@ pub struct App {
     /// PrepareProposal / ProcessProposal / FinalizeBlock. Decoding is pure, so a decoded
     /// transaction is exactly what decoding the same bytes again would give.
     known: parking_lot::Mutex<std::collections::BTreeMap<[u8; 32], Arc<DecodedTx>>>,
+    /// This node's state-sync snapshots, when it takes them.
+    snapshots: std::sync::OnceLock<Arc<crate::statesync::Snapshotter>>,
+    /// A state-sync restore in progress.
+    restore: tokio::sync::Mutex<Option<crate::statesync::Restore>>,
 }
 
 impl std::fmt::Debug for App {
@@ -160,6 +164,8 @@ impl App {
             traces: parking_lot::Mutex::new(Default::default()),
             gates_dirty: std::sync::atomic::AtomicBool::new(true),
             known: parking_lot::Mutex::new(std::collections::BTreeMap::new()),
+            snapshots: std::sync::OnceLock::new(),
+            restore: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -758,7 +764,145 @@ impl App {
         let dirty = staged.writes.iter().any(|(k, _)| lantau_compliance::state_key::read_by_gates(k));
         self.gates_dirty.store(dirty, std::sync::atomic::Ordering::Release);
         tracing::debug!(height = staged.height, "committed");
+        if let Some(s) = self.snapshots.get() {
+            s.after_commit(self.storage.latest_snapshot(), staged.height);
+        }
         Ok(response::Commit { data: Default::default(), retain_height: TmHeight::default() })
+    }
+
+    // === State sync ===
+
+    /// Starts taking state-sync snapshots after commits (node-local; once, before serving).
+    pub fn enable_snapshots(&self, settings: crate::statesync::SnapshotSettings) -> Arc<crate::statesync::Snapshotter> {
+        self.snapshots.get_or_init(|| crate::statesync::Snapshotter::new(settings)).clone()
+    }
+
+    /// ABCI ListSnapshots: the complete snapshots this node keeps, newest first.
+    pub fn list_snapshots(&self) -> response::ListSnapshots {
+        let snapshots = self.snapshots.get().map(|s| s.list()).unwrap_or_default();
+        response::ListSnapshots {
+            snapshots: snapshots
+                .into_iter()
+                .filter_map(|s| {
+                    Some(tendermint::abci::types::Snapshot {
+                        height: TmHeight::try_from(s.height).ok()?,
+                        format: s.format,
+                        chunks: s.chunks,
+                        hash: s.hash.into(),
+                        metadata: s.metadata.into(),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// ABCI LoadSnapshotChunk: a chunk's bytes, empty when this node does not have it.
+    pub fn load_snapshot_chunk(&self, req: request::LoadSnapshotChunk) -> response::LoadSnapshotChunk {
+        let chunk = self.snapshots.get().map(|s| s.load_chunk(req.height.value(), req.format, req.chunk)).unwrap_or_default();
+        response::LoadSnapshotChunk { chunk: chunk.into() }
+    }
+
+    /// ABCI OfferSnapshot: accepts a snapshot of format [`crate::statesync::FORMAT`] whose
+    /// description is consistent, on a node that has no state yet (a later offer replaces an
+    /// unfinished restore).
+    pub async fn offer_snapshot(&self, req: request::OfferSnapshot) -> response::OfferSnapshot {
+        use crate::statesync::{OfferRefusal, Restore};
+        if self.storage.latest_version() != u64::MAX {
+            tracing::warn!(height = req.snapshot.height.value(), "snapshot offered to a node that already has state; refused");
+            return response::OfferSnapshot::Reject;
+        }
+        let s = &req.snapshot;
+        match Restore::offer(s.height.value(), s.format, s.chunks, &s.hash, &s.metadata, req.app_hash.as_bytes()) {
+            Ok(r) => {
+                tracing::info!(height = r.height, chunks = s.chunks, "restoring from a state-sync snapshot");
+                *self.restore.lock().await = Some(r);
+                response::OfferSnapshot::Accept
+            }
+            Err(OfferRefusal::Format) => response::OfferSnapshot::RejectFormat,
+            Err(OfferRefusal::Invalid(why)) => {
+                tracing::warn!(height = s.height.value(), why, "snapshot refused");
+                response::OfferSnapshot::Reject
+            }
+        }
+    }
+
+    /// ABCI ApplySnapshotChunk. A chunk whose hash is not the listed one is refetched (and its
+    /// sender rejected); once the last chunk arrives the state is checked against the offered
+    /// app hash and committed, or the snapshot is rejected with nothing written.
+    pub async fn apply_snapshot_chunk(&self, req: request::ApplySnapshotChunk) -> response::ApplySnapshotChunk {
+        use crate::statesync::ChunkRefusal;
+        use response::ApplySnapshotChunkResult as R;
+        let answer = |result, refetch_chunks: Vec<u32>, reject_senders: Vec<String>| response::ApplySnapshotChunk { result, refetch_chunks, reject_senders };
+        let mut guard = self.restore.lock().await;
+        let Some(restore) = guard.as_mut() else {
+            tracing::warn!(index = req.index, "snapshot chunk without an accepted offer");
+            return answer(R::RetrySnapshot, vec![], vec![]);
+        };
+        match restore.accept(req.index, req.chunk.to_vec()) {
+            Ok(false) => answer(R::Accept, vec![], vec![]),
+            Err(ChunkRefusal::Refetch) => {
+                tracing::warn!(index = req.index, sender = req.sender, "snapshot chunk does not match its hash; refetching");
+                let senders = if req.sender.is_empty() { vec![] } else { vec![req.sender.clone()] };
+                answer(R::Retry, vec![req.index], senders)
+            }
+            Err(ChunkRefusal::Snapshot(why)) => {
+                tracing::warn!(why, "snapshot rejected");
+                *guard = None;
+                answer(R::RejectSnapshot, vec![], vec![])
+            }
+            Ok(true) => {
+                let Some(done) = guard.take() else { return answer(R::RetrySnapshot, vec![], vec![]) };
+                match self.finish_restore(done).await {
+                    Ok(()) => answer(R::Accept, vec![], vec![]),
+                    Err(why) => {
+                        tracing::warn!(why, "snapshot rejected");
+                        answer(R::RejectSnapshot, vec![], vec![])
+                    }
+                }
+            }
+        }
+    }
+
+    async fn finish_restore(&self, r: crate::statesync::Restore) -> Result<(), String> {
+        let mut delta = StateDelta::new(self.snapshot());
+        for c in r.chunks {
+            for e in c.verifiable {
+                let key = String::from_utf8(e.key).map_err(|_| "a verifiable key is not UTF-8".to_string())?;
+                delta.put_raw(key, e.value);
+            }
+            for e in c.nonverifiable {
+                if !crate::modules::snapshot_nonverifiable_prefixes().iter().any(|p| e.key.starts_with(p)) {
+                    return Err(format!("the snapshot carries a non-verifiable key outside the modules' records ({})", String::from_utf8_lossy(&e.key)));
+                }
+                delta.nonverifiable_put_raw(e.key, e.value);
+            }
+        }
+        let height = read_u64(&delta, state_key::HEIGHT).await.map_err(|e| e.to_string())?.unwrap_or(0);
+        if height != r.height {
+            return Err(format!("the snapshot of height {} holds the state of height {height}", r.height));
+        }
+        crate::modules::restore_snapshot(&mut delta).await.map_err(|e| e.log)?;
+        delta.nonverifiable_put_raw(state_key::VERSION_BASE.as_bytes().to_vec(), r.height.to_be_bytes().to_vec());
+        let batch = self.storage.prepare_commit(delta).await.map_err(|e| e.to_string())?;
+        if batch.root_hash().0.as_slice() != r.app_hash.as_slice() {
+            return Err(format!(
+                "the restored state's root {} is not the app hash {} the light client verified",
+                hex::encode(batch.root_hash().0),
+                hex::encode(&r.app_hash)
+            ));
+        }
+        self.storage.commit_batch(batch).map_err(|e| e.to_string())?;
+        let snap = self.snapshot();
+        let chain_id = match snap.get_raw(state_key::CHAIN_ID).await {
+            Ok(Some(b)) => String::from_utf8(b).unwrap_or_default(),
+            _ => String::new(),
+        };
+        *self.chain_id.write() = chain_id;
+        self.reads.reset(self.storage.latest_version());
+        self.gates_dirty.store(true, std::sync::atomic::Ordering::Release);
+        self.reset_check_state().await;
+        tracing::info!(height = r.height, "state restored from a snapshot");
+        Ok(())
     }
 
     // === Traces ===

@@ -22,7 +22,8 @@ impl App {
         if h == last {
             return Ok(Some(latest));
         }
-        Ok(self.storage().snapshot(h))
+        let base = crate::statesync::version_base(&latest).await.map_err(|e| AppError::Corrupt { key: crate::state_key::VERSION_BASE, why: e.to_string() })?;
+        Ok(h.checked_sub(base).and_then(|v| self.storage().snapshot(v)))
     }
 
     /// The sequence the account's next transaction must carry on the admission state

@@ -33,6 +33,7 @@ pub mod pipeline;
 pub mod readcache;
 pub mod screen;
 mod sigcache;
+pub mod statesync;
 pub mod state_key;
 pub mod trace;
 pub mod tx;

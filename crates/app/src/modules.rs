@@ -141,6 +141,19 @@ macro_rules! modules {
             Err(QueryError::InvalidArgument(format!("unknown query path {method}")))
         }
 
+        /// The non-verifiable prefixes a state-sync snapshot carries, in list order.
+        pub fn snapshot_nonverifiable_prefixes() -> Vec<&'static [u8]> {
+            let mut v: Vec<&'static [u8]> = Vec::new();
+            $( $(#[$attr])* v.extend_from_slice(<$module as Module>::SNAPSHOT_NONVERIFIABLE); )*
+            v
+        }
+
+        /// Each module's check and rebuild of a state restored from a snapshot, in list order.
+        pub async fn restore_snapshot<S: StateWrite + Send + Sync>(state: &mut S) -> Result<(), TxError> {
+            $( $(#[$attr])* <$module as Module>::restore_snapshot(state).await?; )*
+            Ok(())
+        }
+
         /// The names of the modules, in list order.
         pub const MODULE_NAMES: &[&str] = &[ $( $(#[$attr])* <$module as Module>::NAME, )* ];
     };

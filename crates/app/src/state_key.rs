@@ -13,3 +13,7 @@ pub const GENESIS_TIME: &str = "app/genesis_time";
 /// `app/max_block_gas` → i64 big-endian: the consensus parameter `block.max_gas` InitChain
 /// gave (-1: no limit).
 pub const MAX_BLOCK_GAS: &str = "app/max_block_gas";
+/// Non-verifiable `app/version_base` → u64 big-endian: the height whose state is version 0 of
+/// the store (absent: 0). Set when the state was restored from a state-sync snapshot of
+/// height `h`: version `v` then holds the state after block `h + v`. Node-local.
+pub const VERSION_BASE: &str = "app/version_base";

@@ -146,6 +146,19 @@ pub trait Module: Send + Sync + 'static {
     ) -> impl Future<Output = Option<Result<Vec<u8>, QueryError>>> + Send {
         async { None }
     }
+
+    /// Prefixes of the non-verifiable store that hold records of the chain (a node restored
+    /// from a state-sync snapshot must have them too: the audit log's rows), as opposed to
+    /// what a node derives for itself (indexes). Snapshots carry the keys under these
+    /// prefixes besides the whole verifiable store.
+    const SNAPSHOT_NONVERIFIABLE: &'static [&'static [u8]] = &[];
+
+    /// Runs on a state restored from a snapshot, before it commits: checks the non-verifiable
+    /// records it carried against the verifiable state (which the app hash proves) and
+    /// rebuilds what derives from them. An error refuses the snapshot.
+    fn restore_snapshot<S: StateWrite + Send + Sync>(_state: &mut S) -> impl Future<Output = Result<(), TxError>> + Send {
+        async { Ok(()) }
+    }
 }
 
 /// The genesis section of a module that has nothing to set up (`{}`).

@@ -235,19 +235,13 @@ impl Service<SnapshotRequest> for Snapshots {
     }
 
     fn call(&mut self, req: SnapshotRequest) -> Self::Future {
-        let _app = self.0.clone();
+        let app = self.0.clone();
         Box::pin(async move {
             Ok(match req {
-                SnapshotRequest::ListSnapshots => SnapshotResponse::ListSnapshots(response::ListSnapshots { snapshots: vec![] }),
-                SnapshotRequest::OfferSnapshot(_) => SnapshotResponse::OfferSnapshot(response::OfferSnapshot::Reject),
-                SnapshotRequest::LoadSnapshotChunk(_) => {
-                    SnapshotResponse::LoadSnapshotChunk(response::LoadSnapshotChunk { chunk: Default::default() })
-                }
-                SnapshotRequest::ApplySnapshotChunk(_) => SnapshotResponse::ApplySnapshotChunk(response::ApplySnapshotChunk {
-                    result: response::ApplySnapshotChunkResult::Abort,
-                    refetch_chunks: vec![],
-                    reject_senders: vec![],
-                }),
+                SnapshotRequest::ListSnapshots => SnapshotResponse::ListSnapshots(app.list_snapshots()),
+                SnapshotRequest::OfferSnapshot(r) => SnapshotResponse::OfferSnapshot(app.offer_snapshot(r).await),
+                SnapshotRequest::LoadSnapshotChunk(r) => SnapshotResponse::LoadSnapshotChunk(app.load_snapshot_chunk(r)),
+                SnapshotRequest::ApplySnapshotChunk(r) => SnapshotResponse::ApplySnapshotChunk(app.apply_snapshot_chunk(r).await),
             })
         })
     }

@@ -32,6 +32,37 @@ pub struct NodeConfig {
     pub metrics: ListenConfig,
     /// Under CometBFT (`start --abci`): where its RPC answers.
     pub cometbft: CometbftConfig,
+    /// State-sync snapshots this node takes and serves to nodes joining the network.
+    pub state_sync: StateSyncConfig,
+}
+
+/// State-sync snapshots (`[state_sync]`; the Cosmos SDK's `state-sync` section of app.toml).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct StateSyncConfig {
+    /// Take a snapshot of the committed state every this many heights (0: never). Written to
+    /// `<home>/data/snapshots/` in the background; served over ABCI to CometBFT peers.
+    pub snapshot_interval: u64,
+    /// How many snapshots to keep.
+    pub snapshot_keep_recent: u32,
+}
+
+impl Default for StateSyncConfig {
+    fn default() -> Self {
+        Self { snapshot_interval: 0, snapshot_keep_recent: 2 }
+    }
+}
+
+impl StateSyncConfig {
+    /// The app's snapshot settings for a node home, when snapshots are on.
+    pub fn settings(&self, home: &Path) -> Option<lantau_app::statesync::SnapshotSettings> {
+        (self.snapshot_interval > 0).then(|| lantau_app::statesync::SnapshotSettings {
+            dir: home.join("data/snapshots"),
+            interval: self.snapshot_interval,
+            keep_recent: usize::try_from(self.snapshot_keep_recent).unwrap_or(usize::MAX).max(1),
+            chunk_bytes: lantau_app::statesync::DEFAULT_CHUNK_BYTES,
+        })
+    }
 }
 
 /// The CometBFT node that drives the app (`start --abci`).
@@ -93,6 +124,7 @@ impl Default for NodeConfig {
             simulation_hook: true,
             metrics: ListenConfig { address: "127.0.0.1:26660".into() },
             cometbft: CometbftConfig::default(),
+            state_sync: StateSyncConfig::default(),
         }
     }
 }

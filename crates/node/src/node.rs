@@ -262,6 +262,9 @@ pub async fn serve_abci(
     let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
     let metrics = crate::metrics::Metrics::new(Some(h.state()));
     let app = Arc::new(App::load(h.state(), app_cfg, Indexer::with_metrics(metrics.clone())).await?);
+    if let Some(s) = cfg.state_sync.settings(home) {
+        app.enable_snapshots(s);
+    }
     tracing::info!(chain_id = %app.chain_id(), height = app.last_height().await?, %addr, "state loaded; serving ABCI");
     let metrics_listener =
         tokio::net::TcpListener::bind(&cfg.metrics.address).await.map_err(|e| anyhow::anyhow!("bind metrics {}: {e}", cfg.metrics.address))?;
@@ -334,6 +337,9 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let indexer = Indexer::with_metrics(metrics.clone());
     let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
     let app = Arc::new(App::load(h.state(), app_cfg, indexer.clone()).await?);
+    if let Some(s) = cfg.state_sync.settings(home) {
+        app.enable_snapshots(s);
+    }
     if app.chain_id().is_empty() {
         let app_state = serde_json::to_vec(&genesis.app_state)?;
         app.init_chain(request::InitChain {

@@ -14,6 +14,14 @@
 //!
 //! Ports of node `i`: `base + 10·i` (P2P), `+1` (CometBFT RPC), `+2` (ABCI), `+3` (the app's
 //! Prometheus endpoint), `+4` (REST), `+5` (Ethereum JSON-RPC), `+6` (its WebSocket).
+//!
+//! Every app takes a state-sync snapshot every `snapshot_interval` heights. Full nodes
+//! (`--full-nodes`, numbered after the validators) are not in the validator set and join by
+//! state sync: their CometBFT config enables `[statesync]` with the first two validators'
+//! RPC as light-client servers; the trusted height and hash are taken from the first
+//! validator's latest commit when the node first starts ([`fill_state_sync_trust`]), which is
+//! what a local network can trust; a real network's operator takes them from a source they
+//! trust (docs/operations.md).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -66,6 +74,10 @@ pub fn find_cometbft(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
 pub struct TestnetOptions {
     /// Validators.
     pub validators: usize,
+    /// Full nodes that join by state sync (after the validators in the numbering).
+    pub full_nodes: usize,
+    /// Every app takes a state-sync snapshot every this many heights (0: none).
+    pub snapshot_interval: u64,
     /// First port (see the module documentation).
     pub base_port: u16,
     /// Cosmos chain id.
@@ -76,11 +88,14 @@ pub struct TestnetOptions {
     pub cometbft: PathBuf,
 }
 
-/// One validator of a network.
+/// One node of a network.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TestnetNode {
-    /// `validator-N`.
+    /// `validator-N` or `full-N`.
     pub moniker: String,
+    /// A full node (not a validator) that joins by state sync.
+    #[serde(default)]
+    pub full_node: bool,
     /// The app home.
     pub app_home: PathBuf,
     /// The CometBFT home.
@@ -99,7 +114,8 @@ pub struct TestnetNode {
     pub json_rpc: String,
     /// CometBFT node id (hex).
     pub node_id: String,
-    /// The validator's consensus address (hex, upper case, as CometBFT prints it).
+    /// The validator's consensus address (hex, upper case, as CometBFT prints it); a full
+    /// node's key is not in the validator set.
     pub validator_address: String,
 }
 
@@ -110,7 +126,7 @@ pub struct Testnet {
     pub chain_id: String,
     /// The `cometbft` binary the network was written with.
     pub cometbft: PathBuf,
-    /// The validators.
+    /// The validators, then the full nodes.
     pub nodes: Vec<TestnetNode>,
 }
 
@@ -159,11 +175,12 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
     std::fs::create_dir_all(out)?;
     let mut nodes = Vec::new();
     let mut validators = Vec::new();
-    for i in 0..opts.validators {
+    for i in 0..opts.validators.saturating_add(opts.full_nodes) {
+        let full_node = i >= opts.validators;
         let dir = out.join(format!("node{i}"));
         let app_home = dir.join("app");
         let cometbft_home = dir.join("cometbft");
-        let moniker = format!("validator-{i}");
+        let moniker = if full_node { format!("full-{i}") } else { format!("validator-{i}") };
         init_home(&app_home, &InitOptions { chain_id: opts.chain_id.clone(), moniker: moniker.clone(), ..InitOptions::default() })?;
         // The app's own port in CometBFT mode: its Prometheus endpoint.
         let app_config = app_home.join("config/config.toml");
@@ -173,14 +190,18 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         cfg.json_rpc.address = format!("127.0.0.1:{}", port(opts.base_port, i, 5)?);
         cfg.json_rpc_ws.address = format!("127.0.0.1:{}", port(opts.base_port, i, 6)?);
         cfg.cometbft.rpc = format!("http://127.0.0.1:{}", port(opts.base_port, i, 1)?);
+        cfg.state_sync.snapshot_interval = opts.snapshot_interval;
         cfg.save(&app_config)?;
         run(Command::new(&opts.cometbft).arg("init").arg("--home").arg(&cometbft_home))?;
         let node_id = run(Command::new(&opts.cometbft).arg("show-node-id").arg("--home").arg(&cometbft_home))?;
         let key: Value = serde_json::from_slice(&std::fs::read(cometbft_home.join("config/priv_validator_key.json"))?)?;
         let address = key["address"].as_str().ok_or_else(|| anyhow::anyhow!("priv_validator_key.json has no address"))?.to_string();
-        validators.push(json!({"address": address, "pub_key": key["pub_key"].clone(), "power": "10", "name": moniker}));
+        if !full_node {
+            validators.push(json!({"address": address, "pub_key": key["pub_key"].clone(), "power": "10", "name": moniker}));
+        }
         nodes.push(TestnetNode {
             moniker,
+            full_node,
             app_home,
             cometbft_home,
             abci: format!("tcp://127.0.0.1:{}", port(opts.base_port, i, 2)?),
@@ -196,6 +217,12 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
     // One genesis: the first app home's (the same dev accounts and roles for every node),
     // with CometBFT's validators and consensus parameters.
     let first = nodes.first().ok_or_else(|| anyhow::anyhow!("no validators"))?;
+    // The light-client servers of a node that joins by state sync: two validators' RPC
+    // (CometBFT wants two; a one-validator network names its one twice).
+    let light_servers = {
+        let v: Vec<&str> = nodes.iter().filter(|n| !n.full_node).map(|n| n.rpc.as_str()).cycle().take(2).collect();
+        v.join(",")
+    };
     let app_genesis: Value = serde_json::from_slice(&std::fs::read(first.app_home.join("config/genesis.json"))?)?;
     let genesis = json!({
         "genesis_time": app_genesis["genesis_time"].clone(),
@@ -212,7 +239,8 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         std::fs::write(n.app_home.join("config/genesis.json"), serde_json::to_vec_pretty(&app_genesis)?)?;
         let peers: Vec<String> =
             nodes.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, p)| format!("{}@{}", p.node_id, p.p2p)).collect();
-        write_config(&n.cometbft_home.join("config/config.toml"), n, &peers.join(","), &opts.timeout_commit)?;
+        let state_sync = n.full_node.then_some(light_servers.as_str());
+        write_config(&n.cometbft_home.join("config/config.toml"), n, &peers.join(","), &opts.timeout_commit, state_sync)?;
     }
     let net = Testnet { chain_id: opts.chain_id.clone(), cometbft: opts.cometbft.clone(), nodes };
     std::fs::write(out.join("testnet.json"), serde_json::to_vec_pretty(&net)?)?;
@@ -220,8 +248,9 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
 }
 
 /// Edits the `config.toml` `cometbft init` wrote (comments kept): loopback addresses, the
-/// peers, short timeouts.
-fn write_config(path: &Path, n: &TestnetNode, peers: &str, timeout_commit: &str) -> anyhow::Result<()> {
+/// peers, short timeouts, and for a node that joins by state sync, `[statesync]` with its
+/// light-client servers (the trust is filled at first start).
+fn write_config(path: &Path, n: &TestnetNode, peers: &str, timeout_commit: &str, state_sync: Option<&str>) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(path)?;
     let mut doc: toml_edit::DocumentMut = text.parse().with_context(|| format!("{}", path.display()))?;
     let rpc_port = n.rpc.rsplit(':').next().unwrap_or_default();
@@ -246,7 +275,50 @@ fn write_config(path: &Path, n: &TestnetNode, peers: &str, timeout_commit: &str)
     set(&mut doc, Some("consensus"), "timeout_prevote", "500ms".into())?;
     set(&mut doc, Some("consensus"), "timeout_precommit", "500ms".into())?;
     set(&mut doc, Some("consensus"), "timeout_commit", timeout_commit.into())?;
+    if let Some(servers) = state_sync {
+        set(&mut doc, Some("statesync"), "enable", true.into())?;
+        set(&mut doc, Some("statesync"), "rpc_servers", servers.into())?;
+        set(&mut doc, Some("statesync"), "discovery_time", "5s".into())?;
+    }
     std::fs::write(path, doc.to_string())?;
+    Ok(())
+}
+
+/// For a node that joins by state sync and has no trust yet (`[statesync] trust_hash` empty):
+/// writes the height and hash of the latest block its first light-client server has committed
+/// as the trusted header. A local network's shortcut: on a real network the operator takes
+/// them from a source they trust.
+pub async fn fill_state_sync_trust(net: &Testnet, i: usize) -> anyhow::Result<()> {
+    let n = net.nodes.get(i).ok_or_else(|| anyhow::anyhow!("the network has no node {i}"))?;
+    let path = n.cometbft_home.join("config/config.toml");
+    let text = std::fs::read_to_string(&path)?;
+    let mut doc: toml_edit::DocumentMut = text.parse().with_context(|| format!("{}", path.display()))?;
+    let enabled = doc.get("statesync").and_then(|t| t.get("enable")).and_then(|v| v.as_bool()).unwrap_or(false);
+    let trusted = doc.get("statesync").and_then(|t| t.get("trust_hash")).and_then(|v| v.as_str()).is_some_and(|h| !h.is_empty());
+    if !enabled || trusted {
+        return Ok(());
+    }
+    // Already synced once (CometBFT has blocks): the trust is no longer used.
+    if n.cometbft_home.join("data/blockstore.db").exists() {
+        return Ok(());
+    }
+    let server = doc
+        .get("statesync")
+        .and_then(|t| t.get("rpc_servers"))
+        .and_then(|v| v.as_str())
+        .and_then(|s| s.split(',').next())
+        .map(str::to_string)
+        .ok_or_else(|| anyhow::anyhow!("{}: [statesync] rpc_servers is empty", path.display()))?;
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
+    let v: Value = http.get(format!("{server}/commit")).send().await?.json().await.with_context(|| format!("{server}/commit"))?;
+    let sh = &v["result"]["signed_header"];
+    let height: u64 = sh["header"]["height"].as_str().and_then(|h| h.parse().ok()).ok_or_else(|| anyhow::anyhow!("{server}/commit: no height in {v}"))?;
+    let hash = sh["commit"]["block_id"]["hash"].as_str().filter(|h| !h.is_empty()).ok_or_else(|| anyhow::anyhow!("{server}/commit: no block hash in {v}"))?;
+    let t = doc.get_mut("statesync").ok_or_else(|| anyhow::anyhow!("{}: no [statesync]", path.display()))?;
+    t["trust_height"] = toml_edit::value(i64::try_from(height)?);
+    t["trust_hash"] = toml_edit::value(hash);
+    std::fs::write(&path, doc.to_string())?;
+    tracing::info!(node = %n.moniker, height, hash, "state-sync trust taken from {server}");
     Ok(())
 }
 
@@ -295,7 +367,8 @@ fn terminate(child: &mut Child, grace: Duration) {
     let _ = child.wait();
 }
 
-/// Starts validator `i` of the network in `dir`: the app (`lantaud` = `exe`) first, then,
+/// Starts node `i` of the network in `dir` (a validator or a full node; a full node that
+/// joins by state sync needs [`fill_state_sync_trust`] first): the app (`lantaud` = `exe`) first, then,
 /// once it accepts ABCI connections (CometBFT does not wait for it), CometBFT. Logs go to
 /// `nodeN/app.log` and `nodeN/cometbft.log`.
 pub fn start_validator(dir: &Path, net: &Testnet, i: usize, exe: &Path) -> anyhow::Result<RunningValidator> {

@@ -23,6 +23,13 @@ pub(crate) struct InitArgs {
     /// Validators.
     #[arg(long, default_value_t = 4)]
     validators: usize,
+    /// Full nodes that join by state sync (numbered after the validators; start them once
+    /// the validators have taken a snapshot).
+    #[arg(long, default_value_t = 0)]
+    full_nodes: usize,
+    /// Every app takes a state-sync snapshot every this many heights (0: none).
+    #[arg(long, default_value_t = 20)]
+    snapshot_interval: u64,
     /// Output directory (created; must be empty). `--output` is the CLI-wide output format,
     /// so this is simd's `--output-dir`.
     #[arg(long = "output-dir", short = 'o')]
@@ -46,7 +53,8 @@ pub(crate) struct InitArgs {
 pub(crate) struct StartArgs {
     /// The directory `testnet init` wrote.
     dir: PathBuf,
-    /// Only these validators (comma-separated indexes); all by default.
+    /// Only these nodes (comma-separated indexes); all by default. A full node joining by
+    /// state sync takes its trusted header from the first validator when it first starts.
     #[arg(long, value_delimiter = ',')]
     nodes: Vec<usize>,
 }
@@ -57,6 +65,8 @@ pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
             let cometbft = testnet::find_cometbft(a.cometbft.as_deref())?;
             let opts = TestnetOptions {
                 validators: a.validators,
+                full_nodes: a.full_nodes,
+                snapshot_interval: a.snapshot_interval,
                 base_port: a.base_port,
                 chain_id: a.chain_id,
                 timeout_commit: a.timeout_commit,
@@ -65,7 +75,8 @@ pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
             let out = a.output_dir;
             let net = tokio::task::spawn_blocking(move || testnet::init(&out, &opts).map(|n| (n, out))).await??;
             let (net, out) = net;
-            println!("wrote a network of {} validators for {} in {}", net.nodes.len(), net.chain_id, out.display());
+            let full = net.nodes.iter().filter(|n| n.full_node).count();
+            println!("wrote a network of {} validators and {full} full nodes for {} in {}", net.nodes.len() - full, net.chain_id, out.display());
             for n in &net.nodes {
                 println!("  {}: CometBFT RPC {}, REST {}, JSON-RPC {}, ABCI {}, P2P {}, metrics {}", n.moniker, n.rpc, n.rest, n.json_rpc, n.abci, n.p2p, n.metrics);
             }
@@ -77,7 +88,11 @@ pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
             let exe = std::env::current_exe()?;
             let mut running = Vec::new();
             for &i in &which {
-                match testnet::start_validator(&a.dir, &net, i, &exe) {
+                let started = match testnet::fill_state_sync_trust(&net, i).await {
+                    Ok(()) => testnet::start_validator(&a.dir, &net, i, &exe),
+                    Err(e) => Err(e),
+                };
+                match started {
                     Ok(v) => running.push((i, v)),
                     Err(e) => {
                         for (_, v) in running {
@@ -86,7 +101,9 @@ pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
                         return Err(e);
                     }
                 }
-                eprintln!("started validator-{i} (CometBFT RPC {})", net.nodes.get(i).map(|n| n.rpc.as_str()).unwrap_or_default());
+                if let Some(n) = net.nodes.get(i) {
+                    eprintln!("started {} (CometBFT RPC {})", n.moniker, n.rpc);
+                }
             }
             let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
             // Wait for a signal, or for a process of the network to exit on its own.
@@ -111,7 +128,7 @@ pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
             })
             .await?;
             if let Some(i) = exited {
-                anyhow::bail!("a process of validator-{i} exited; see {}", a.dir.join(format!("node{i}")).display());
+                anyhow::bail!("a process of node {i} exited; see {}", a.dir.join(format!("node{i}")).display());
             }
         }
     }

@@ -110,18 +110,7 @@ pub trait AuditWrite: StateWrite + AuditRead {
             let row = entry.encode_to_vec();
             let new_head = chain_head(&head, &row);
 
-            let t = state_key::audit_time(&time);
-            let mut nv: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(5);
-            nv.push((state_key::audit_index_key(state_key::AUDIT_BY_TIME_PREFIX, &t, sequence), Vec::new()));
-            nv.push((state_key::audit_index_key(&state_key::audit_by_type_prefix(&entry.tx_type), &t, sequence), Vec::new()));
-            if let Some(s) = &subject {
-                // The subject index covers the row (its value is the row), so the most common
-                // query, a subject's history, is one key-range scan with no per-row reads.
-                nv.push((state_key::audit_index_key(&state_key::audit_by_subject_prefix(s), &t, sequence), row.clone()));
-            }
-            if !entry.tx_hash.is_empty() {
-                nv.push((state_key::audit_index_key(&state_key::audit_by_hash_prefix(&entry.tx_hash), &t, sequence), Vec::new()));
-            }
+            let mut nv = index_entries(&entry, subject.as_ref(), &time, &row);
             nv.push((state_key::audit_row(sequence), row));
 
             // Charge everything before writing anything, so that running out of gas leaves the
@@ -142,6 +131,65 @@ pub trait AuditWrite: StateWrite + AuditRead {
 }
 
 impl<T: StateWrite + ?Sized> AuditWrite for T {}
+
+/// The secondary index entries of one row (everything but the row itself).
+fn index_entries(entry: &AuditEntry, subject: Option<&Address>, time: &Timestamp, row: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let sequence = entry.sequence;
+    let t = state_key::audit_time(time);
+    let mut nv: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(5);
+    nv.push((state_key::audit_index_key(state_key::AUDIT_BY_TIME_PREFIX, &t, sequence), Vec::new()));
+    nv.push((state_key::audit_index_key(&state_key::audit_by_type_prefix(&entry.tx_type), &t, sequence), Vec::new()));
+    if let Some(s) = subject {
+        // The subject index covers the row (its value is the row), so the most common
+        // query, a subject's history, is one key-range scan with no per-row reads.
+        nv.push((state_key::audit_index_key(&state_key::audit_by_subject_prefix(s), &t, sequence), row.to_vec()));
+    }
+    if !entry.tx_hash.is_empty() {
+        nv.push((state_key::audit_index_key(&state_key::audit_by_hash_prefix(&entry.tx_hash), &t, sequence), Vec::new()));
+    }
+    nv
+}
+
+/// After a state-sync restore, which carries the rows but not the indexes: checks that the
+/// rows are gapless from 1 to the verifiable counter and chain to the verifiable head (so the
+/// app hash proves every row), then writes their index entries. Returns the number of rows.
+pub async fn restore_indexes<S: StateWrite + Send + Sync>(state: &mut S) -> Result<u64, TxError> {
+    let gas = GasMeter::infinite();
+    let last = state.audit_sequence(&gas).await?;
+    let want_head = state.audit_head(&gas).await?;
+    let mut head = [0u8; 32];
+    let mut rows = 0u64;
+    let mut writes = Vec::new();
+    {
+        let mut stream = std::pin::pin!(state.nonverifiable_prefix_raw(state_key::AUDIT_ROW_PREFIX));
+        while let Some(item) = stream.next().await {
+            let (key, row) = item.map_err(internal)?;
+            let expected = rows.saturating_add(1);
+            if key != state_key::audit_row(expected) {
+                return Err(internal(format!("the audit rows are not gapless: row {expected} is missing or out of place")));
+            }
+            let entry: AuditEntry = store::decode(&row, "audit row")?;
+            if entry.sequence != expected {
+                return Err(internal(format!("audit row {expected} says it is row {}", entry.sequence)));
+            }
+            let subject = validate_entry(&entry)?;
+            let time = entry.block_time.ok_or_else(|| internal(format!("audit row {expected} has no block time")))?;
+            head = chain_head(&head, &row);
+            writes.extend(index_entries(&entry, subject.as_ref(), &time, &row));
+            rows = expected;
+        }
+    }
+    if rows != last {
+        return Err(internal(format!("the snapshot carries {rows} audit rows, the state counts {last}")));
+    }
+    if head != want_head {
+        return Err(internal("the audit rows do not chain to the head the state commits to".to_string()));
+    }
+    for (k, v) in writes {
+        state.nonverifiable_put_raw(k, v);
+    }
+    Ok(last)
+}
 
 /// The next hash-chain head: `sha256(head ‖ sha256(row))`.
 pub fn chain_head(head: &[u8; 32], row: &[u8]) -> [u8; 32] {

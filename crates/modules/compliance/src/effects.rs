@@ -115,3 +115,17 @@ pub async fn anchored_payload<S: cnidarium::StateRead + Sync>(state: &S, tx_hash
         None => Ok(None),
     }
 }
+
+/// After a state-sync restore: every anchored payload decodes and sits under its own hash.
+pub async fn check_anchored_payloads<S: cnidarium::StateRead + Sync>(state: &S) -> Result<(), TxError> {
+    use futures::StreamExt;
+    let mut stream = std::pin::pin!(state.nonverifiable_prefix_raw(state_key::TRAVEL_RULE_PREFIX));
+    while let Some(item) = stream.next().await {
+        let (key, value) = item.map_err(lantau_module_api::error::internal)?;
+        let p: TravelRulePayload = store::decode(&value, "travel rule payload")?;
+        if key != state_key::travel_rule(&p.tx_hash).into_bytes() {
+            return Err(lantau_module_api::error::internal(format!("a Travel Rule payload of {} is stored under another key", p.tx_hash)));
+        }
+    }
+    Ok(())
+}

@@ -103,6 +103,15 @@ impl lantau_module_api::Module for Compliance {
             _ => None,
         }
     }
+
+    /// The audit log's rows (the app hash commits to them through the verifiable hash-chain
+    /// head) and the anchored Travel Rule payloads; the audit indexes are rebuilt.
+    const SNAPSHOT_NONVERIFIABLE: &'static [&'static [u8]] = &[state_key::AUDIT_ROW_PREFIX, state_key::TRAVEL_RULE_PREFIX];
+
+    async fn restore_snapshot<S: cnidarium::StateWrite + Send + Sync>(state: &mut S) -> Result<(), lantau_module_api::TxError> {
+        audit::restore_indexes(state).await?;
+        effects::check_anchored_payloads(state).await
+    }
 }
 
 /// The gRPC method of AuditLog.

@@ -18,6 +18,9 @@ pub fn travel_rule(tx_hash: &str) -> String {
     format!("compliance/travel_rule/{tx_hash}")
 }
 
+/// Prefix of every anchored Travel Rule payload (non-verifiable).
+pub const TRAVEL_RULE_PREFIX: &[u8] = b"compliance/travel_rule/";
+
 /// `compliance/next_flag_id` → u64 big-endian: the id the next flag gets (from 1).
 pub const NEXT_FLAG_ID: &str = "compliance/next_flag_id";
 

@@ -6,6 +6,8 @@
 
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
+pub mod flows;
+
 use std::future::Future;
 use std::time::Duration;
 

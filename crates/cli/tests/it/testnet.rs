@@ -243,6 +243,11 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
         .unwrap();
     let eth_height = u64::from_str_radix(eth["result"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
     assert!(eth_height >= h1, "{eth}");
+    // The same suite of the spec's client flows the embedded engine passes
+    // (`lantau_test_utils::flows`), against validator-2 (its CometBFT's RPC and WebSocket, its
+    // app's REST and JSON-RPC), with bob's account.
+    let e = lantau_test_utils::flows::Endpoints { rest: net.nodes[2].rest.clone(), rpc: net.nodes[2].rpc.clone(), json_rpc: net.nodes[2].json_rpc.clone() };
+    lantau_test_utils::flows::spec_client_flows(&e, &dev_key("bob"), &issuer).await.unwrap();
     let h1 = height(&http, &net.nodes[0]).await;
     all_at_least(&http, &net, &all, h1).await;
     let rows = agree(&http, &net, &all, 1, h1).await;
@@ -315,6 +320,65 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     assert!(app_log.contains("state restored from a snapshot"), "{app_log}");
 
     for v in vals.into_iter().flatten() {
+        v.stop(Duration::from_secs(10));
+    }
+}
+
+/// Validators whose state machines disagree (two of four start from an app state that differs
+/// in one field, so their app hash differs from the first block on, as a non-deterministic
+/// replica's would) make CometBFT halt rather than fork: each side refuses the other's
+/// proposal ("wrong Block.Header.AppHash"), no block gets two thirds of the votes, rounds go
+/// by at height 1 and no node commits anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn validators_whose_state_machines_disagree_halt_rather_than_fork() {
+    let cometbft = testnet::find_cometbft(None).expect("the cometbft binary (scripts/prereqs.sh installs it)");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("net");
+    let opts = TestnetOptions {
+        validators: 4,
+        full_nodes: 0,
+        snapshot_interval: 0,
+        base_port: free_base(),
+        chain_id: "lantau-split-1".into(),
+        timeout_commit: "200ms".into(),
+        cometbft,
+    };
+    let net = tokio::task::spawn_blocking({
+        let (dir, opts) = (dir.clone(), opts.clone());
+        move || testnet::init(&dir, &opts)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    for n in &net.nodes[2..] {
+        let path = n.cometbft_home.join("config/genesis.json");
+        let mut g: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        g["app_state"]["evm_chain_id"] = Value::String("853".into());
+        std::fs::write(&path, serde_json::to_vec_pretty(&g).unwrap()).unwrap();
+    }
+    let vals: Vec<RunningValidator> = (0..4).map(|i| start(&dir, &net, i)).collect();
+    let http = reqwest::Client::new();
+    // Wait (bounded) until height 1 has gone through a few rounds on every node.
+    for n in &net.nodes {
+        poll(Duration::from_secs(120), || async {
+            let Some(s) = rpc(&http, n, "consensus_state").await else { return false };
+            let hrs = s["round_state"]["height/round/step"].as_str().unwrap_or_default().to_string();
+            let mut parts = hrs.split('/');
+            let (h, r) = (parts.next().and_then(|x| x.parse::<u64>().ok()), parts.next().and_then(|x| x.parse::<u64>().ok()));
+            assert!(h.is_none_or(|h| h <= 1), "{} went past height 1: {hrs}", n.moniker);
+            r.is_some_and(|r| r >= 3)
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{} did not go through rounds at height 1", n.moniker));
+    }
+    for n in &net.nodes {
+        assert_eq!(height(&http, n).await, 0, "{} committed a block", n.moniker);
+        let s = rpc(&http, n, "status").await.unwrap();
+        assert_eq!(s["sync_info"]["latest_block_height"], "0", "{}", n.moniker);
+    }
+    let logs: String = (0..4).map(|i| std::fs::read_to_string(dir.join(format!("node{i}/cometbft.log"))).unwrap_or_default()).collect();
+    assert!(logs.contains("wrong Block.Header.AppHash"), "no node said why it refused the proposals");
+    for v in vals {
         v.stop(Duration::from_secs(10));
     }
 }

@@ -563,3 +563,34 @@ async fn a_fresh_replica_restores_from_a_snapshot_and_follows_the_chain() {
     a.crash().await;
     b.crash().await;
 }
+
+/// A replica fed another block at the same height (what a faulty or forked CometBFT would
+/// do) reports another app hash for it at once, in FinalizeBlock and in Info: the divergence
+/// is detectable at the height it happens (CometBFT then refuses the next header, whose app
+/// hash is the majority's; the 4-validator test shows it halting).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_fed_another_block_reports_another_app_hash_at_that_height() {
+    let DevChain { app_state, numbers, payload } = dev_chain();
+    let (d0, d1) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut a = Replica::start(d0.path(), 2).await;
+    let mut b = Replica::start(d1.path(), 1).await;
+    for r in [&mut a, &mut b] {
+        let pb::response::Value::InitChain(_) = r.call(init_req(&app_state)).await else { panic!() };
+    }
+    let mut seqs = std::collections::BTreeMap::new();
+    for h in 1..=3u64 {
+        let txs = block_txs(h, &mut seqs, &numbers, &payload);
+        run_block(&mut [&mut a, &mut b], h, &txs).await;
+    }
+    // Height 4: a gets the block with both transfers, b the same block without the last one.
+    let txs = block_txs(4, &mut seqs, &numbers, &payload);
+    let ha = run_block(&mut [&mut a], 4, &txs).await;
+    let hb = run_block(&mut [&mut b], 4, &txs[..1]).await;
+    assert_ne!(ha, hb, "different blocks, same app hash");
+    let (ia, ib) = (a.info().await, b.info().await);
+    assert_eq!((ia.last_block_height, ib.last_block_height), (4, 4));
+    assert_eq!(ia.last_block_app_hash.to_vec(), ha);
+    assert_eq!(ib.last_block_app_hash.to_vec(), hb);
+    a.crash().await;
+    b.crash().await;
+}

@@ -256,3 +256,14 @@ async fn simulate_accepts_an_unsigned_transaction_as_wallet_libraries_send_it() 
     assert!(n.client.simulate(&raw.encode_to_vec()).await.unwrap() > 10_000);
     n.stop().await;
 }
+
+/// The spec's client flows, the same suite the 4-validator CometBFT test runs against a
+/// validator (`lantau_test_utils::flows`), against the embedded engine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spec_client_flows_pass_on_the_embedded_engine() {
+    let n = TestNode::start().await.unwrap();
+    let e = lantau_test_utils::flows::Endpoints { rest: n.rest_url.clone(), rpc: n.rpc_url.clone(), json_rpc: n.eth_url.clone() };
+    let r = lantau_test_utils::flows::spec_client_flows(&e, &dev_key("alice"), &dev_addr("issuer")).await.unwrap();
+    assert_ne!(r.sync_hash, r.async_hash);
+    n.stop().await;
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks to build and test Lantau: libclang (bindgen for
-# librocksdb-sys), cargo-nextest (the test runner), the EVM client test packages (npm) and
+# librocksdb-sys), cargo-nextest (the test runner), the client tests' npm packages (viem, solc-js, CosmJS) and
 # CometBFT (go install). Idempotent; quiet when all is present.
 set -euo pipefail
 
@@ -38,25 +38,30 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install cargo-nextest --locked
 fi
 
-# The EVM path's real-client tests: viem and solc-js from npm (tests/evm-client), installed
-# outside the work tree (a cache keyed by the lock file) and linked in as node_modules.
-EVM_CLIENT="$(cd "$(dirname "$0")/.." && pwd)/tests/evm-client"
+# The real-client tests' npm packages: viem and solc-js (tests/evm-client), CosmJS
+# (tests/cosmos-client); each installed outside the work tree (a cache keyed by its lock file)
+# and linked in as node_modules.
+ROOT_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "prereqs: installing nodejs and npm (for the EVM client tests)" >&2
+  echo "prereqs: installing nodejs and npm (for the client tests)" >&2
   SUDO=""
   if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
 fi
-LOCK_SUM="$(sha256sum "$EVM_CLIENT/package-lock.json" | cut -c1-16)"
-NPM_CACHE_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-evm-client-$LOCK_SUM"
-if [ ! -d "$NPM_CACHE_DIR/node_modules/viem" ] || [ ! -d "$NPM_CACHE_DIR/node_modules/solc" ]; then
-  echo "prereqs: installing the EVM client test packages (viem, solc-js) into $NPM_CACHE_DIR" >&2
-  mkdir -p "$NPM_CACHE_DIR"
-  cp "$EVM_CLIENT/package.json" "$EVM_CLIENT/package-lock.json" "$NPM_CACHE_DIR/"
-  (cd "$NPM_CACHE_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-fi
-ln -sfn "$NPM_CACHE_DIR/node_modules" "$EVM_CLIENT/node_modules"
+for CLIENT in evm-client cosmos-client; do
+  CLIENT_DIR="$ROOT_DIR/tests/$CLIENT"
+  LOCK_SUM="$(sha256sum "$CLIENT_DIR/package-lock.json" | cut -c1-16)"
+  NPM_CACHE_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-$CLIENT-$LOCK_SUM"
+  if [ ! -f "$NPM_CACHE_DIR/.installed" ]; then
+    echo "prereqs: installing the $CLIENT test packages into $NPM_CACHE_DIR" >&2
+    mkdir -p "$NPM_CACHE_DIR"
+    cp "$CLIENT_DIR/package.json" "$CLIENT_DIR/package-lock.json" "$NPM_CACHE_DIR/"
+    (cd "$NPM_CACHE_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    touch "$NPM_CACHE_DIR/.installed"
+  fi
+  ln -sfn "$NPM_CACHE_DIR/node_modules" "$CLIENT_DIR/node_modules"
+done
 
 # CometBFT (v0.38, the consensus engine of validator networks) for the testnet tests: built
 # from the Go module proxy with `go install`, cached outside the work tree. The tests find it

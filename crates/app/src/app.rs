@@ -100,6 +100,8 @@ pub struct App {
     snapshots: std::sync::OnceLock<Arc<crate::statesync::Snapshotter>>,
     /// A state-sync restore in progress.
     restore: tokio::sync::Mutex<Option<crate::statesync::Restore>>,
+    /// The node's queries (the tx index, blocks), when a node installed them.
+    query_ext: std::sync::OnceLock<Arc<dyn crate::grpc::QueryExtension>>,
 }
 
 impl std::fmt::Debug for App {
@@ -166,6 +168,7 @@ impl App {
             known: parking_lot::Mutex::new(std::collections::BTreeMap::new()),
             snapshots: std::sync::OnceLock::new(),
             restore: tokio::sync::Mutex::new(None),
+            query_ext: std::sync::OnceLock::new(),
         })
     }
 
@@ -191,10 +194,14 @@ impl App {
         CachedSnapshot::new(self.storage.latest_snapshot(), self.reads.clone())
     }
 
-    /// A module query by gRPC method name on the latest committed state (protobuf in and out),
-    /// routed through the module list.
+    /// A query by gRPC method name on the latest committed state (protobuf in and out), through
+    /// the one router ([`App::grpc_query`]).
     pub async fn query(&self, method: &str, request: &[u8]) -> Result<Vec<u8>, lantau_module_api::QueryError> {
-        crate::modules::query(&self.snapshot(), method, request).await
+        self.grpc_query(0, method, request).await
+    }
+
+    pub(crate) fn query_extension(&self) -> &std::sync::OnceLock<Arc<dyn crate::grpc::QueryExtension>> {
+        &self.query_ext
     }
 
     /// ABCI Query. `path` is either a gRPC method of a module's query service
@@ -233,7 +240,7 @@ impl App {
             ..Default::default()
         };
         let path = req.path.as_str();
-        if path == "/store/key" || path == "store/key" {
+        if matches!(path, "/store/key" | "store/key" | "/store/main/key") {
             if req.prove {
                 return match snap.get_with_proof(req.data.to_vec()).await {
                     Ok((value, proof)) => {
@@ -260,12 +267,20 @@ impl App {
                 Err(e) => fail(1, e.to_string(), height),
             };
         }
-        match crate::modules::query(&snap, path, &req.data).await {
+        // Errors read as the Cosmos SDK writes them (a gRPC status wrapped in an sdk error), so
+        // clients that match on them (CosmJS: `rpc error: code = NotFound` is a missing
+        // account, not a failure) work unchanged.
+        match self.route_query(&snap, asked, path, &req.data).await {
             Ok(v) => ok(Vec::new(), v, None),
             Err(lantau_module_api::QueryError::InvalidArgument(m)) if m.starts_with("unknown query path") => fail(6, m, height),
-            Err(lantau_module_api::QueryError::NotFound(m)) => fail(38, m, height),
-            Err(lantau_module_api::QueryError::InvalidArgument(m) | lantau_module_api::QueryError::FailedPrecondition(m)) => fail(18, m, height),
-            Err(lantau_module_api::QueryError::Internal(m)) => fail(1, m, height),
+            Err(lantau_module_api::QueryError::NotFound(m)) => fail(38, format!("rpc error: code = NotFound desc = {m}: key not found"), height),
+            Err(lantau_module_api::QueryError::InvalidArgument(m)) => {
+                fail(18, format!("rpc error: code = InvalidArgument desc = {m}: invalid request"), height)
+            }
+            Err(lantau_module_api::QueryError::FailedPrecondition(m)) => {
+                fail(18, format!("rpc error: code = FailedPrecondition desc = {m}: invalid request"), height)
+            }
+            Err(lantau_module_api::QueryError::Internal(m)) => fail(1, format!("rpc error: code = Internal desc = {m}"), height),
         }
     }
 

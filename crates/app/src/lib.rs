@@ -26,6 +26,7 @@ pub mod config;
 pub mod error;
 mod evm_api;
 pub mod genesis;
+pub mod grpc;
 pub mod hooks;
 pub mod modules;
 pub mod msg;

@@ -132,13 +132,21 @@ macro_rules! modules {
         /// in list order; an unknown method is `InvalidArgument`, as the Cosmos SDK's router
         /// answers it.
         pub async fn query<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError> {
+            match answer(state, method, request).await {
+                Some(r) => r,
+                None => Err(QueryError::InvalidArgument(format!("unknown query path {method}"))),
+            }
+        }
+
+        /// The module that serves `method` answers it; `None` when none does.
+        pub async fn answer<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, QueryError>> {
             $(
                 $(#[$attr])*
                 if let Some(r) = <$module as Module>::query(state, method, request).await {
-                    return r;
+                    return Some(r);
                 }
             )*
-            Err(QueryError::InvalidArgument(format!("unknown query path {method}")))
+            None
         }
 
         /// The non-verifiable prefixes a state-sync snapshot carries, in list order.

@@ -32,7 +32,7 @@ pub use error::{ErrorCode, SdkError, TxError};
 pub use event::{event, Event};
 pub use gas::{GasMeter, OutOfGas};
 pub use handler::MsgHandler;
-pub use module::{EmptyGenesis, Fact, Module, ModuleMsg, NoMsg, QueryError};
+pub use module::{decode_query, query_address, EmptyGenesis, Fact, Module, ModuleMsg, NoMsg, QueryError};
 
 /// Parses a bech32 address field of a message; failure is sdk code 7 (invalid address), naming
 /// the field.

@@ -164,3 +164,16 @@ pub trait Module: Send + Sync + 'static {
 /// The genesis section of a module that has nothing to set up (`{}`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct EmptyGenesis {}
+
+/// Decodes a query's protobuf request; a malformed one is `InvalidArgument`.
+pub fn decode_query<M: prost::Message + prost::Name + Default>(request: &[u8]) -> Result<M, QueryError> {
+    M::decode(request).map_err(|e| QueryError::InvalidArgument(format!("invalid {}: {e}", M::NAME)))
+}
+
+/// Parses a bech32 address field of a query request (`InvalidArgument` naming the field).
+pub fn query_address(field: &str, value: &str) -> Result<Address, QueryError> {
+    if value.is_empty() {
+        return Err(QueryError::InvalidArgument(format!("empty address string is not allowed ({field})")));
+    }
+    Address::from_bech32(value).map_err(|e| QueryError::InvalidArgument(format!("invalid {field} {value:?}: {e}")))
+}

@@ -115,7 +115,7 @@ pub async fn spec_client_flows(e: &Endpoints, sender: &SecretKey, recipient: &Ad
         }
     };
     ensure!(t["tx_result"]["code"].as_u64().unwrap_or(0) == 0, "tx: {t}");
-    ensure!(t["height"] == heights[1].to_string(), "tx height {} vs REST {}", t["height"], heights[1]);
+    ensure!(t["height"].as_str().and_then(|h| h.parse::<u64>().ok()) == Some(heights[1]), "tx height {} vs REST {}", t["height"], heights[1]);
 
     // 6. The WebSocket delivered both.
     let mut seen = BTreeSet::new();

@@ -41,4 +41,12 @@ impl lantau_module_api::Module for Auth {
     ) -> Result<(), lantau_module_api::TxError> {
         genesis::init_genesis(state, g).await
     }
+
+    async fn query<S: cnidarium::StateRead + Sync>(
+        state: &S,
+        method: &str,
+        request: &[u8],
+    ) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
+        query::grpc(state, method, request).await
+    }
 }

@@ -173,4 +173,12 @@ impl lantau_module_api::Module for Bank {
             _ => None,
         }
     }
+
+    async fn query<S: cnidarium::StateRead + Sync>(
+        state: &S,
+        method: &str,
+        request: &[u8],
+    ) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
+        query::grpc(state, method, request).await
+    }
 }

@@ -11,7 +11,7 @@ use lantau_compliance::screening::{Exempt, ExemptKind, Screened};
 
 use crate::{event, msg::coins_to_string, state_key, BankError};
 
-fn decode_amount(bytes: &[u8]) -> Result<Amount, TxError> {
+pub(crate) fn decode_amount(bytes: &[u8]) -> Result<Amount, TxError> {
     Amount::from_be_slice(bytes).ok_or_else(|| internal("corrupt balance record"))
 }
 

@@ -36,6 +36,9 @@ pub use lantau_proto::chain::compliance::v1::AuditEntry;
 pub const MAX_TX_TYPE_LEN: usize = 64;
 /// Longest accepted `tx_hash`, in hex digits.
 pub const MAX_TX_HASH_LEN: usize = 128;
+/// The widest encoding of a row's sequence, block height and block time (three varint fields
+/// and a Timestamp: tags, lengths, 10-byte varints), charged whatever their actual size.
+const BLOCK_FIELDS_WIDEST: usize = 48;
 /// How many row reads a query keeps in flight (cnidarium runs each read on a blocking thread).
 const ROW_READS_IN_FLIGHT: usize = 32;
 /// A set of `n` sequences spanning fewer than `n * DENSE_SPAN` rows is read with one range scan.
@@ -114,11 +117,15 @@ pub trait AuditWrite: StateWrite + AuditRead {
             nv.push((state_key::audit_row(sequence), row));
 
             // Charge everything before writing anything, so that running out of gas leaves the
-            // overlay untouched (the caller drops it anyway).
+            // overlay untouched (the caller drops it anyway). A row (and the subject index's
+            // copy of it) is charged as if its sequence, height and time took their widest
+            // encoding: the gas of a transaction must not depend on the block it lands in, or
+            // an exact estimate made on one block (eth_estimateGas) runs out in the next.
+            let widest = AuditEntry { sequence: 0, block_height: 0, block_time: None, ..entry.clone() }.encoded_len().saturating_add(BLOCK_FIELDS_WIDEST);
             gas.write(state_key::AUDIT_SEQ.len(), 8)?;
             gas.write(state_key::AUDIT_HEAD.len(), 32)?;
             for (k, v) in &nv {
-                gas.write(k.len(), v.len())?;
+                gas.write(k.len(), if v.is_empty() { 0 } else { widest.max(v.len()) })?;
             }
             self.put_raw(state_key::AUDIT_SEQ.to_string(), sequence.to_be_bytes().to_vec());
             self.put_raw(state_key::AUDIT_HEAD.to_string(), new_head.to_vec());

@@ -4,6 +4,7 @@
 
 mod abci_conformance;
 mod ante;
+mod cosmos_client;
 mod delegation;
 mod evm_client;
 mod evm_rpc;

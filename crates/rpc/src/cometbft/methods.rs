@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lantau_app::cnidarium::StateRead;
 use lantau_app::tendermint::abci::request;
 use lantau_event_query::Query;
 use serde_json::{json, Value};
@@ -176,43 +175,35 @@ async fn abci_info(node: &Node) -> Result<Value, RpcError> {
     }}))
 }
 
+/// `abci_query`: the app's ABCI Query (one implementation, the one CometBFT calls in a
+/// validator network): gRPC method paths through the query router, `/store/key` (also
+/// `/store/main/key`) with proofs when asked, heights honoured.
 async fn abci_query(node: &Node, p: &Params) -> Result<Value, RpcError> {
     let path = p.string("path")?.unwrap_or_default();
     let data = p.hex_bytes("data")?.unwrap_or_default();
     let height = p.u64("height")?.unwrap_or(0);
-    let _prove = p.bool("prove")?;
-    let app = node.app();
-    // The height first: a commit in between makes the data newer than the height, never older.
-    let last = app.last_height().await.map_err(internal)?;
-    let snapshot = app.snapshot();
-    let answer = |code: u32, codespace: &str, log: String, value: Option<Vec<u8>>| {
-        json!({ "response": {
-            "code": code,
-            "log": log,
-            "info": "",
-            "index": "0",
-            "key": if data.is_empty() { Value::Null } else { Value::String(render::b64(&data)) },
-            "value": value.map(|v| Value::String(render::b64(&v))).unwrap_or(Value::Null),
-            "proofOps": null,
-            "height": last.to_string(),
-            "codespace": codespace,
-        }})
+    let prove = p.bool("prove")?.unwrap_or(false);
+    let req = lantau_app::tendermint::abci::request::Query {
+        data: data.clone().into(),
+        path,
+        height: lantau_app::tendermint::block::Height::try_from(height).map_err(|e| RpcError::invalid_params(e.to_string()))?,
+        prove,
     };
-    if height != 0 && height != last {
-        let log = format!("historical queries are not supported: height {height} requested, latest is {last}");
-        return Ok(answer(1, "sdk", log, None));
-    }
-    match path.as_str() {
-        "/store/main/key" => {
-            let Ok(key) = std::str::from_utf8(&data) else {
-                return Ok(answer(1, "sdk", "key is not valid UTF-8".into(), None));
-            };
-            let value = snapshot.get_raw(key).await.map_err(internal)?;
-            let log = if value.is_some() { "" } else { "does not exist" };
-            Ok(answer(0, "", log.into(), value))
-        }
-        _ => Ok(answer(6, "sdk", "unknown query path".into(), None)),
-    }
+    let r = node.app().abci_query(req).await;
+    let proof = r.proof.as_ref().map(|ops| {
+        json!({"ops": ops.ops.iter().map(|o| json!({"type": o.field_type, "key": render::b64(&o.key), "data": render::b64(&o.data)})).collect::<Vec<_>>()})
+    });
+    Ok(json!({ "response": {
+        "code": r.code.value(),
+        "log": r.log,
+        "info": r.info,
+        "index": r.index.to_string(),
+        "key": if data.is_empty() { Value::Null } else { Value::String(render::b64(&data)) },
+        "value": if r.value.is_empty() { Value::Null } else { Value::String(render::b64(&r.value)) },
+        "proofOps": proof.unwrap_or(Value::Null),
+        "height": r.height.value().to_string(),
+        "codespace": r.codespace,
+    }}))
 }
 
 // === blocks ===

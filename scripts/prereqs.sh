@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks to build and test Lantau: libclang (bindgen for
-# librocksdb-sys), cargo-nextest (the test runner), the client tests' npm packages (viem, solc-js, CosmJS) and
-# CometBFT (go install). Idempotent; quiet when all is present.
+# librocksdb-sys), cargo-nextest (the test runner), the client tests' npm packages (viem, solc-js,
+# CosmJS) and Python packages (grpcio, cosmpy), and CometBFT (go install). Idempotent; quiet when all is present.
 set -euo pipefail
 
 # What bindgen (through clang-sys) loads: libclang.so, libclang-<n>.so, libclang.so.<n> or
@@ -62,6 +62,28 @@ for CLIENT in evm-client cosmos-client; do
   fi
   ln -sfn "$NPM_CACHE_DIR/node_modules" "$CLIENT_DIR/node_modules"
 done
+
+# The gRPC client test: Python grpcio with the Cosmos SDK's stubs from cosmpy
+# (tests/grpc-client/requirements.txt), in a virtualenv outside the work tree (keyed by the
+# requirements), linked in as tests/grpc-client/.venv.
+GRPC_CLIENT="$ROOT_DIR/tests/grpc-client"
+REQ_SUM="$(sha256sum "$GRPC_CLIENT/requirements.txt" | cut -c1-16)"
+VENV_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-grpc-client-$REQ_SUM"
+if [ ! -f "$VENV_DIR/.installed" ]; then
+  if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    echo "prereqs: installing python3-venv (for the gRPC client test)" >&2
+    SUDO=""
+    if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+  fi
+  echo "prereqs: installing the gRPC client test packages (grpcio, cosmpy) into $VENV_DIR" >&2
+  rm -rf "$VENV_DIR"
+  python3 -m venv "$VENV_DIR"
+  "$VENV_DIR/bin/pip" install -q --disable-pip-version-check -r "$GRPC_CLIENT/requirements.txt"
+  touch "$VENV_DIR/.installed"
+fi
+ln -sfn "$VENV_DIR" "$GRPC_CLIENT/.venv"
 
 # CometBFT (v0.38, the consensus engine of validator networks) for the testnet tests: built
 # from the Go module proxy with `go install`, cached outside the work tree. The tests find it

@@ -41,11 +41,13 @@ pub trait QueryExtension: Send + Sync {
 /// denom.
 pub async fn denoms_metadata(snap: &Snapshot) -> Result<Vec<bank_pb::Metadata>, QueryError> {
     let unit = |denom: &str, exponent: u32| bank_pb::DenomUnit { denom: denom.into(), exponent, aliases: vec![] };
+    // Display units are lower case, as the Cosmos SDK's are (`atom` for `uatom`).
+    let native_display = lantau_primitives::NATIVE_DISPLAY.to_ascii_lowercase();
     let mut out = vec![bank_pb::Metadata {
         description: "The native coin: gas and fees".into(),
-        denom_units: vec![unit(lantau_primitives::NATIVE_DENOM, 0), unit(lantau_primitives::NATIVE_DISPLAY, 18)],
+        denom_units: vec![unit(lantau_primitives::NATIVE_DENOM, 0), unit(&native_display, 18)],
         base: lantau_primitives::NATIVE_DENOM.into(),
-        display: lantau_primitives::NATIVE_DISPLAY.into(),
+        display: native_display.clone(),
         name: "Lantau".into(),
         symbol: "LANTAU".into(),
         uri: String::new(),

@@ -57,4 +57,5 @@ pub use lantau_reserve as reserve;
 pub use lantau_stablecoin as stablecoin;
 pub use lantau_module_api as module_api;
 pub use tendermint;
+pub use tendermint_proto;
 pub use tx::DecodedTx;

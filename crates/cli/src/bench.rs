@@ -169,6 +169,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
             json_rpc_address: Some("127.0.0.1:0".into()),
             json_rpc_ws_address: Some("127.0.0.1:0".into()),
             metrics_address: Some("127.0.0.1:0".into()),
+            grpc_address: Some("127.0.0.1:0".into()),
         },
     )
     .await?;

@@ -102,6 +102,9 @@ struct StartArgs {
     /// Prometheus endpoint listen address (`GET /metrics`).
     #[arg(long = "metrics.laddr")]
     metrics_address: Option<String>,
+    /// gRPC (and gRPC-web) listen address.
+    #[arg(long = "grpc.address")]
+    grpc_address: Option<String>,
     /// Serve the app to a CometBFT process over ABCI++ on this address (`tcp://IP:PORT` or
     /// `unix:///PATH`) instead of running the embedded engine.
     #[arg(long, value_name = "ADDR")]
@@ -363,7 +366,16 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                         _ = term.recv() => {}
                     }
                 };
-                lantau_node::node::serve_abci(&home, addr, a.metrics_address.clone(), stop).await?;
+                let opts = StartOptions {
+                    api_address: a.api_address.clone(),
+                    rpc_address: None,
+                    block_time_ms: None,
+                    json_rpc_address: a.json_rpc_address.clone(),
+                    json_rpc_ws_address: a.json_rpc_ws_address.clone(),
+                    metrics_address: a.metrics_address.clone(),
+                    grpc_address: a.grpc_address.clone(),
+                };
+                lantau_node::node::serve_abci(&home, addr, opts, stop).await?;
                 eprintln!("shutting down");
                 return Ok(());
             }
@@ -375,6 +387,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                     json_rpc_address: a.json_rpc_address,
                     json_rpc_ws_address: a.json_rpc_ws_address,
                     metrics_address: a.metrics_address,
+                    grpc_address: a.grpc_address,
                 }).await?;
             let evm_chain_id = lantau_rpc::NodeApi::app(&*node.node).evm_chain_id().await?;
             print_banner(&h, &node, evm_chain_id)?;
@@ -459,6 +472,7 @@ fn print_banner(h: &Home, node: &lantau_node::RunningNode, evm_chain_id: u64) ->
     println!("REST:       http://{}", node.api_addr);
     println!("RPC:        http://{} (WebSocket ws://{}/websocket)", node.rpc_addr, node.rpc_addr);
     println!("JSON-RPC:   http://{} (WebSocket ws://{}): MetaMask network: RPC URL http://{}, chain id {evm_chain_id}, symbol LANTAU", node.eth_addr, node.eth_ws_addr, node.eth_addr);
+    println!("gRPC:       {} (reflection; gRPC-web on the same port)", node.grpc_addr);
     println!("Metrics:    http://{}/metrics\n", node.metrics_addr);
     Ok(())
 }

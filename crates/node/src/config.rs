@@ -30,6 +30,12 @@ pub struct NodeConfig {
     pub simulation_hook: bool,
     /// The Prometheus endpoint (`GET /metrics`).
     pub metrics: ListenConfig,
+    /// gRPC (and gRPC-web) with server reflection.
+    pub grpc: ListenConfig,
+    /// Origins a browser app may call REST, the CometBFT RPC, the Ethereum JSON-RPC and
+    /// gRPC-web from (CORS), e.g. `["https://wallet.example"]`; `["*"]` allows any. Empty (the
+    /// default): no CORS headers, so browsers refuse cross-origin calls. A dev home allows any.
+    pub cors_allowed_origins: Vec<String>,
     /// Under CometBFT (`start --abci`): where its RPC answers.
     pub cometbft: CometbftConfig,
     /// State-sync snapshots this node takes and serves to nodes joining the network.
@@ -123,6 +129,8 @@ impl Default for NodeConfig {
             json_rpc_ws: ListenConfig { address: "127.0.0.1:8546".into() },
             simulation_hook: true,
             metrics: ListenConfig { address: "127.0.0.1:26660".into() },
+            grpc: ListenConfig { address: "127.0.0.1:9090".into() },
+            cors_allowed_origins: Vec::new(),
             cometbft: CometbftConfig::default(),
             state_sync: StateSyncConfig::default(),
         }

@@ -165,7 +165,10 @@ pub fn init_home(home: &Path, opts: &InitOptions) -> anyhow::Result<Vec<DevAccou
     std::fs::create_dir_all(home.join("config"))?;
     std::fs::create_dir_all(home.join("data"))?;
 
-    let cfg = NodeConfig { moniker: opts.moniker.clone(), ..NodeConfig::default() };
+    // A dev chain serves browser apps from any origin; a production home allows none until
+    // its operator lists them.
+    let cors_allowed_origins = if opts.dev { vec!["*".to_string()] } else { Vec::new() };
+    let cfg = NodeConfig { moniker: opts.moniker.clone(), cors_allowed_origins, ..NodeConfig::default() };
     cfg.save(&h.config())?;
     write_validator_key(&h.validator_key())?;
 

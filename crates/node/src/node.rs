@@ -31,6 +31,8 @@ pub struct EmbeddedNode {
     /// A weak handle to itself, for work that outlives a request (async broadcast).
     me: Mutex<std::sync::Weak<EmbeddedNode>>,
     metrics: Arc<crate::metrics::Metrics>,
+    /// The genesis document as CometBFT's `genesis` RPC answers it.
+    genesis_doc: serde_json::Value,
 }
 
 impl std::fmt::Debug for EmbeddedNode {
@@ -110,6 +112,10 @@ impl NodeApi for EmbeddedNode {
         Ok(self.app.pending_sequence(addr).await?)
     }
 
+    fn genesis_doc(&self) -> Option<serde_json::Value> {
+        Some(self.genesis_doc.clone())
+    }
+
     async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
         indexer::search(&self.app.snapshot(), query, descending, page, per_page).await
     }
@@ -187,6 +193,36 @@ pub struct StartOptions {
     pub json_rpc_ws_address: Option<String>,
     /// Prometheus endpoint address override.
     pub metrics_address: Option<String>,
+    /// gRPC address override.
+    pub grpc_address: Option<String>,
+}
+
+impl StartOptions {
+    /// The flags over the config file.
+    pub fn apply(self, cfg: &mut NodeConfig) {
+        if let Some(a) = self.api_address {
+            cfg.api.address = a;
+        }
+        if let Some(a) = self.rpc_address {
+            // CometBFT writes the RPC listen address as `tcp://host:port` (`--rpc.laddr`).
+            cfg.rpc.address = a.strip_prefix("tcp://").map_or(a.clone(), str::to_string);
+        }
+        if let Some(ms) = self.block_time_ms {
+            cfg.consensus.block_time_ms = ms;
+        }
+        if let Some(a) = self.json_rpc_address {
+            cfg.json_rpc.address = a;
+        }
+        if let Some(a) = self.json_rpc_ws_address {
+            cfg.json_rpc_ws.address = a;
+        }
+        if let Some(a) = self.metrics_address {
+            cfg.metrics.address = a;
+        }
+        if let Some(a) = self.grpc_address {
+            cfg.grpc.address = a;
+        }
+    }
 }
 
 /// A started node: bound addresses and a way to stop it.
@@ -203,6 +239,8 @@ pub struct RunningNode {
     pub eth_ws_addr: SocketAddr,
     /// The Prometheus endpoint's address actually bound.
     pub metrics_addr: SocketAddr,
+    /// The gRPC address actually bound.
+    pub grpc_addr: SocketAddr,
     /// The home.
     pub home: PathBuf,
     shutdown: watch::Sender<bool>,
@@ -251,14 +289,12 @@ impl RunningNode {
 pub async fn serve_abci(
     home: &Path,
     addr: &crate::abci::AbciAddr,
-    metrics_address: Option<String>,
+    opts: StartOptions,
     stop: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let h = Home(home.to_path_buf());
     let mut cfg = NodeConfig::load(&h.config())?;
-    if let Some(a) = metrics_address {
-        cfg.metrics.address = a;
-    }
+    opts.apply(&mut cfg);
     let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
     let metrics = crate::metrics::Metrics::new(Some(h.state()));
     let app = Arc::new(App::load(h.state(), app_cfg, Indexer::with_metrics(metrics.clone())).await?);
@@ -279,13 +315,16 @@ pub async fn serve_abci(
     let eth_listener = bind("JSON-RPC", cfg.json_rpc.address.clone()).await?;
     let eth_ws_listener = bind("JSON-RPC WebSocket", cfg.json_rpc_ws.address.clone()).await?;
     tracing::info!(rest = %api_listener.local_addr()?, json_rpc = %eth_listener.local_addr()?, cometbft_rpc = %cfg.cometbft.rpc, "serving REST and JSON-RPC over CometBFT");
+    let grpc_listener = bind("gRPC", cfg.grpc.address.clone()).await?;
     let eth = lantau_rpc::eth::EthServer::new(node.clone());
+    app.set_query_extension(Arc::new(lantau_rpc::grpc::NodeQueries(Arc::downgrade(&node))));
     let (stop_servers, rx) = watch::channel(false);
     let servers = vec![
         tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics.clone()), rx.clone())),
-        tokio::spawn(serve(api_listener, lantau_rpc::rest::router(node.clone()), rx.clone())),
-        tokio::spawn(serve(eth_listener, lantau_rpc::eth::http_router(eth.clone()), rx.clone())),
-        tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), rx)),
+        tokio::spawn(serve(api_listener, with_cors(lantau_rpc::rest::router(node.clone()), &cfg), rx.clone())),
+        tokio::spawn(serve(eth_listener, with_cors(lantau_rpc::eth::http_router(eth.clone()), &cfg), rx.clone())),
+        tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), rx.clone())),
+        tokio::spawn(serve_grpc(grpc_listener, node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), rx)),
     ];
     let served = tokio::select! {
         r = crate::abci::serve(app.clone(), metrics, Some(committed_tx), addr) => r,
@@ -307,31 +346,28 @@ pub async fn serve_abci(
 pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNode> {
     let h = Home(home.to_path_buf());
     let mut cfg = NodeConfig::load(&h.config())?;
-    if let Some(a) = opts.api_address {
-        cfg.api.address = a;
-    }
-    if let Some(a) = opts.rpc_address {
-        // CometBFT writes the RPC listen address as `tcp://host:port` (`--rpc.laddr`).
-        cfg.rpc.address = a.strip_prefix("tcp://").map_or(a.clone(), str::to_string);
-    }
-    if let Some(ms) = opts.block_time_ms {
-        cfg.consensus.block_time_ms = ms;
-    }
-    if let Some(a) = opts.json_rpc_address {
-        cfg.json_rpc.address = a;
-    }
-    if let Some(a) = opts.json_rpc_ws_address {
-        cfg.json_rpc_ws.address = a;
-    }
-    if let Some(a) = opts.metrics_address {
-        cfg.metrics.address = a;
-    }
+    opts.apply(&mut cfg);
     let genesis = GenesisFile::load(&h.genesis())?;
     let vk = read_validator_key(&h.validator_key())?;
     let pk_bytes = base64::engine::general_purpose::STANDARD.decode(&vk.pub_key.value)?;
     let pub_key = PublicKey::from_raw_ed25519(&pk_bytes).ok_or_else(|| anyhow::anyhow!("invalid validator key"))?;
     let addr: [u8; 20] = lantau_crypto::sha256(&pk_bytes)[..20].try_into()?;
     let validator = Validator { address: account::Id::new(addr), pub_key, power: 10 };
+    // The document CometBFT's `genesis` RPC would give for this single-validator chain.
+    let genesis_doc = serde_json::json!({
+        "genesis_time": genesis.genesis_time,
+        "chain_id": genesis.chain_id,
+        "initial_height": genesis.initial_height,
+        "consensus_params": serde_json::to_value(default_consensus_params())?,
+        "validators": [{
+            "address": hex::encode_upper(addr),
+            "pub_key": {"type": "tendermint/PubKeyEd25519", "value": vk.pub_key.value},
+            "power": "10",
+            "name": cfg.moniker,
+        }],
+        "app_hash": "",
+        "app_state": serde_json::to_value(&genesis.app_state)?,
+    });
 
     let metrics = crate::metrics::Metrics::new(Some(h.state()));
     let indexer = Indexer::with_metrics(metrics.clone());
@@ -370,6 +406,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         rpc_address: Mutex::new(String::new()),
         me: Mutex::new(std::sync::Weak::new()),
         metrics: metrics.clone(),
+        genesis_doc,
     });
     *node.me.lock() = Arc::downgrade(&node);
 
@@ -385,11 +422,14 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let metrics_listener =
         tokio::net::TcpListener::bind(&cfg.metrics.address).await.map_err(|e| anyhow::anyhow!("bind metrics {}: {e}", cfg.metrics.address))?;
     let metrics_addr = metrics_listener.local_addr()?;
+    let grpc_listener = tokio::net::TcpListener::bind(&cfg.grpc.address).await.map_err(|e| anyhow::anyhow!("bind gRPC {}: {e}", cfg.grpc.address))?;
+    let grpc_addr = grpc_listener.local_addr()?;
     *node.rpc_address.lock() = format!("tcp://{rpc_addr}");
 
     let (shutdown, rx) = watch::channel(false);
     let dyn_node: Arc<dyn NodeApi> = node.clone();
     let eth = lantau_rpc::eth::EthServer::new(dyn_node.clone());
+    node.app.set_query_extension(Arc::new(lantau_rpc::grpc::NodeQueries(Arc::downgrade(&dyn_node))));
     // The engine runs on a thread of its own (driving its future with the runtime's handle):
     // executing a block is long CPU work, and on a runtime worker it would hold up the
     // admissions that worker has queued (tokio cannot steal a worker's next-task slot).
@@ -397,13 +437,40 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let engine_rx = rx.clone();
     let tasks = vec![
         Some(tokio::task::spawn_blocking(move || handle.block_on(engine.run(engine_rx)))),
-        Some(tokio::spawn(serve(api_listener, lantau_rpc::rest::router(dyn_node.clone()), rx.clone()))),
-        Some(tokio::spawn(serve(rpc_listener, lantau_rpc::cometbft::router(dyn_node.clone()), rx.clone()))),
-        Some(tokio::spawn(serve(eth_listener, lantau_rpc::eth::http_router(eth.clone()), rx.clone()))),
+        Some(tokio::spawn(serve(api_listener, with_cors(lantau_rpc::rest::router(dyn_node.clone()), &cfg), rx.clone()))),
+        Some(tokio::spawn(serve(rpc_listener, with_cors(lantau_rpc::cometbft::router(dyn_node.clone()), &cfg), rx.clone()))),
+        Some(tokio::spawn(serve(eth_listener, with_cors(lantau_rpc::eth::http_router(eth.clone()), &cfg), rx.clone()))),
         Some(tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), rx.clone()))),
-        Some(tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics), rx))),
+        Some(tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics), rx.clone()))),
+        Some(tokio::spawn(serve_grpc(grpc_listener, dyn_node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), rx))),
     ];
-    Ok(RunningNode { node, api_addr, rpc_addr, eth_addr, eth_ws_addr, metrics_addr, home: home.to_path_buf(), shutdown, tasks })
+    Ok(RunningNode { node, api_addr, rpc_addr, eth_addr, eth_ws_addr, metrics_addr, grpc_addr, home: home.to_path_buf(), shutdown, tasks })
+}
+
+/// The router with the configured CORS layer, when any origin is allowed.
+fn with_cors(router: axum::Router, cfg: &NodeConfig) -> axum::Router {
+    match lantau_rpc::cors(&cfg.cors_allowed_origins) {
+        Some(layer) => router.layer(layer),
+        None => router,
+    }
+}
+
+async fn serve_grpc(
+    listener: tokio::net::TcpListener,
+    node: Arc<dyn NodeApi>,
+    cors: Option<tower_http::cors::CorsLayer>,
+    mut rx: watch::Receiver<bool>,
+) {
+    let stop = async move {
+        while !*rx.borrow() {
+            if rx.changed().await.is_err() {
+                break;
+            }
+        }
+    };
+    if let Err(e) = lantau_rpc::grpc::serve(listener, node, cors, stop).await {
+        tracing::error!(error = %e, "gRPC server stopped");
+    }
 }
 
 async fn serve(listener: tokio::net::TcpListener, router: axum::Router, mut rx: watch::Receiver<bool>) {

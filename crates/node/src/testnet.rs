@@ -13,7 +13,8 @@
 //! ```
 //!
 //! Ports of node `i`: `base + 10·i` (P2P), `+1` (CometBFT RPC), `+2` (ABCI), `+3` (the app's
-//! Prometheus endpoint), `+4` (REST), `+5` (Ethereum JSON-RPC), `+6` (its WebSocket).
+//! Prometheus endpoint), `+4` (REST), `+5` (Ethereum JSON-RPC), `+6` (its WebSocket), `+7`
+//! (gRPC).
 //!
 //! Every app takes a state-sync snapshot every `snapshot_interval` heights. Full nodes
 //! (`--full-nodes`, numbered after the validators) are not in the validator set and join by
@@ -189,6 +190,7 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         cfg.api.address = format!("127.0.0.1:{}", port(opts.base_port, i, 4)?);
         cfg.json_rpc.address = format!("127.0.0.1:{}", port(opts.base_port, i, 5)?);
         cfg.json_rpc_ws.address = format!("127.0.0.1:{}", port(opts.base_port, i, 6)?);
+        cfg.grpc.address = format!("127.0.0.1:{}", port(opts.base_port, i, 7)?);
         cfg.cometbft.rpc = format!("http://127.0.0.1:{}", port(opts.base_port, i, 1)?);
         cfg.state_sync.snapshot_interval = opts.snapshot_interval;
         cfg.save(&app_config)?;

@@ -134,6 +134,12 @@ pub trait NodeApi: Send + Sync + 'static {
     /// The sequence the account's next transaction must carry, counting the transactions this
     /// node admitted and has not yet committed (`eth_getTransactionCount` at `pending`).
     async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> anyhow::Result<u64>;
+
+    /// The genesis document in CometBFT's shape (`genesis` RPC), when this node serves it
+    /// (under CometBFT, CometBFT's own RPC does).
+    fn genesis_doc(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// A block's results.

@@ -5,6 +5,8 @@
 //! - [`cometbft`]: the CometBFT-compatible RPC on :26657, JSON-RPC over HTTP (POST and URI
 //!   forms) and over WebSocket with `subscribe`/`unsubscribe`, in CometBFT's JSON shapes.
 //! - [`eth`]: the Ethereum JSON-RPC on :8545 (HTTP) and :8546 (WebSocket).
+//! - [`grpc`]: the gRPC server on :9090 (tonic; reflection, gRPC-web), every method through
+//!   the app's one query router.
 //! - [`api`]: the [`NodeApi`] trait and the records it returns. The embedded engine implements
 //!   it today; a CometBFT-RPC-backed implementation serves the same servers under CometBFT.
 //! - [`error`]: the gRPC-status error body `{code, message, details}` and its HTTP mapping.
@@ -17,8 +19,43 @@ pub mod api;
 pub mod cometbft;
 pub mod error;
 pub mod eth;
+pub mod grpc;
 pub mod json;
 pub mod modules;
 pub mod rest;
 
 pub use api::{BroadcastResult, NodeApi, NodeEvent, NodeStatus, TxRecord};
+
+/// The CORS layer for the HTTP surfaces (REST, CometBFT RPC, Ethereum JSON-RPC, gRPC-web):
+/// `None` when no origin is allowed (no CORS headers at all); `*` allows any origin. Preflights
+/// are answered for GET and POST with any request header; `x-cosmos-block-height` is exposed.
+/// An origin that is not a valid header value is skipped with a warning.
+pub fn cors(allowed: &[String]) -> Option<tower_http::cors::CorsLayer> {
+    use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+    if allowed.is_empty() {
+        return None;
+    }
+    let origin = if allowed.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        let list: Vec<axum::http::HeaderValue> = allowed
+            .iter()
+            .filter_map(|o| match o.parse() {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    tracing::warn!(origin = %o, "cors_allowed_origins: not a valid origin; ignored");
+                    None
+                }
+            })
+            .collect();
+        AllowOrigin::list(list)
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(origin)
+            .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
+            .allow_headers(Any)
+            .expose_headers([axum::http::HeaderName::from_static(grpc::HEIGHT_HEADER)])
+            .max_age(std::time::Duration::from_secs(3600)),
+    )
+}

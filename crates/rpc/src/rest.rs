@@ -32,6 +32,14 @@ pub fn router(node: Node) -> Router {
         .route("/cosmos/tx/v1beta1/txs", post(broadcast).get(search))
         .route("/cosmos/tx/v1beta1/txs/{hash}", get(get_tx))
         .route("/cosmos/tx/v1beta1/simulate", post(simulate))
+        .route("/cosmos/tx/v1beta1/txs/block/{height}", get(txs_of_block))
+        .route("/cosmos/auth/v1beta1/params", get(auth_params))
+        .route("/cosmos/bank/v1beta1/params", get(bank_params))
+        .route("/cosmos/bank/v1beta1/supply", get(total_supply))
+        .route("/cosmos/bank/v1beta1/spendable_balances/{address}", get(spendable_balances))
+        .route("/cosmos/bank/v1beta1/denoms_metadata", get(denoms_metadata))
+        .route("/cosmos/bank/v1beta1/denoms_metadata/{denom}", get(denom_metadata))
+        .route("/cosmos/base/node/v1beta1/config", get(node_config))
         .route("/cosmos/auth/v1beta1/accounts/{address}", get(account))
         .route("/cosmos/bank/v1beta1/balances/{address}", get(balances))
         .route("/cosmos/bank/v1beta1/balances/{address}/by_denom", get(balance_by_denom))
@@ -303,6 +311,115 @@ async fn supply_by_denom(State(node): State<Node>, Query(q): Query<DenomParam>) 
     let denom = parse_denom(&q.denom)?;
     let amt = bankq::supply(&node.app().snapshot(), denom.as_str()).await.map_err(|e| ApiError::internal(e.log))?;
     Ok(Json(json!({"amount": {"denom": denom.as_str(), "amount": amt.to_string()}})))
+}
+
+// === through the query router ===
+//
+// These routes build the gRPC request, ask the app's one query router (the same answer
+// abci_query and gRPC give, at the height of the `x-cosmos-block-height` header when
+// present) and render the response as the gRPC gateway does.
+
+fn height_header(headers: &axum::http::HeaderMap) -> Result<u64, ApiError> {
+    match headers.get(crate::grpc::HEIGHT_HEADER) {
+        None => Ok(0),
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or_else(|| ApiError::invalid(format!("invalid {} header", crate::grpc::HEIGHT_HEADER))),
+    }
+}
+
+async fn routed<Resp: prost::Message + Default>(node: &Node, headers: &axum::http::HeaderMap, method: &str, req: impl prost::Message) -> Result<Resp, ApiError> {
+    let h = height_header(headers)?;
+    let bytes = node.app().grpc_query(h, method, &req.encode_to_vec()).await.map_err(ApiError::from)?;
+    Resp::decode(bytes.as_slice()).map_err(ApiError::internal)
+}
+
+fn coins_json(coins: &[cosmos_sdk_proto::cosmos::base::v1beta1::Coin]) -> Value {
+    Value::Array(coins.iter().map(|c| json!({"denom": c.denom, "amount": c.amount})).collect())
+}
+
+fn page_json(total: usize) -> Value {
+    json!({"next_key": null, "total": total.to_string()})
+}
+
+fn metadata_json(m: &cosmos_sdk_proto::cosmos::bank::v1beta1::Metadata) -> Value {
+    json!({
+        "description": m.description,
+        "denom_units": m.denom_units.iter().map(|u| json!({"denom": u.denom, "exponent": u.exponent, "aliases": u.aliases})).collect::<Vec<_>>(),
+        "base": m.base,
+        "display": m.display,
+        "name": m.name,
+        "symbol": m.symbol,
+        "uri": m.uri,
+        "uri_hash": m.uri_hash,
+    })
+}
+
+async fn auth_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
+    use cosmos_sdk_proto::cosmos::auth::v1beta1 as pb;
+    let r: pb::QueryParamsResponse = routed(&node, &headers, lantau_app::auth::query::PARAMS, pb::QueryParamsRequest {}).await?;
+    let p = r.params.unwrap_or_default();
+    Ok(Json(json!({"params": {
+        "max_memo_characters": p.max_memo_characters.to_string(),
+        "tx_sig_limit": p.tx_sig_limit.to_string(),
+        "tx_size_cost_per_byte": p.tx_size_cost_per_byte.to_string(),
+        "sig_verify_cost_ed25519": p.sig_verify_cost_ed25519.to_string(),
+        "sig_verify_cost_secp256k1": p.sig_verify_cost_secp256k1.to_string(),
+    }})))
+}
+
+async fn bank_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
+    use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
+    let r: pb::QueryParamsResponse = routed(&node, &headers, lantau_app::bank::query::PARAMS, pb::QueryParamsRequest {}).await?;
+    let p = r.params.unwrap_or_default();
+    Ok(Json(json!({"params": {"send_enabled": [], "default_send_enabled": p.default_send_enabled}})))
+}
+
+async fn total_supply(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
+    use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
+    let r: pb::QueryTotalSupplyResponse = routed(&node, &headers, lantau_app::bank::query::TOTAL_SUPPLY, pb::QueryTotalSupplyRequest::default()).await?;
+    Ok(Json(json!({"supply": coins_json(&r.supply), "pagination": page_json(r.supply.len())})))
+}
+
+async fn spendable_balances(State(node): State<Node>, headers: axum::http::HeaderMap, Path(address): Path<String>) -> ApiResult {
+    use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
+    let req = pb::QuerySpendableBalancesRequest { address, pagination: None };
+    let r: pb::QuerySpendableBalancesResponse = routed(&node, &headers, lantau_app::bank::query::SPENDABLE_BALANCES, req).await?;
+    Ok(Json(json!({"balances": coins_json(&r.balances), "pagination": page_json(r.balances.len())})))
+}
+
+async fn denoms_metadata(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
+    use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
+    let r: pb::QueryDenomsMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOMS_METADATA, pb::QueryDenomsMetadataRequest::default()).await?;
+    Ok(Json(json!({"metadatas": r.metadatas.iter().map(metadata_json).collect::<Vec<_>>(), "pagination": page_json(r.metadatas.len())})))
+}
+
+async fn denom_metadata(State(node): State<Node>, headers: axum::http::HeaderMap, Path(denom): Path<String>) -> ApiResult {
+    use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
+    let r: pb::QueryDenomMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOM_METADATA, pb::QueryDenomMetadataRequest { denom }).await?;
+    Ok(Json(json!({"metadata": r.metadata.as_ref().map(metadata_json)})))
+}
+
+/// The node's own settings a client needs: the gas price floor (1 gwei of `alantau`, as a
+/// DecCoin with 18 decimals), what it keeps of history, no halt height.
+async fn node_config() -> ApiResult {
+    Ok(Json(json!({
+        "minimum_gas_price": format!("{}.000000000000000000{}", lantau_primitives::MIN_GAS_PRICE, lantau_primitives::NATIVE_DENOM),
+        "pruning_keep_recent": "10",
+        "pruning_interval": "0",
+        "halt_height": "0",
+    })))
+}
+
+/// `GetBlockWithTxs`: the block and its transactions, decoded.
+async fn txs_of_block(State(node): State<Node>, Path(height): Path<String>) -> ApiResult {
+    let h: u64 = height.parse().map_err(|_| ApiError::invalid(format!("invalid height {height:?}")))?;
+    let Json(b) = block_json(&node, Some(h)).await?;
+    let block = node.block(Some(h)).await?.ok_or_else(|| ApiError::not_found(format!("block {h} not found")))?;
+    let txs: Vec<Value> = block.data.iter().map(|t| json::tx(t).unwrap_or(Value::Null)).collect();
+    Ok(Json(json!({"txs": txs, "block_id": b["block_id"], "block": b["block"], "pagination": page_json(block.data.len())})))
 }
 
 // === tendermint service ===

@@ -31,6 +31,8 @@ pub struct TestNode {
     pub eth_url: String,
     /// The Ethereum JSON-RPC WebSocket URL.
     pub eth_ws_url: String,
+    /// The gRPC URL (`http://host:port`).
+    pub grpc_url: String,
     /// A REST client.
     pub client: RestClient,
     /// The chain id.
@@ -63,6 +65,7 @@ impl TestNode {
                 json_rpc_address: Some("127.0.0.1:0".into()),
                 json_rpc_ws_address: Some("127.0.0.1:0".into()),
                 metrics_address: Some("127.0.0.1:0".into()),
+                grpc_address: Some("127.0.0.1:0".into()),
             },
         )
         .await?;
@@ -70,9 +73,10 @@ impl TestNode {
         let rpc_url = format!("http://{}", node.rpc_addr);
         let eth_url = format!("http://{}", node.eth_addr);
         let eth_ws_url = format!("ws://{}", node.eth_ws_addr);
+        let grpc_url = format!("http://{}", node.grpc_addr);
         let client = RestClient::new(&rest_url);
         let chain_id = node.node.app().chain_id();
-        Ok(Self { node, rest_url, rpc_url, eth_url, eth_ws_url, client, chain_id, home })
+        Ok(Self { node, rest_url, rpc_url, eth_url, eth_ws_url, grpc_url, client, chain_id, home })
     }
 
     /// Stops the node, keeping the home (to restart on it).

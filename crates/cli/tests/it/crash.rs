@@ -22,7 +22,7 @@ fn spawn(home: &std::path::Path, api: u16, rpc: u16) -> Child {
         // Free ports for the Ethereum JSON-RPC and the metrics too: their defaults (8545/8546,
         // 26660) are shared by every node the suite starts at once.
         .args(["--json-rpc.address", &format!("127.0.0.1:{}", free_port()), "--json-rpc.ws-address", &format!("127.0.0.1:{}", free_port())])
-        .args(["--metrics.laddr", &format!("127.0.0.1:{}", free_port())])
+        .args(["--metrics.laddr", &format!("127.0.0.1:{}", free_port()), "--grpc.address", &format!("127.0.0.1:{}", free_port())])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -5,10 +5,12 @@
 mod abci_conformance;
 mod ante;
 mod cosmos_client;
+mod cosmos_rest;
 mod delegation;
 mod evm_client;
 mod evm_rpc;
 mod gates;
+mod grpc_client;
 mod metrics;
 mod registries;
 mod review;

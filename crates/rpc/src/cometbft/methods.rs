@@ -42,6 +42,9 @@ pub(crate) const METHODS: &[(&str, &[&str])] = &[
     ("broadcast_tx_commit", &["tx"]),
     ("num_unconfirmed_txs", &["limit"]),
     ("validators", &["height", "page", "per_page"]),
+    ("genesis", &[]),
+    ("blockchain", &["minHeight", "maxHeight"]),
+    ("commit", &["height"]),
     ("subscribe", &["query"]),
     ("unsubscribe", &["query"]),
     ("unsubscribe_all", &[]),
@@ -69,6 +72,12 @@ pub(crate) async fn call(node: &Node, method: &str, p: &Params) -> Result<Value,
         "broadcast_tx_commit" => broadcast_commit(node, p).await,
         "num_unconfirmed_txs" => num_unconfirmed_txs(node).await,
         "validators" => validators(node, p).await,
+        "genesis" => match node.genesis_doc() {
+            Some(g) => Ok(json!({ "genesis": g })),
+            None => Err(RpcError::method_not_found("genesis")),
+        },
+        "blockchain" => blockchain(node, p).await,
+        "commit" => commit(node, p).await,
         "subscribe" | "unsubscribe" | "unsubscribe_all" => {
             Err(RpcError::internal(format!("{method} is only available over the WebSocket endpoint /websocket")))
         }
@@ -240,6 +249,47 @@ async fn block(node: &Node, p: &Params) -> Result<Value, RpcError> {
         Some(b) => json!({ "block_id": render::block_id(&b), "block": render::block(&b)? }),
         None => json!({ "block_id": render::empty_block_id(), "block": null }),
     })
+}
+
+/// CometBFT's page of block metas: at most 20, newest first, between `minHeight` and
+/// `maxHeight` (both clamped to what the node has).
+async fn blockchain(node: &Node, p: &Params) -> Result<Value, RpcError> {
+    let s = node.status().await.map_err(internal)?;
+    let max = p.u64("maxHeight")?.filter(|h| *h > 0).unwrap_or(s.latest_height).min(s.latest_height);
+    let min = p.u64("minHeight")?.filter(|h| *h > 0).unwrap_or(1).max(s.earliest_height.max(1));
+    if min > max {
+        return Err(RpcError::internal(format!("min height {min} can't be greater than max height {max}")));
+    }
+    let min = min.max(max.saturating_sub(19));
+    let mut metas = Vec::new();
+    for h in (min..=max).rev() {
+        let Some(b) = node.block(Some(h)).await.map_err(internal)? else { continue };
+        let size = serde_json::to_vec(&b).map(|v| v.len()).unwrap_or(0);
+        metas.push(json!({
+            "block_id": render::block_id(&b),
+            "block_size": size.to_string(),
+            "header": render::header(&b)?,
+            "num_txs": b.data.len().to_string(),
+        }));
+    }
+    Ok(json!({ "last_height": s.latest_height.to_string(), "block_metas": metas }))
+}
+
+/// The signed header of a height (the latest by default): its header and the commit for it,
+/// which the next block carries (`canonical`), or, for the latest block, the node's own
+/// (`canonical: false`). The embedded engine is the only validator and signs no votes, so
+/// the signatures are empty.
+async fn commit(node: &Node, p: &Params) -> Result<Value, RpcError> {
+    let s = node.status().await.map_err(internal)?;
+    let h = check_height(p.u64("height")?, &s)?.unwrap_or(s.latest_height);
+    let b = node.block(Some(h)).await.map_err(internal)?.ok_or_else(|| RpcError::internal(format!("block {h} not found")))?;
+    Ok(json!({
+        "signed_header": {
+            "header": render::header(&b)?,
+            "commit": {"height": h.to_string(), "round": 0, "block_id": render::block_id(&b), "signatures": []},
+        },
+        "canonical": h < s.latest_height,
+    }))
 }
 
 async fn header(node: &Node, p: &Params) -> Result<Value, RpcError> {

@@ -193,6 +193,10 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         cfg.grpc.address = format!("127.0.0.1:{}", port(opts.base_port, i, 7)?);
         cfg.cometbft.rpc = format!("http://127.0.0.1:{}", port(opts.base_port, i, 1)?);
         cfg.state_sync.snapshot_interval = opts.snapshot_interval;
+        // Blocks come fast on a local network: keep enough snapshots that the one a joining
+        // node chose is still there while it fetches the chunks (a pruned one is refetched
+        // from nobody).
+        cfg.state_sync.snapshot_keep_recent = 10;
         cfg.save(&app_config)?;
         run(Command::new(&opts.cometbft).arg("init").arg("--home").arg(&cometbft_home))?;
         let node_id = run(Command::new(&opts.cometbft).arg("show-node-id").arg("--home").arg(&cometbft_home))?;

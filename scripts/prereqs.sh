@@ -70,16 +70,19 @@ GRPC_CLIENT="$ROOT_DIR/tests/grpc-client"
 REQ_SUM="$(sha256sum "$GRPC_CLIENT/requirements.txt" | cut -c1-16)"
 VENV_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-grpc-client-$REQ_SUM"
 if [ ! -f "$VENV_DIR/.installed" ]; then
-  if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  echo "prereqs: installing the gRPC client test packages (grpcio, cosmpy) into $VENV_DIR" >&2
+  rm -rf "$VENV_DIR"
+  # Debian's python3 creates virtualenvs only with python3-venv (its ensurepip); try first, so
+  # a python3 that has it (pyenv, another distribution) needs nothing.
+  if ! python3 -m venv "$VENV_DIR" >/dev/null 2>&1; then
     echo "prereqs: installing python3-venv (for the gRPC client test)" >&2
     SUDO=""
     if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+    rm -rf "$VENV_DIR"
+    python3 -m venv "$VENV_DIR"
   fi
-  echo "prereqs: installing the gRPC client test packages (grpcio, cosmpy) into $VENV_DIR" >&2
-  rm -rf "$VENV_DIR"
-  python3 -m venv "$VENV_DIR"
   "$VENV_DIR/bin/pip" install -q --disable-pip-version-check -r "$GRPC_CLIENT/requirements.txt"
   touch "$VENV_DIR/.installed"
 fi

@@ -66,6 +66,9 @@ pub struct SimulateOutcome {
 struct Staged {
     batch: StagedWriteBatch,
     height: u64,
+    /// For the log line at commit: the block's transactions and time.
+    txs: usize,
+    time: tendermint::Time,
     /// The version the block executed on, and its verifiable write set, to roll the read
     /// cache forward at commit.
     base_version: u64,
@@ -757,7 +760,7 @@ impl App {
         }
         let batch = self.storage.prepare_commit(state).await.map_err(AppError::store)?;
         resp.app_hash = AppHash::try_from(batch.root_hash().0.to_vec())?;
-        *self.staged.lock() = Some(Staged { batch, height, base_version, writes });
+        *self.staged.lock() = Some(Staged { batch, height, txs: req.txs.len(), time: req.time, base_version, writes });
         Ok(resp)
     }
 
@@ -774,11 +777,13 @@ impl App {
     /// ([`App::begin_check_rebuild`] … [`App::finish_check_rebuild`]) or reset it.
     pub async fn commit_keeping_check_state(&self) -> Result<response::Commit, AppError> {
         let staged = self.staged.lock().take().ok_or(AppError::CommitWithoutFinalize)?;
+        let root = staged.batch.root_hash().0;
         self.storage.commit_batch(staged.batch).map_err(AppError::store)?;
         self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().map(|(k, v)| (k, v)));
         let dirty = staged.writes.iter().any(|(k, _)| lantau_compliance::state_key::read_by_gates(k));
         self.gates_dirty.store(dirty, std::sync::atomic::Ordering::Release);
-        tracing::debug!(height = staged.height, "committed");
+        // One INFO line per block, under either driver.
+        tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, app_hash = %hex::encode_upper(root), "committed block");
         if let Some(s) = self.snapshots.get() {
             s.after_commit(self.storage.latest_snapshot(), staged.height);
         }

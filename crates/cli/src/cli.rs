@@ -24,19 +24,88 @@ pub(crate) struct Cli {
     /// Node home directory.
     #[arg(long, global = true, env = "LANTAU_HOME", default_value_os_t = default_home())]
     home: PathBuf,
-    /// Output format.
-    #[arg(long, global = true, value_enum, default_value_t = Output::Text)]
-    output: Output,
+    /// Output format (default: the client config's `output`, else text).
+    #[arg(long, global = true, value_enum)]
+    output: Option<Output>,
+    /// The node's Cosmos REST address (default: `$LANTAU_NODE`, the client config's `node`,
+    /// else http://127.0.0.1:1317); `host:port` means http.
+    #[arg(long, global = true, env = "LANTAU_NODE")]
+    node: Option<String>,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+impl Cli {
+    /// The output format: the flag, else the client config's, else text.
+    pub(crate) fn output_format(&self) -> Output {
+        self.output.or_else(|| client_config::load(&self.home).ok().and_then(|c| c.output)).unwrap_or(Output::Text)
+    }
+}
+
+/// The node address every client command talks to, resolved once in [`run`].
+static NODE_URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+mod client_config {
+    //! `<home>/config/client.toml`: the client's defaults (`lantaud config set node ...`).
+    use serde::{Deserialize, Serialize};
+
+    /// The client config.
+    #[derive(Debug, Default, Clone, Serialize, Deserialize, PartialEq, Eq)]
+    pub(crate) struct ClientConfig {
+        /// The node's Cosmos REST address.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub(crate) node: Option<String>,
+        /// `text` or `json`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub(crate) output: Option<super::Output>,
+    }
+
+    pub(crate) fn path(home: &std::path::Path) -> std::path::PathBuf {
+        home.join("config/client.toml")
+    }
+
+    /// The config (empty when the file does not exist).
+    pub(crate) fn load(home: &std::path::Path) -> anyhow::Result<ClientConfig> {
+        match std::fs::read_to_string(path(home)) {
+            Ok(t) => toml::from_str(&t).map_err(|e| anyhow::anyhow!("{}: {e}", path(home).display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ClientConfig::default()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub(crate) fn save(home: &std::path::Path, c: &ClientConfig) -> anyhow::Result<()> {
+        let p = path(home);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d)?;
+        }
+        let text = format!(
+            "# lantaud's client defaults (`lantaud config set KEY VALUE`); flags and LANTAU_NODE win.\n{}",
+            toml::to_string_pretty(c)?
+        );
+        std::fs::write(p, text)?;
+        Ok(())
+    }
+}
+
+/// `http://host:port` from what a user typed: `host:port` means http; anything but http(s) or
+/// without a host is refused.
+pub(crate) fn normalize_node(s: &str) -> anyhow::Result<String> {
+    let s = s.trim().trim_end_matches('/');
+    let url = if s.contains("://") { s.to_string() } else { format!("http://{s}") };
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.starts_with(':') => Ok(url),
+        _ => anyhow::bail!("invalid node address {s:?}: expected http://host:port (or host:port)"),
+    }
 }
 
 fn default_home() -> PathBuf {
     std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")).join(".lantau")
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Output {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Output {
     Text,
     Json,
 }
@@ -61,6 +130,43 @@ enum Cmd {
     /// Local networks of validators under real CometBFT.
     #[command(subcommand)]
     Testnet(testnet::TestnetCmd),
+    /// The client defaults in `<home>/config/client.toml` (node, output).
+    #[command(subcommand)]
+    Config(ConfigCmd),
+    /// The version (with `--long`: the commit and build details).
+    Version {
+        /// Name, version, commit, build profile, the CometBFT and ABCI versions it speaks.
+        #[arg(long)]
+        long: bool,
+    },
+    /// Delete a dev chain's state (blocks, index, snapshots) to start again from genesis;
+    /// config, genesis and keys stay. Refused while the node runs.
+    Reset {
+        /// Required: only a dev home (one with dev accounts) is reset.
+        #[arg(long)]
+        dev: bool,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCmd {
+    /// Set a client default: `node` (REST address) or `output` (text|json).
+    Set {
+        /// `node` or `output`.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// Print a client default, or all of them.
+    Get {
+        /// `node` or `output`; all when omitted.
+        key: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -169,12 +275,11 @@ enum KeysCmd {
         #[command(flatten)]
         kr: KeyringArgs,
     },
-    /// Import a private key (hex).
+    /// Import a private key (hex, 0x optional), read from a prompt, or from stdin when it is
+    /// not a terminal (never from the command line, which lands in shell history).
     Import {
         /// Key name.
         name: String,
-        /// Private key, hex (0x optional).
-        private_key: String,
         #[command(flatten)]
         kr: KeyringArgs,
     },
@@ -187,11 +292,15 @@ enum KeysCmd {
     },
 }
 
-#[derive(Debug, Args, Clone)]
-struct NodeArgs {
-    /// Cosmos REST address of the node.
-    #[arg(long, env = "LANTAU_NODE", default_value = "http://127.0.0.1:1317")]
-    node: String,
+/// Where a client command talks to: the global `--node` (see [`Cli`]), resolved once.
+#[derive(Debug, Args, Clone, Default)]
+struct NodeArgs {}
+
+impl NodeArgs {
+    /// The node's REST address.
+    fn url(&self) -> String {
+        NODE_URL.get().cloned().unwrap_or_else(|| "http://127.0.0.1:1317".to_string())
+    }
 }
 
 #[derive(Debug, Args, Clone)]
@@ -334,8 +443,59 @@ fn resolve_address(home: &std::path::Path, s: &str) -> anyhow::Result<Address> {
 
 pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
     let home = cli.home.clone();
-    let out = cli.output;
+    let out = cli.output_format();
+    let node = match cli.node.clone() {
+        Some(n) => n,
+        None => client_config::load(&home)?.node.unwrap_or_else(|| "http://127.0.0.1:1317".to_string()),
+    };
+    let _ = NODE_URL.set(normalize_node(&node).context("--node")?);
     match cli.cmd {
+        Cmd::Config(c) => config_cmd(&home, out, c)?,
+        Cmd::Version { long } => {
+            let commit = env!("LANTAU_GIT_COMMIT");
+            let v = json!({
+                "name": "lantaud",
+                "version": env!("CARGO_PKG_VERSION"),
+                "commit": commit,
+                "build_profile": if cfg!(debug_assertions) { "debug" } else { "release" },
+                "cometbft": lantau_node::testnet::COMETBFT_VERSION,
+                "abci": "2.0.0 (CometBFT v0.38 ABCI++)",
+                "target": env!("LANTAU_TARGET"),
+            });
+            if long {
+                print(out, v.clone(), || {
+                    format!(
+                        "name: lantaud\nversion: {}\ncommit: {commit}\nbuild_profile: {}\ncometbft: {}\nabci: {}\ntarget: {}",
+                        env!("CARGO_PKG_VERSION"),
+                        v["build_profile"].as_str().unwrap_or_default(),
+                        lantau_node::testnet::COMETBFT_VERSION,
+                        v["abci"].as_str().unwrap_or_default(),
+                        env!("LANTAU_TARGET"),
+                    )
+                });
+            } else {
+                print(out, json!({"version": env!("CARGO_PKG_VERSION")}), || env!("CARGO_PKG_VERSION").to_string());
+            }
+        }
+        Cmd::Reset { dev } => {
+            anyhow::ensure!(dev, "lantaud reset deletes the chain's state: say --dev (only a dev home is reset)");
+            let h = Home(home.clone());
+            anyhow::ensure!(h.dev_accounts().exists(), "{} is not a dev home (no dev-accounts.json): refusing to delete its state", home.display());
+            let _lock = lantau_node::home::lock(&home)?;
+            let mut removed = Vec::new();
+            for d in ["data/state", "data/snapshots"] {
+                let p = home.join(d);
+                if p.exists() {
+                    std::fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
+                    removed.push(p);
+                }
+            }
+            print(out, json!({"home": home, "removed": removed}), || format!("reset {}: the next start begins again from genesis", home.display()));
+        }
+        Cmd::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "lantaud", &mut std::io::stdout());
+        }
         Cmd::Init(a) => {
             let governance = a.governance.as_deref().map(Address::from_bech32).transpose()?;
             let opts = InitOptions {
@@ -416,13 +576,13 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                     vec![lantau_client::travel_rule_option(&p)]
                 }
                 (None, true) => {
-                    let p = RestClient::new(&tx.node.node).travel_rule_payload(&key.address(), &to).await?;
+                    let p = RestClient::new(tx.node.url()).travel_rule_payload(&key.address(), &to).await?;
                     vec![lantau_client::travel_rule_option(&p)]
                 }
                 (None, false) => vec![],
             };
             if dry_run {
-                let client = RestClient::new(&tx.node.node);
+                let client = RestClient::new(tx.node.url());
                 let chain_id = client.chain_id().await?;
                 let (account_number, sequence) = client.account(&key.address()).await?.unwrap_or((0, 0));
                 let mut b = TxBuilder::new(vec![msg]).gas(200_000).fee(0);
@@ -477,6 +637,9 @@ fn print_banner(h: &Home, node: &lantau_node::RunningNode, evm_chain_id: u64) ->
     Ok(())
 }
 
+/// The gas limit of a transaction whose simulation was refused.
+const AUTO_GAS_FALLBACK: u64 = 400_000;
+
 async fn send_tx(out: Output, a: &TxArgs, key: &SecretKey, msgs: Vec<cosmos_sdk_proto::Any>) -> anyhow::Result<()> {
     send_tx_with(out, a, key, msgs, vec![]).await
 }
@@ -488,7 +651,7 @@ async fn send_tx_with(
     msgs: Vec<cosmos_sdk_proto::Any>,
     extension_options: Vec<cosmos_sdk_proto::Any>,
 ) -> anyhow::Result<()> {
-    let client = RestClient::new(&a.node.node);
+    let client = RestClient::new(a.node.url());
     let chain_id = client.chain_id().await?;
     let addr = key.address();
     let (account_number, sequence) = client.account(&addr).await?.with_context(|| format!("account {addr} does not exist on chain"))?;
@@ -496,8 +659,14 @@ async fn send_tx_with(
     let mut b = TxBuilder::new(msgs).memo(a.memo.clone());
     b.extension_options = extension_options;
     b.gas_limit = if a.gas == "auto" {
-        let sim = client.simulate(&b.clone().gas(200_000).fee(0).sign(key, &signer)).await?;
-        sim.saturating_mul(13) / 10
+        match client.simulate(&b.clone().gas(200_000).fee(0).sign(key, &signer)).await {
+            Ok(sim) => sim.saturating_mul(13) / 10,
+            // The simulation refused it (a gate, a frozen account...): broadcast with a fixed
+            // limit anyway, so the node's admission verdict (hash, codespace, code, log) is
+            // what the user sees; a refused transaction costs nothing.
+            Err(lantau_client::ClientError::Api { status: 400, .. }) => AUTO_GAS_FALLBACK,
+            Err(e) => return Err(e.into()),
+        }
     } else {
         a.gas.parse().context("--gas must be a number or auto")?
     };
@@ -540,6 +709,35 @@ async fn send_tx_with(
     Ok(())
 }
 
+fn config_cmd(home: &std::path::Path, out: Output, c: ConfigCmd) -> anyhow::Result<()> {
+    let mut cfg = client_config::load(home)?;
+    match c {
+        ConfigCmd::Set { key, value } => {
+            match key.as_str() {
+                "node" => cfg.node = Some(normalize_node(&value)?),
+                "output" => {
+                    cfg.output = Some(<Output as ValueEnum>::from_str(&value, true).map_err(|_| anyhow::anyhow!("output is text or json, not {value:?}"))?)
+                }
+                other => anyhow::bail!("unknown client config key {other:?}: node or output"),
+            }
+            client_config::save(home, &cfg)?;
+            print(out, json!(cfg), || format!("{key} = {value} ({})", client_config::path(home).display()));
+        }
+        ConfigCmd::Get { key } => {
+            let v = serde_json::to_value(&cfg)?;
+            match key {
+                None => print(out, v.clone(), || toml::to_string_pretty(&cfg).unwrap_or_default().trim_end().to_string()),
+                Some(k) if k == "node" || k == "output" => {
+                    let val = v.get(&k).cloned().unwrap_or(serde_json::Value::Null);
+                    print(out, json!({ k.clone(): val.clone() }), || val.as_str().map(str::to_string).unwrap_or_default());
+                }
+                Some(k) => anyhow::bail!("unknown client config key {k:?}: node or output"),
+            }
+        }
+    }
+    Ok(())
+}
+
 fn keys(home: &std::path::Path, out: Output, k: KeysCmd) -> anyhow::Result<()> {
     match k {
         KeysCmd::Add { name, recover, index, kr } => {
@@ -572,8 +770,18 @@ fn keys(home: &std::path::Path, out: Output, k: KeysCmd) -> anyhow::Result<()> {
             let hexkey = kr.open(home)?.export_private_key(&name)?;
             print(out, json!({"name": name, "private_key": format!("0x{hexkey}")}), || format!("0x{hexkey}"));
         }
-        KeysCmd::Import { name, private_key, kr } => {
-            let i = kr.open(home)?.import_private_key(&name, &private_key)?;
+        KeysCmd::Import { name, kr } => {
+            use std::io::IsTerminal as _;
+            let private_key = if std::io::stdin().is_terminal() {
+                rpassword::prompt_password("Private key (hex): ")?
+            } else {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line)?;
+                line
+            };
+            let private_key = private_key.trim();
+            anyhow::ensure!(!private_key.is_empty(), "no private key given (type it at the prompt or pipe it on stdin)");
+            let i = kr.open(home)?.import_private_key(&name, private_key)?;
             print(out, json!(i), || format!("imported {}  {}  {}", i.name, i.address, i.hex_address));
         }
         KeysCmd::Delete { name, kr } => {
@@ -588,7 +796,7 @@ async fn query(home: &std::path::Path, out: Output, q: QueryCmd) -> anyhow::Resu
     match q {
         QueryCmd::Bank(BankQuery::Balances { address, node }) => {
             let addr = resolve_address(home, &address)?;
-            let coins = RestClient::new(&node.node).balances(&addr).await?;
+            let coins = RestClient::new(node.url()).balances(&addr).await?;
             print(out, json!({"balances": coins}), || {
                 if coins.is_empty() {
                     format!("{addr}: no balances")
@@ -599,7 +807,7 @@ async fn query(home: &std::path::Path, out: Output, q: QueryCmd) -> anyhow::Resu
         }
         QueryCmd::Auth(AuthQuery::Account { address, node }) => {
             let addr = resolve_address(home, &address)?;
-            match RestClient::new(&node.node).account(&addr).await? {
+            match RestClient::new(node.url()).account(&addr).await? {
                 Some((n, s)) => print(out, json!({"address": addr, "account_number": n.to_string(), "sequence": s.to_string()}), || {
                     format!("{addr}\naccount_number: {n}\nsequence: {s}")
                 }),
@@ -607,7 +815,7 @@ async fn query(home: &std::path::Path, out: Output, q: QueryCmd) -> anyhow::Resu
             }
         }
         QueryCmd::Module(q) => registry::module_query(home, out, q).await?,
-        QueryCmd::Tx { hash, node } => match RestClient::new(&node.node).tx(&hash).await? {
+        QueryCmd::Tx { hash, node } => match RestClient::new(node.url()).tx(&hash).await? {
             Some(r) => print(out, json!({"txhash": r.txhash, "height": r.height, "code": r.code, "codespace": r.codespace, "raw_log": r.raw_log, "gas_wanted": r.gas_wanted, "gas_used": r.gas_used, "events": r.events}), || {
                 format!("{} height {} code {} {}{}", r.txhash, r.height, r.code, r.codespace, if r.raw_log.is_empty() { String::new() } else { format!(": {}", r.raw_log) })
             }),

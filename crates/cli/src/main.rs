@@ -20,13 +20,17 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    use std::io::IsTerminal as _;
     let args = cli::Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("LANTAU_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    let json_errors = args.output_format() == cli::Output::Json;
+    // `LANTAU_LOG`, else `RUST_LOG` (the usual EnvFilter syntax: `info`, `lantau_node=debug`),
+    // else `info`. Colours only on a terminal, and never under `NO_COLOR`.
+    let filter = ["LANTAU_LOG", "RUST_LOG"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().and_then(|s| tracing_subscriber::EnvFilter::try_new(s).ok()))
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -37,7 +41,12 @@ fn main() -> std::process::ExitCode {
     match rt.block_on(cli::run(args)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Under `--output json` the error is a JSON object too (on stderr, like the text).
+            if json_errors {
+                eprintln!("{}", serde_json::json!({"error": format!("{e:#}")}));
+            } else {
+                eprintln!("error: {e:#}");
+            }
             std::process::ExitCode::FAILURE
         }
     }

@@ -161,9 +161,64 @@ impl NodeConfig {
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
     }
 
-    /// Writes a config file.
+    /// Writes a config file, each setting with a comment saying what it is.
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
-        std::fs::write(path, toml::to_string_pretty(self)?)?;
+        std::fs::write(path, self.commented()?)?;
         Ok(())
+    }
+
+    /// The file's text: the settings, each key and section commented.
+    pub fn commented(&self) -> anyhow::Result<String> {
+        let mut doc: toml_edit::DocumentMut = toml::to_string_pretty(self)?.parse()?;
+        let comment = |text: &str| text.lines().map(|l| format!("# {l}\n")).collect::<String>();
+        for (key, text) in COMMENTS {
+            if let Some(t) = doc.get_mut(key).and_then(|i| i.as_table_mut()) {
+                t.decor_mut().set_prefix(format!("\n{}", comment(text)));
+            } else if let Some(mut k) = doc.as_table_mut().key_mut(key) {
+                k.leaf_decor_mut().set_prefix(comment(text));
+            }
+        }
+        Ok(format!("# Lantau node configuration. Flags of `lantaud start` override these; see docs/operations.md.\n\n{doc}"))
+    }
+}
+
+/// What each setting of `config.toml` is, written above it.
+const COMMENTS: &[(&str, &str)] = &[
+    ("moniker", "A human name for this node (status, node_info)."),
+    ("simulation_hook", "Serve SimulateTrace (POST /chain/compliance/v1/simulate_trace); off: FailedPrecondition."),
+    (
+        "cors_allowed_origins",
+        "Origins a browser app may call REST, the CometBFT RPC, the Ethereum JSON-RPC and gRPC-web\nfrom (CORS): [\"*\"] any, [] none (no CORS headers), or a list like [\"https://wallet.example\"].",
+    ),
+    ("consensus", "The embedded engine (`lantaud start` without --abci): block interval, block bounds,\nwhether to produce empty blocks."),
+    ("mempool", "Mempool bounds: transactions and bytes waiting."),
+    ("api", "Cosmos REST (gRPC-gateway JSON), default port 1317."),
+    ("rpc", "CometBFT-compatible RPC and WebSocket (/websocket) of the embedded engine (under\nCometBFT, CometBFT serves its own)."),
+    ("json_rpc", "Ethereum JSON-RPC over HTTP (wallets, viem, web3.py), default port 8545."),
+    ("json_rpc_ws", "Ethereum JSON-RPC over WebSocket (eth_subscribe), default port 8546."),
+    ("metrics", "Prometheus metrics (GET /metrics)."),
+    ("grpc", "gRPC with server reflection, and gRPC-web on the same port (default 9090)."),
+    ("cometbft", "Under CometBFT (`lantaud start --abci`): where CometBFT's RPC answers."),
+    ("state_sync", "State-sync snapshots this node takes and serves (interval 0: none)."),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::NodeConfig;
+
+    #[test]
+    fn the_written_config_is_commented_and_reads_back_the_same() {
+        let cfg = NodeConfig { cors_allowed_origins: vec!["*".into()], ..NodeConfig::default() };
+        let text = cfg.commented().unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for key in super::COMMENTS.iter().map(|(k, _)| *k) {
+            let at = lines
+                .iter()
+                .position(|l| *l == format!("[{key}]") || l.starts_with(&format!("{key} =")))
+                .unwrap_or_else(|| panic!("{key} missing:\n{text}"));
+            assert!(at > 0 && lines[at - 1].starts_with('#'), "{key} has no comment above it:\n{text}");
+        }
+        let back: NodeConfig = toml::from_str(&text).unwrap();
+        assert_eq!(back, cfg);
     }
 }

@@ -332,6 +332,24 @@ pub fn read_validator_key(path: &Path) -> anyhow::Result<ValidatorKeyFile> {
     Ok(serde_json::from_slice(&std::fs::read(path)?)?)
 }
 
+/// Takes the home's lock (`<home>/data/lantaud.lock`, an advisory lock the OS drops when the
+/// process exits, even by `kill -9`): one process per home. A second one gets a one-line
+/// error instead of RocksDB's LOCK failure deep inside the store. Hold the file while the
+/// home is in use.
+pub fn lock(home: &Path) -> anyhow::Result<std::fs::File> {
+    let dir = home.join("data");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("lantaud.lock");
+    let f = std::fs::OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path)?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            anyhow::bail!("the home {} is in use by another lantaud process (stop it first, or use another --home)", home.display())
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(anyhow::anyhow!("locking {}: {e}", path.display())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,3 +377,4 @@ mod tests {
         Ok(())
     }
 }
+

@@ -241,6 +241,8 @@ pub struct RunningNode {
     pub metrics_addr: SocketAddr,
     /// The gRPC address actually bound.
     pub grpc_addr: SocketAddr,
+    /// The home's lock, held while the node runs.
+    _lock: std::fs::File,
     /// The home.
     pub home: PathBuf,
     shutdown: watch::Sender<bool>,
@@ -293,6 +295,7 @@ pub async fn serve_abci(
     stop: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let h = Home(home.to_path_buf());
+    let _lock = crate::home::lock(home)?;
     let mut cfg = NodeConfig::load(&h.config())?;
     opts.apply(&mut cfg);
     let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
@@ -345,6 +348,7 @@ pub async fn serve_abci(
 /// Opens the home, initialises the chain on first start, and starts the engine and servers.
 pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNode> {
     let h = Home(home.to_path_buf());
+    let lock = crate::home::lock(home)?;
     let mut cfg = NodeConfig::load(&h.config())?;
     opts.apply(&mut cfg);
     let genesis = GenesisFile::load(&h.genesis())?;
@@ -444,7 +448,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         Some(tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics), rx.clone()))),
         Some(tokio::spawn(serve_grpc(grpc_listener, dyn_node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), rx))),
     ];
-    Ok(RunningNode { node, api_addr, rpc_addr, eth_addr, eth_ws_addr, metrics_addr, grpc_addr, home: home.to_path_buf(), shutdown, tasks })
+    Ok(RunningNode { node, api_addr, rpc_addr, eth_addr, eth_ws_addr, metrics_addr, grpc_addr, _lock: lock, home: home.to_path_buf(), shutdown, tasks })
 }
 
 /// The router with the configured CORS layer, when any origin is allowed.

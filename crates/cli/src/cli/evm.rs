@@ -114,7 +114,7 @@ pub(super) async fn evm_tx(home: &Path, out: Output, t: EvmTx) -> anyhow::Result
             let to = resolve_address(home, &to)?;
             let payload: lantau_proto::chain::compliance::v1::TravelRulePayload = match travel_rule {
                 Some(j) => serde_json::from_str(&j).context("--travel-rule must be a JSON Travel Rule payload")?,
-                None => RestClient::new(&node.node).travel_rule_payload(&key.address(), &to).await?,
+                None => RestClient::new(node.url()).travel_rule_payload(&key.address(), &to).await?,
             };
             let token = lantau_app::erc20::token_address(&denom);
             let data = lantau_app::evm::sign::transfer_with_travel_rule_calldata(&to, amount, &payload.encode_to_vec());

@@ -420,13 +420,13 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
     let mut flags_listing = false;
     let (node, path) = match q {
         ModuleQuery::Compliance(ComplianceQuery::SubRoles { parent, role, node }) => {
-            return super::compliance::sub_roles(home, out, &parent, role, &node.node).await;
+            return super::compliance::sub_roles(home, out, &parent, role, &node.url()).await;
         }
         ModuleQuery::Compliance(ComplianceQuery::SubRoleParent { address, node }) => {
-            return super::compliance::sub_role_parent(home, out, &address, &node.node).await;
+            return super::compliance::sub_role_parent(home, out, &address, &node.url()).await;
         }
         ModuleQuery::Compliance(ComplianceQuery::AgentPolicy { parent, sub, node }) => {
-            return super::compliance::agent_policy(home, out, &parent, &sub, &node.node).await;
+            return super::compliance::agent_policy(home, out, &parent, &sub, &node.url()).await;
         }
         ModuleQuery::Kyc(KycQuery::Identity { address, node }) => {
             (node, format!("/chain/kyc/v1/identity/{}", resolve_address(home, &address)?.to_bech32()))
@@ -465,7 +465,7 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
         ModuleQuery::Compliance(ComplianceQuery::Sanctions { node }) => (node, "/chain/compliance/v1/sanctions".to_string()),
         ModuleQuery::Compliance(ComplianceQuery::TxTrace { tx_hash, node }) => (node, format!("/chain/compliance/v1/tx_trace/{tx_hash}")),
     };
-    let v = match RestClient::new(&node.node).query_opt(&path).await? {
+    let v = match RestClient::new(node.url()).query_opt(&path).await? {
         Some(v) => v,
         None => anyhow::bail!("not found: {path}"),
     };

@@ -5,6 +5,26 @@ use std::process::Command;
 use lantau_test_utils::{dev_addr, TestNode};
 use serde_json::Value;
 
+/// Like [`lantaud`], with `input` on stdin.
+fn lantaud_stdin(home: &std::path::Path, args: &[&str], input: &str) -> (bool, Value, String) {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lantaud"))
+        .arg("--home")
+        .arg(home)
+        .args(["--output", "json"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let v = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (out.status.success(), v, format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)))
+}
+
 fn lantaud(home: &std::path::Path, args: &[&str]) -> (bool, Value, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_lantaud")).arg("--home").arg(home).args(["--output", "json"]).args(args).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -62,7 +82,7 @@ async fn cli_sends_and_queries_against_a_running_node() {
 
     // Keys: import, export round trip; a bad name fails.
     let sk = "59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
-    let (ok, v, log) = lantaud(&home, &["keys", "import", "imported", sk]);
+    let (ok, v, log) = lantaud_stdin(&home, &["keys", "import", "imported"], &format!("{sk}\n"));
     assert!(ok, "{log}");
     assert_eq!(v["hex_address"], "0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
     let (ok, v, _) = lantaud(&home, &["keys", "export", "imported"]);
@@ -119,8 +139,8 @@ async fn cli_drives_the_registries() {
     // A stablecoin send fills its Travel Rule payload from the registry.
     let (ok, v, log) = run(s(&["tx", "bank", "send", "bob", "alice", "300hkd.demo"])).await.unwrap();
     assert!(ok && v["code"] == 0, "{log}");
-    let (ok, _, log) = run(s(&["tx", "bank", "send", "bob", "alice", "300hkd.demo", "--travel-rule", r#"{"tier":"full"}"#])).await.unwrap();
-    assert!(!ok && log.contains("codespace compliance code 20"), "{log}");
+    let (ok, v, log) = run(s(&["tx", "bank", "send", "bob", "alice", "300hkd.demo", "--travel-rule", r#"{"tier":"full"}"#])).await.unwrap();
+    assert!(!ok && v["codespace"] == "compliance" && v["code"] == 20 && v["txhash"].as_str().is_some(), "{log}");
     // --dry-run prints the simulated trace; queries cover the compliance module.
     let (ok, v, log) = run(s(&["tx", "bank", "send", "bob", "alice", "5hkd.demo", "--dry-run"])).await.unwrap();
     assert!(ok && v["trace"]["accepted"] == true && v["trace"]["results"].as_array().unwrap().len() == 7, "{log}");
@@ -173,7 +193,7 @@ async fn cli_reviewer_workflow_and_delegation() {
     };
     let args = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
     for (name, byte) in [("desk", "21"), ("mlro", "22"), ("bot", "23")] {
-        let (ok, _, log) = lantaud(n.home.path(), &["keys", "import", name, &byte.repeat(32)]);
+        let (ok, _, log) = lantaud_stdin(n.home.path(), &["keys", "import", name], &byte.repeat(32));
         assert!(ok, "{log}");
     }
     for who in ["desk", "mlro"] {
@@ -230,4 +250,69 @@ async fn cli_reviewer_workflow_and_delegation() {
     let (ok, v, _) = run(args("query compliance agent-policy bob bot")).await.unwrap();
     assert!(ok && v["remaining"]["revoked"] == true, "{v}");
     n.stop().await;
+}
+
+/// Operator and client basics: the client config (`config set node`, `LANTAU_NODE`, a bare
+/// `host:port`), errors as JSON under `--output json`, a refused send showing its hash and
+/// compliance code, `version --long`, completions, one process per home, and `reset --dev`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_client_config_errors_version_completions_home_lock_and_reset() {
+    let n = TestNode::start().await.unwrap();
+    let home = n.home.path().to_path_buf();
+    let bare = n.rest_url.trim_start_matches("http://").to_string();
+    let run = |args: Vec<String>| {
+        let home = home.clone();
+        tokio::task::spawn_blocking(move || lantaud(&home, &args.iter().map(String::as_str).collect::<Vec<_>>()))
+    };
+    let argv = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+
+    // No --node: the client config's node (set as a bare host:port).
+    let (ok, v, log) = run(argv(&format!("config set node {bare}"))).await.unwrap();
+    assert!(ok, "{log}");
+    assert_eq!(v["node"], n.rest_url, "{v}");
+    let (ok, v, log) = run(argv("query bank balances bob")).await.unwrap();
+    assert!(ok, "{log}");
+    assert!(v["balances"].as_array().is_some_and(|b| !b.is_empty()), "{v}");
+    let (ok, v, _) = run(argv("config get node")).await.unwrap();
+    assert!(ok);
+    assert_eq!(v["node"], n.rest_url);
+    // A bad address: one clear error, as JSON under --output json.
+    let (ok, _, log) = run(argv("query bank balances bob --node ://nowhere")).await.unwrap();
+    assert!(!ok);
+    let err: Value = serde_json::from_str(log.lines().last().unwrap_or("{}")).unwrap_or(Value::Null);
+    assert!(err["error"].as_str().is_some_and(|e| e.contains("invalid node address")), "{log}");
+
+    // A send the gates refuse (a stablecoin to an address without identity): the hash, the
+    // codespace and the code, exit status non-zero.
+    let nobody = lantau_crypto::secret_key_from_mnemonic(lantau_node::home::DEV_MNEMONIC, 99).unwrap().address();
+    let (ok, v, log) = run(argv(&format!("tx bank send alice {} 100hkd.demo", nobody.to_bech32()))).await.unwrap();
+    assert!(!ok, "{log}");
+    assert_eq!(v["codespace"], "compliance", "{log}");
+    assert!(v["code"].as_u64().is_some_and(|c| c > 0) && v["txhash"].as_str().is_some_and(|h| h.len() == 64), "{log}");
+
+    // version --long names the commit.
+    let (ok, v, log) = run(argv("version --long")).await.unwrap();
+    assert!(ok, "{log}");
+    assert!(v["commit"].as_str().is_some_and(|c| c.len() >= 7), "{v}");
+    assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
+    // Completions for bash.
+    let out = Command::new(env!("CARGO_BIN_EXE_lantaud")).args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("lantaud"));
+
+    // A second node on the same home: one line, no panic.
+    let out = Command::new(env!("CARGO_BIN_EXE_lantaud"))
+        .args(["start", "--home", home.to_str().unwrap(), "--api.address", "127.0.0.1:0", "--rpc.laddr", "127.0.0.1:0"])
+        .args(["--json-rpc.address", "127.0.0.1:0", "--json-rpc.ws-address", "127.0.0.1:0", "--metrics.laddr", "127.0.0.1:0", "--grpc.address", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success() && err.contains("in use by another lantaud") && !err.contains("panicked"), "{err}");
+    // reset --dev: refused while the node runs; done once it stopped.
+    let (ok, _, log) = run(argv("reset --dev")).await.unwrap();
+    assert!(!ok && log.contains("in use"), "{log}");
+    let dir = n.stop().await;
+    let (ok, _, log) = lantaud(dir.path(), &["reset", "--dev"]);
+    assert!(ok, "{log}");
+    assert!(!dir.path().join("data/state").exists());
+    assert!(dir.path().join("config/genesis.json").exists(), "config and genesis stay");
 }

@@ -654,7 +654,9 @@ async fn send_tx_with(
     let client = RestClient::new(a.node.url());
     let chain_id = client.chain_id().await?;
     let addr = key.address();
-    let (account_number, sequence) = client.account(&addr).await?.with_context(|| format!("account {addr} does not exist on chain"))?;
+    // The next sequence as the node sees it, counting what it admitted and has not committed:
+    // consecutive sends without waiting each get their own.
+    let (account_number, sequence) = client.next_sequence(&addr).await?.with_context(|| format!("account {addr} does not exist on chain"))?;
     let signer = SignerData { chain_id, account_number, sequence };
     let mut b = TxBuilder::new(msgs).memo(a.memo.clone());
     b.extension_options = extension_options;

@@ -258,6 +258,25 @@ impl RestClient {
         }
     }
 
+    /// The account number and the sequence its next transaction must carry on this node
+    /// (counting what the node admitted and has not committed: consecutive sends without
+    /// waiting), from Lantau's `/chain/auth/v1/next_sequence`; the committed sequence from a
+    /// node without that route. `None` when the account does not exist.
+    pub async fn next_sequence(&self, addr: &Address) -> Result<Option<(u64, u64)>, ClientError> {
+        match self.get(&format!("/chain/auth/v1/next_sequence/{}", addr.to_bech32())).await {
+            Ok(v) => {
+                let num = |k: &str| v[k].as_str().and_then(|s| s.parse::<u64>().ok());
+                match (num("account_number"), num("sequence")) {
+                    (Some(n), Some(s)) => Ok(Some((n, s))),
+                    _ => Err(ClientError::Decode(format!("bad next_sequence: {v}"))),
+                }
+            }
+            Err(ClientError::Api { status: 404, message, .. }) if message.contains("not found") && message.contains("account") => Ok(None),
+            Err(ClientError::Api { status: 404, .. }) => self.account(addr).await,
+            Err(e) => Err(e),
+        }
+    }
+
     /// Every balance of an address.
     pub async fn balances(&self, addr: &Address) -> Result<Vec<Coin>, ClientError> {
         let v = self.get(&format!("/cosmos/bank/v1beta1/balances/{}", addr.to_bech32())).await?;

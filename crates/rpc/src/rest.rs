@@ -34,6 +34,7 @@ pub fn router(node: Node) -> Router {
         .route("/cosmos/tx/v1beta1/simulate", post(simulate))
         .route("/cosmos/tx/v1beta1/txs/block/{height}", get(txs_of_block))
         .route("/cosmos/auth/v1beta1/params", get(auth_params))
+        .route("/chain/auth/v1/next_sequence/{address}", get(next_sequence))
         .route("/cosmos/bank/v1beta1/params", get(bank_params))
         .route("/cosmos/bank/v1beta1/supply", get(total_supply))
         .route("/cosmos/bank/v1beta1/spendable_balances/{address}", get(spendable_balances))
@@ -278,6 +279,20 @@ async fn account(State(node): State<Node>, Path(address): Path<String>) -> ApiRe
             "sequence": a.sequence.to_string(),
         }
     })))
+}
+
+/// Lantau's extension (no upstream route gives it): the sequence the account's next
+/// transaction must carry on this node, counting the transactions its mempool admitted and
+/// the chain has not yet committed (the Ethereum JSON-RPC's `pending` nonce). A client that
+/// sends several transactions without waiting signs each with this.
+async fn next_sequence(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
+    let addr = parse_bech32(&address)?;
+    let acct = authq::account(&node.app().snapshot(), &addr).await.map_err(|e| ApiError::internal(e.log))?;
+    let Some(a) = acct else {
+        return Err(ApiError::not_found(format!("account {address} not found")));
+    };
+    let next = node.pending_sequence(&addr).await.map_err(ApiError::internal)?;
+    Ok(Json(json!({"address": addr.to_bech32(), "account_number": a.account_number.to_string(), "sequence": next.max(a.sequence).to_string()})))
 }
 
 async fn balances(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {

@@ -257,7 +257,8 @@ async fn cli_reviewer_workflow_and_delegation() {
 /// compliance code, `version --long`, completions, one process per home, and `reset --dev`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_client_config_errors_version_completions_home_lock_and_reset() {
-    let n = TestNode::start().await.unwrap();
+    // Blocks every 2 s, so the consecutive sends below land in the mempool together.
+    let n = TestNode::start_with(lantau_node::home::InitOptions::default(), 2000).await.unwrap();
     let home = n.home.path().to_path_buf();
     let bare = n.rest_url.trim_start_matches("http://").to_string();
     let run = |args: Vec<String>| {
@@ -289,6 +290,13 @@ async fn cli_client_config_errors_version_completions_home_lock_and_reset() {
     assert!(!ok, "{log}");
     assert_eq!(v["codespace"], "compliance", "{log}");
     assert!(v["code"].as_u64().is_some_and(|c| c > 0) && v["txhash"].as_str().is_some_and(|h| h.len() == 64), "{log}");
+
+    // Consecutive sends without waiting: each signs with the sequence the node will expect
+    // next (its mempool counted), so the second is not a sequence mismatch.
+    for amount in ["11alantau", "12alantau", "13alantau"] {
+        let (ok, v, log) = run(argv(&format!("tx bank send bob carol {amount} --no-wait"))).await.unwrap();
+        assert!(ok && v["code"] == 0, "{log}");
+    }
 
     // version --long names the commit.
     let (ok, v, log) = run(argv("version --long")).await.unwrap();

@@ -151,21 +151,19 @@ async fn all_at_least(http: &reqwest::Client, net: &Testnet, which: &[usize], h:
     }
 }
 
-fn start(dir: &Path, net: &Testnet, i: usize) -> RunningValidator {
-    testnet::start_validator(dir, net, i, &lantaud()).unwrap()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
+/// Writes a network of 4 validators (and `full_nodes` full nodes) into a fresh directory with
+/// `lantaud testnet init`'s library call; returns the temporary directory, the network
+/// directory and its description.
+async fn init_net(chain_id: &str, full_nodes: usize, snapshot_interval: u64) -> (tempfile::TempDir, PathBuf, Testnet) {
     let cometbft = testnet::find_cometbft(None).expect("the cometbft binary (scripts/prereqs.sh installs it)");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("net");
     let opts = TestnetOptions {
         validators: 4,
-        full_nodes: 1,
-        snapshot_interval: 10,
+        full_nodes,
+        snapshot_interval,
         base_port: free_base(),
-        chain_id: "lantau-testnet-1".into(),
+        chain_id: chain_id.into(),
         timeout_commit: "200ms".into(),
         cometbft,
     };
@@ -176,6 +174,16 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     .await
     .unwrap()
     .unwrap();
+    (tmp, dir, net)
+}
+
+fn start(dir: &Path, net: &Testnet, i: usize) -> RunningValidator {
+    testnet::start_validator(dir, net, i, &lantaud()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
+    let (_tmp, dir, net) = init_net("lantau-testnet-1", 1, 10).await;
     assert_eq!(Testnet::load(&dir).unwrap(), net);
     let genesis: Value = serde_json::from_slice(&std::fs::read(net.nodes[0].cometbft_home.join("config/genesis.json")).unwrap()).unwrap();
     assert_eq!(genesis["validators"].as_array().unwrap().len(), 4);
@@ -357,25 +365,7 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
 /// by at height 1 and no node commits anything.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn validators_whose_state_machines_disagree_halt_rather_than_fork() {
-    let cometbft = testnet::find_cometbft(None).expect("the cometbft binary (scripts/prereqs.sh installs it)");
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("net");
-    let opts = TestnetOptions {
-        validators: 4,
-        full_nodes: 0,
-        snapshot_interval: 0,
-        base_port: free_base(),
-        chain_id: "lantau-split-1".into(),
-        timeout_commit: "200ms".into(),
-        cometbft,
-    };
-    let net = tokio::task::spawn_blocking({
-        let (dir, opts) = (dir.clone(), opts.clone());
-        move || testnet::init(&dir, &opts)
-    })
-    .await
-    .unwrap()
-    .unwrap();
+    let (_tmp, dir, net) = init_net("lantau-split-1", 0, 0).await;
     for n in &net.nodes[2..] {
         let path = n.cometbft_home.join("config/genesis.json");
         let mut g: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();

@@ -9,9 +9,10 @@ use lantau_client::{msg_send, Confirmation, RestClient, SignerData, TxBuilder};
 use lantau_crypto::{Keyring, KeyringBackend, SecretKey, ETH_HD_PATH_PREFIX};
 use lantau_node::home::{init_home, Home, InitOptions, DEV_CHAIN_ID, DEV_EVM_CHAIN_ID};
 use lantau_node::{start, StartOptions};
-use lantau_primitives::{Address, Coin};
+use lantau_primitives::Address;
 use serde_json::json;
 
+mod amount;
 mod compliance;
 mod evm;
 mod registry;
@@ -31,6 +32,10 @@ pub(crate) struct Cli {
     /// else http://127.0.0.1:1317); `host:port` means http.
     #[arg(long, global = true, env = "LANTAU_NODE")]
     node: Option<String>,
+    /// Amounts in base units, in and out (`15000hkd.demo`, `777alantau`), instead of display
+    /// units (`150.00hkd.demo`, `2.5lantau`).
+    #[arg(long, global = true)]
+    base_units: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -449,6 +454,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         None => client_config::load(&home)?.node.unwrap_or_else(|| "http://127.0.0.1:1317".to_string()),
     };
     let _ = NODE_URL.set(normalize_node(&node).context("--node")?);
+    amount::set_base_units(cli.base_units);
     match cli.cmd {
         Cmd::Config(c) => config_cmd(&home, out, c)?,
         Cmd::Version { long } => {
@@ -566,7 +572,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             let kr = tx.kr.open(&home)?;
             let key = kr.secret(&from)?;
             let to = resolve_address(&home, &to)?;
-            let coins = amount.split(',').map(Coin::parse).collect::<Result<Vec<_>, _>>()?;
+            let coins = amount.split(',').map(amount::parse_coin).collect::<Result<Vec<_>, _>>()?;
             let msg = msg_send(&key.address(), &to, &coins);
             let stablecoin = coins.iter().any(|c| c.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX));
             let ext = match (travel_rule, stablecoin) {
@@ -673,7 +679,7 @@ async fn send_tx_with(
         a.gas.parse().context("--gas must be a number or auto")?
     };
     if let Some(f) = &a.fees {
-        let c = Coin::parse(f).or_else(|_| Coin::parse(&format!("{f}alantau")))?;
+        let c = amount::parse_coin(f).or_else(|_| amount::parse_coin(&format!("{f}alantau")))?;
         b.fee = Some(c.amount.0);
     }
     let bytes = b.sign(key, &signer);
@@ -803,7 +809,7 @@ async fn query(home: &std::path::Path, out: Output, q: QueryCmd) -> anyhow::Resu
                 if coins.is_empty() {
                     format!("{addr}: no balances")
                 } else {
-                    coins.iter().map(|c| format!("{} {}", c.amount, c.denom)).collect::<Vec<_>>().join("\n")
+                    coins.iter().map(amount::format_coin).collect::<Vec<_>>().join("\n")
                 }
             });
         }

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use lantau_client::{remaining_capacity, to_any, ParentAnswer, RestClient};
-use lantau_primitives::Coin;
 use lantau_proto::chain::compliance::v1 as cpb;
 use serde_json::{json, Value};
 use sha2::Digest as _;
@@ -62,7 +61,7 @@ impl EnvelopeArgs {
 }
 
 fn coin(s: &str) -> anyhow::Result<cosmos_sdk_proto::cosmos::base::v1beta1::Coin> {
-    Ok(lantau_client::pb_coin(&Coin::parse(s).with_context(|| format!("{s:?} is not a coin such as 500000hkd.demo"))?))
+    Ok(lantau_client::pb_coin(&super::amount::parse_coin(s).with_context(|| format!("{s:?} is not a coin such as 5000.00hkd.demo"))?))
 }
 
 fn parse_role(s: &str) -> anyhow::Result<cpb::SubRole> {
@@ -386,7 +385,7 @@ pub(super) fn flags_table(v: &Value) -> String {
     let mut s = format!("{:>6}  {:<17} {:<10} {:<44} {:>18}  {:>7}  tx\n", "id", "status", "decorator", "subject", "amount", "age");
     for f in &flags {
         let status = f["status"].as_str().unwrap_or_default().trim_start_matches("FLAG_STATUS_");
-        let amount = format!("{}{}", f["amount"]["amount"].as_str().unwrap_or("0"), f["amount"]["denom"].as_str().unwrap_or(""));
+        let amount = super::amount::format_amount(f["amount"]["amount"].as_str().unwrap_or("0"), f["amount"]["denom"].as_str().unwrap_or(""));
         s.push_str(&format!(
             "{:>6}  {:<17} {:<10} {:<44} {:>18}  {:>7}  {}\n",
             f["flag_id"].as_str().unwrap_or_default(),

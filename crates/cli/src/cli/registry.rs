@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::Subcommand;
 use lantau_client::{pb_coin, to_any, RestClient};
-use lantau_primitives::Coin;
 use lantau_proto::chain::{kyc::v1 as kpb, reserve::v1 as rpb, stablecoin::v1 as spb};
 use serde_json::{json, Value};
 
@@ -213,7 +212,7 @@ pub(super) enum ReserveTx {
 }
 
 fn coin(s: &str) -> anyhow::Result<cosmos_sdk_proto::cosmos::base::v1beta1::Coin> {
-    Ok(pb_coin(&Coin::parse(s)?))
+    Ok(pb_coin(&super::amount::parse_coin(s)?))
 }
 
 pub(super) async fn kyc_tx(home: &std::path::Path, out: Output, t: KycTx) -> anyhow::Result<()> {

@@ -123,7 +123,8 @@ async fn cli_drives_the_registries() {
     assert!(!ok);
 
     // stablecoin: mint, pause, unpause, freeze; denoms and token pairs.
-    let (ok, _, log) = run(s(&["tx", "stablecoin", "mint", "issuer", "carol", "250hkd.demo"])).await.unwrap();
+    // Display units: HKD 2.50 is 250 base units.
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "mint", "issuer", "carol", "2.50hkd.demo"])).await.unwrap();
     assert!(ok, "{log}");
     assert_eq!(n.client.balance(&dev_addr("carol"), "hkd.demo").await.unwrap().0, lantau_node::home::DEV_HKD_BALANCE + 250);
     let (ok, _, log) = run(s(&["tx", "stablecoin", "pause", "issuer"])).await.unwrap();
@@ -154,7 +155,7 @@ async fn cli_drives_the_registries() {
     assert!(ok && v["token_pairs"][0]["denom"] == "hkd.demo", "{v}");
 
     // reserve: submit, co-sign, latest.
-    let (ok, _, log) = run(s(&["tx", "reserve", "submit-attestation", "issuer", "300000250hkd.demo", "300000250hkd.demo", "--random-day", "2026-01-01T00:00:00Z"])).await.unwrap();
+    let (ok, _, log) = run(s(&["tx", "reserve", "submit-attestation", "issuer", "300000250hkd.demo", "300000250hkd.demo", "--random-day", "2026-01-01T00:00:00Z", "--base-units"])).await.unwrap();
     assert!(ok, "{log}");
     // Attestation 1 is the dev genesis's attested reserve: this submission is 2.
     let (ok, _, log) = run(s(&["tx", "reserve", "cosign", "auditor", "2"])).await.unwrap();
@@ -215,7 +216,7 @@ async fn cli_reviewer_workflow_and_delegation() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout).to_string();
-    assert!(text.contains("EMITTED") && text.contains("threshold") && text.contains("800000hkd.demo") && text.contains("1 to review"), "{text}");
+    assert!(text.contains("EMITTED") && text.contains("threshold") && text.contains("800000.00hkd.demo") && text.contains("1 to review"), "{text}");
     // The reviewer escalates with a note; the officer closes with evidence from a file.
     let (ok, _, log) = run(args(&format!("tx compliance review-flag desk {id} escalated --hash note-1"))).await.unwrap();
     assert!(ok, "{log}");
@@ -244,7 +245,8 @@ async fn cli_reviewer_workflow_and_delegation() {
     assert!(ok, "{log}");
     let (ok, v, log) = run(args("query compliance agent-policy bob bot")).await.unwrap();
     assert!(ok, "{log}");
-    assert_eq!((v["remaining"]["daily_remaining"].as_str(), v["remaining"]["per_tx_max"].as_str()), (Some("1000"), Some("100")));
+    // JSON keeps the chain's base units: HKD 1000.00 and 100.00.
+    assert_eq!((v["remaining"]["daily_remaining"].as_str(), v["remaining"]["per_tx_max"].as_str()), (Some("100000"), Some("10000")));
     let (ok, _, log) = run(args("tx compliance revoke-sub-role bob bot")).await.unwrap();
     assert!(ok, "{log}");
     let (ok, v, _) = run(args("query compliance agent-policy bob bot")).await.unwrap();
@@ -297,6 +299,23 @@ async fn cli_client_config_errors_version_completions_home_lock_and_reset() {
         let (ok, v, log) = run(argv(&format!("tx bank send bob carol {amount} --no-wait"))).await.unwrap();
         assert!(ok && v["code"] == 0, "{log}");
     }
+
+    // Display units both ways: a HKD 1.50 send moves 150 base units; the balance prints in
+    // HKD with cents, or in base units with --base-units; too many decimals is refused.
+    let carol = dev_addr("carol");
+    let before = n.client.balance(&carol, "hkd.demo").await.unwrap().0;
+    let (ok, _, log) = run(argv("tx bank send alice issuer 1.50hkd.demo")).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, _, log) = run(argv("tx bank send alice issuer 1.505hkd.demo")).await.unwrap();
+    assert!(!ok && log.contains("at most 2 decimals"), "{log}");
+    let text = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lantaud")).arg("--home").arg(&home).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let shown = text(&["query", "bank", "balances", "carol"]);
+    assert!(shown.contains(&format!("{}.{:02}hkd.demo", before / 100, before % 100)), "{shown}");
+    let shown = text(&["query", "bank", "balances", "carol", "--base-units"]);
+    assert!(shown.contains(&format!("{before}hkd.demo")), "{shown}");
 
     // version --long names the commit.
     let (ok, v, log) = run(argv("version --long")).await.unwrap();

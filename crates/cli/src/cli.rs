@@ -14,6 +14,7 @@ use serde_json::json;
 
 mod amount;
 mod compliance;
+mod txfile;
 mod evm;
 mod registry;
 mod testnet;
@@ -329,6 +330,9 @@ struct TxArgs {
     /// Do not wait for the transaction to be included.
     #[arg(long)]
     no_wait: bool,
+    /// Do not sign or broadcast: print the unsigned transaction as JSON (for `tx sign`).
+    #[arg(long)]
+    generate_only: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -351,6 +355,49 @@ enum TxCmd {
     /// EVM transactions over the Ethereum JSON-RPC.
     #[command(subcommand)]
     Evm(evm::EvmTx),
+    /// Sign a transaction file (JSON from `--generate-only`) with a key; prints the signed JSON.
+    Sign {
+        /// The file (`-`: stdin).
+        file: std::path::PathBuf,
+        /// Key name of the signer.
+        #[arg(long)]
+        from: String,
+        /// Sign without asking the node: give --chain-id, --account-number and --sequence.
+        #[arg(long)]
+        offline: bool,
+        /// Chain id (default: the node's).
+        #[arg(long)]
+        chain_id: Option<String>,
+        /// Account number (default: the node's).
+        #[arg(long)]
+        account_number: Option<u64>,
+        /// Sequence (default: the next one the node expects).
+        #[arg(long)]
+        sequence: Option<u64>,
+        #[command(flatten)]
+        kr: KeyringArgs,
+    },
+    /// Print the base64 `TxRaw` bytes of a transaction file (what REST's broadcast takes).
+    Encode {
+        /// The file (`-`: stdin).
+        file: std::path::PathBuf,
+    },
+    /// Print a transaction's JSON from its base64 `TxRaw` bytes.
+    Decode {
+        /// Base64 bytes.
+        tx_bytes: String,
+    },
+    /// Broadcast a signed transaction file (JSON or base64 bytes).
+    Broadcast {
+        /// The file (`-`: stdin).
+        file: std::path::PathBuf,
+        /// sync (wait for the verdict, then confirm) or async.
+        #[arg(long, default_value = "sync")]
+        broadcast_mode: String,
+        /// Do not wait for the transaction to be included.
+        #[arg(long)]
+        no_wait: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -605,6 +652,42 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Tx(TxCmd::Reserve(t)) => registry::reserve_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Compliance(t)) => compliance::compliance_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Evm(t)) => evm::evm_tx(&home, out, t).await?,
+        Cmd::Tx(TxCmd::Sign { file, from, offline, chain_id, account_number, sequence, kr }) => {
+            let key = kr.open(&home)?.secret(&from)?;
+            let v = txfile::read_json(&file)?;
+            let (chain_id, account_number, sequence) = if offline {
+                (
+                    chain_id.context("--offline needs --chain-id")?,
+                    account_number.context("--offline needs --account-number")?,
+                    sequence.context("--offline needs --sequence")?,
+                )
+            } else {
+                let client = RestClient::new(NodeArgs::default().url());
+                let (n, s) = client.next_sequence(&key.address()).await?.with_context(|| format!("account {} does not exist on chain", key.address()))?;
+                (match chain_id {
+                    Some(c) => c,
+                    None => client.chain_id().await?,
+                }, account_number.unwrap_or(n), sequence.unwrap_or(s))
+            };
+            let signed = txfile::sign(&v, &key, &chain_id, account_number, sequence)?;
+            let j = txfile::decode(&signed)?;
+            print(out, j.clone(), || serde_json::to_string_pretty(&j).unwrap_or_default());
+        }
+        Cmd::Tx(TxCmd::Encode { file }) => {
+            use base64::Engine as _;
+            let b64 = base64::engine::general_purpose::STANDARD.encode(txfile::read(&file)?);
+            print(out, json!({"tx_bytes": b64}), || b64.clone());
+        }
+        Cmd::Tx(TxCmd::Decode { tx_bytes }) => {
+            use base64::Engine as _;
+            let bytes = base64::engine::general_purpose::STANDARD.decode(tx_bytes.trim()).context("not base64")?;
+            let j = txfile::decode(&bytes)?;
+            print(out, j.clone(), || serde_json::to_string_pretty(&j).unwrap_or_default());
+        }
+        Cmd::Tx(TxCmd::Broadcast { file, broadcast_mode, no_wait }) => {
+            let bytes = txfile::read(&file)?;
+            broadcast_and_report(out, &RestClient::new(NodeArgs::default().url()), &bytes, &broadcast_mode, no_wait).await?;
+        }
         Cmd::Query(q) => query(&home, out, q).await?,
         Cmd::Bench(b) => crate::bench::run(b, out == Output::Json).await?,
         Cmd::Testnet(t) => testnet::run(t).await?,
@@ -682,10 +765,24 @@ async fn send_tx_with(
         let c = amount::parse_coin(f).or_else(|_| amount::parse_coin(&format!("{f}alantau")))?;
         b.fee = Some(c.amount.0);
     }
+    if a.generate_only {
+        let (body_bytes, auth_info_bytes) = b.unsigned(key, &signer);
+        let unsigned = cosmos_sdk_proto::cosmos::tx::v1beta1::TxRaw { body_bytes, auth_info_bytes, signatures: vec![] };
+        let j = txfile::decode(&prost::Message::encode_to_vec(&unsigned))?;
+        println!("{}", serde_json::to_string_pretty(&j)?);
+        return Ok(());
+    }
     let bytes = b.sign(key, &signer);
-    let mode = if a.broadcast_mode == "async" { "BROADCAST_MODE_ASYNC" } else { "BROADCAST_MODE_SYNC" };
-    let br = client.broadcast(&bytes, mode).await?;
-    if br.code != 0 || a.no_wait || mode == "BROADCAST_MODE_ASYNC" {
+    broadcast_and_report(out, &client, &bytes, &a.broadcast_mode, a.no_wait).await
+}
+
+/// Broadcasts signed bytes and reports as every `tx` command does: the admission verdict (the
+/// hash, and for a refusal the codespace, code and log, exit status 1), then, unless async or
+/// `no_wait`, the inclusion.
+async fn broadcast_and_report(out: Output, client: &RestClient, bytes: &[u8], broadcast_mode: &str, no_wait: bool) -> anyhow::Result<()> {
+    let mode = if broadcast_mode == "async" { "BROADCAST_MODE_ASYNC" } else { "BROADCAST_MODE_SYNC" };
+    let br = client.broadcast(bytes, mode).await?;
+    if br.code != 0 || no_wait || mode == "BROADCAST_MODE_ASYNC" {
         print(out, json!({"txhash": br.txhash, "code": br.code, "codespace": br.codespace, "raw_log": br.raw_log}), || {
             if br.code == 0 {
                 format!("broadcast {} (not yet confirmed)", br.txhash)

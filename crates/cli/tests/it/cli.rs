@@ -343,3 +343,69 @@ async fn cli_client_config_errors_version_completions_home_lock_and_reset() {
     assert!(!dir.path().join("data/state").exists());
     assert!(dir.path().join("config/genesis.json").exists(), "config and genesis stay");
 }
+
+/// The offline flow, as the README's REST walkthrough uses it: `--generate-only`, `tx sign`,
+/// `tx encode` (the bytes REST's broadcast takes, posted as JSON), `tx decode`, and
+/// `tx broadcast FILE` for a gated stablecoin transfer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_generates_signs_encodes_and_broadcasts_a_transaction_file() {
+    let n = TestNode::start().await.unwrap();
+    let home = n.home.path().to_path_buf();
+    let nd = n.rest_url.clone();
+    let run = |args: Vec<String>| {
+        let (home, nd) = (home.clone(), nd.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+            a.extend(["--node", nd.as_str()]);
+            lantaud(&home, &a)
+        })
+    };
+    let argv = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let (ok, unsigned, log) = run(argv("tx bank send alice bob 4242alantau --generate-only")).await.unwrap();
+    assert!(ok, "{log}");
+    assert_eq!(unsigned["body"]["messages"][0]["@type"], "/cosmos.bank.v1beta1.MsgSend", "{unsigned}");
+    assert_eq!(unsigned["signatures"], serde_json::json!([]), "{unsigned}");
+    let dir = tempfile::tempdir().unwrap();
+    let f = |name: &str, v: &Value| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, serde_json::to_vec_pretty(v).unwrap()).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let unsigned_file = f("unsigned.json", &unsigned);
+    let (ok, signed, log) = run(vec!["tx".into(), "sign".into(), unsigned_file, "--from".into(), "alice".into()]).await.unwrap();
+    assert!(ok, "{log}");
+    assert_eq!(signed["signatures"].as_array().map(Vec::len), Some(1), "{signed}");
+    let signed_file = f("signed.json", &signed);
+    let (ok, enc, log) = run(vec!["tx".into(), "encode".into(), signed_file.clone()]).await.unwrap();
+    assert!(ok, "{log}");
+    let b64 = enc["tx_bytes"].as_str().unwrap().to_string();
+    let (ok, dec, log) = run(vec!["tx".into(), "decode".into(), b64.clone()]).await.unwrap();
+    assert!(ok && dec == signed, "{log}");
+    // REST's broadcast with the encoded bytes, as the README's curl does.
+    let before = n.client.balance(&dev_addr("bob"), "alantau").await.unwrap().0;
+    let r: Value = reqwest::Client::new()
+        .post(format!("{}/cosmos/tx/v1beta1/txs", n.rest_url))
+        .header("content-type", "application/json")
+        .body(serde_json::json!({"tx_bytes": b64, "mode": "BROADCAST_MODE_SYNC"}).to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["tx_response"]["code"], 0, "{r}");
+    let hash = r["tx_response"]["txhash"].as_str().unwrap().to_string();
+    n.client.wait_for_tx(&hash, std::time::Duration::from_secs(30), std::time::Duration::from_millis(50)).await.unwrap();
+    assert_eq!(n.client.balance(&dev_addr("bob"), "alantau").await.unwrap().0, before + 4242);
+
+    // A gated transfer through a file: its Travel Rule option survives the round trip.
+    let (ok, unsigned, log) = run(argv("tx bank send alice issuer 2.00hkd.demo --generate-only")).await.unwrap();
+    assert!(ok, "{log}");
+    assert_eq!(unsigned["body"]["extension_options"][0]["@type"], "/chain.compliance.v1.TravelRulePayload", "{unsigned}");
+    let unsigned_file = f("unsigned2.json", &unsigned);
+    let (ok, signed, log) = run(vec!["tx".into(), "sign".into(), unsigned_file, "--from".into(), "alice".into()]).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, log) = run(vec!["tx".into(), "broadcast".into(), f("signed2.json", &signed)]).await.unwrap();
+    assert!(ok && v["code"] == 0, "{log}");
+    n.stop().await;
+}

@@ -264,7 +264,9 @@ fn block_pb(b: lantau_app::tendermint::Block) -> (lantau_app::tendermint_proto::
 }
 
 impl NodeQueries {
-    async fn answer(node: Node, height: u64, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, QueryError>> {
+    /// The node's methods read its index and blocks, which have no height to choose: `_height`
+    /// is not used.
+    async fn answer(node: Node, _height: u64, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, QueryError>> {
         let r = match method {
             GET_TX => async {
                 let req: tx_pb::GetTxRequest = decode_query(request)?;
@@ -330,7 +332,6 @@ impl NodeQueries {
                     }
                     Some(h)
                 };
-                let _ = height;
                 let b = node.block(h).await.map_err(internal)?.ok_or_else(|| QueryError::NotFound(format!("block {} not found", h.unwrap_or(0))))?;
                 let (block_id, block) = block_pb(b);
                 if method == GET_LATEST_BLOCK {

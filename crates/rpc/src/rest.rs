@@ -431,8 +431,8 @@ async fn node_config() -> ApiResult {
 /// `GetBlockWithTxs`: the block and its transactions, decoded.
 async fn txs_of_block(State(node): State<Node>, Path(height): Path<String>) -> ApiResult {
     let h: u64 = height.parse().map_err(|_| ApiError::invalid(format!("invalid height {height:?}")))?;
-    let Json(b) = block_json(&node, Some(h)).await?;
     let block = node.block(Some(h)).await?.ok_or_else(|| ApiError::not_found(format!("block {h} not found")))?;
+    let Json(b) = render_block(&block)?;
     let txs: Vec<Value> = block.data.iter().map(|t| json::tx(t).unwrap_or(Value::Null)).collect();
     Ok(Json(json!({"txs": txs, "block_id": b["block_id"], "block": b["block"], "pagination": page_json(block.data.len())})))
 }
@@ -472,8 +472,12 @@ async fn block_json(node: &Node, height: Option<u64>) -> ApiResult {
             None => "no block committed yet".to_string(),
         }));
     };
-    let id = crate::api::block_id(&block);
-    let block_json = serde_json::to_value(&block).map_err(ApiError::internal)?;
+    render_block(&block)
+}
+
+fn render_block(block: &lantau_app::tendermint::Block) -> ApiResult {
+    let id = crate::api::block_id(block);
+    let block_json = serde_json::to_value(block).map_err(ApiError::internal)?;
     let block_id = json!({
         "hash": B64.encode(id.hash.as_bytes()),
         "part_set_header": {"total": id.part_set_header.total, "hash": B64.encode(id.part_set_header.hash.as_bytes())},

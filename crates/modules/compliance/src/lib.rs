@@ -100,6 +100,14 @@ impl lantau_module_api::Module for Compliance {
     ) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
         match method {
             QUERY_AUDIT_LOG => Some(query::audit_log_grpc(state, request).await),
+            QUERY_PARAMS => Some(
+                async {
+                    let _: lantau_proto::chain::compliance::v1::QueryParamsRequest = lantau_module_api::decode_query(request)?;
+                    let params = query::params(state).await?;
+                    Ok(prost::Message::encode_to_vec(&lantau_proto::chain::compliance::v1::QueryParamsResponse { params: Some(params) }))
+                }
+                .await,
+            ),
             _ => None,
         }
     }
@@ -116,3 +124,5 @@ impl lantau_module_api::Module for Compliance {
 
 /// The gRPC method of AuditLog.
 pub const QUERY_AUDIT_LOG: &str = "/chain.compliance.v1.Query/AuditLog";
+/// The gRPC method of Params.
+pub const QUERY_PARAMS: &str = "/chain.compliance.v1.Query/Params";

@@ -68,4 +68,12 @@ impl lantau_module_api::Module for Reserve {
     fn decode(any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {
         ReserveMsg::from_any(any)
     }
+
+    async fn query<S: cnidarium::StateRead + Sync>(
+        state: &S,
+        method: &str,
+        request: &[u8],
+    ) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
+        query::grpc(state, method, request).await
+    }
 }

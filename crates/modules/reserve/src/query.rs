@@ -40,3 +40,41 @@ pub async fn reserve_for_address<S: StateRead + Sync>(state: &S, addr: &Address)
     }
     Ok(out)
 }
+
+/// `/chain.reserve.v1.Query/LatestAttestation`.
+pub const LATEST_ATTESTATION: &str = "/chain.reserve.v1.Query/LatestAttestation";
+/// `/chain.reserve.v1.Query/ReserveForAddress`.
+pub const RESERVE_FOR_ADDRESS: &str = "/chain.reserve.v1.Query/ReserveForAddress";
+/// `/chain.reserve.v1.Query/Params`.
+pub const PARAMS: &str = "/chain.reserve.v1.Query/Params";
+
+/// Answers `chain.reserve.v1.Query` (protobuf in and out); `None` for another method.
+pub async fn grpc<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
+    use lantau_module_api::{decode_query, query_address, QueryError};
+    use lantau_proto::chain::reserve::v1 as pb;
+    use prost::Message as _;
+    let r = match method {
+        LATEST_ATTESTATION => async {
+            let req: pb::QueryLatestAttestationRequest = decode_query(request)?;
+            let issuer = query_address("issuer", &req.issuer)?;
+            match latest(state, &issuer).await? {
+                Some(a) => Ok(pb::QueryLatestAttestationResponse { attestation: Some(a) }.encode_to_vec()),
+                None => Err(QueryError::NotFound(format!("no attestation for issuer {}", issuer.to_bech32()))),
+            }
+        }
+        .await,
+        RESERVE_FOR_ADDRESS => async {
+            let req: pb::QueryReserveForAddressRequest = decode_query(request)?;
+            let addr = query_address("address", &req.address)?;
+            Ok(pb::QueryReserveForAddressResponse { bindings: reserve_for_address(state, &addr).await? }.encode_to_vec())
+        }
+        .await,
+        PARAMS => async {
+            let _: pb::QueryParamsRequest = decode_query(request)?;
+            Ok(pb::QueryParamsResponse { params: Some(params(state).await?) }.encode_to_vec())
+        }
+        .await,
+        _ => return None,
+    };
+    Some(r)
+}

@@ -95,7 +95,7 @@ except grpc.RpcError as e:
 refl = reflection_pb2_grpc.ServerReflectionStub(ch)
 resp = next(iter(refl.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10)))
 services = sorted(s.name for s in resp.list_services_response.service)
-for s in ["chain.compliance.v1.Query", "chain.kyc.v1.Query", "chain.reserve.v1.Query", "chain.stablecoin.v1.Query"]:
+for s in ["chain.compliance.v1.Query", "chain.kyc.v1.Query", "chain.reserve.v1.Query", "chain.stablecoin.v1.Query", "cosmos.evm.erc20.v1.Query"]:
     assert s in services, services
 out["services"] = services
 print(json.dumps(out))

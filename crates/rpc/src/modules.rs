@@ -8,7 +8,6 @@ use axum::extract::{Path, RawQuery, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use lantau_app::{compliance, erc20, kyc, reserve, stablecoin};
-use lantau_primitives::Address;
 use serde_json::{json, Value};
 
 use crate::api::NodeApi;
@@ -114,13 +113,7 @@ async fn token_pairs(State(node): State<Node>) -> ApiResult {
 
 /// One pair, by denom or by ERC-20 address (hex), as Cosmos EVM's `TokenPair` query takes it.
 async fn token_pair(State(node): State<Node>, Path(token): Path<String>) -> ApiResult {
-    let pairs = erc20::query::token_pairs(&node.app().snapshot()).await.map_err(internal)?;
-    let by_addr = Address::from_hex(&token).ok();
-    let found = pairs.into_iter().find(|p| match by_addr {
-        Some(a) => Address::from_hex(&p.erc20_address).ok() == Some(a),
-        None => p.denom == token,
-    });
-    match found {
+    match erc20::query::token_pair(&node.app().snapshot(), &token).await.map_err(internal)? {
         Some(p) => Ok(Json(json!({"token_pair": to_json(&p)?}))),
         None => Err(ApiError::not_found(format!("token pair for {token} not found"))),
     }

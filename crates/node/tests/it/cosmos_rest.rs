@@ -153,6 +153,11 @@ async fn module_queries_answer_through_abci_query_by_grpc_path() {
     let r = q("/chain.kyc.v1.Query/Identity", lantau_proto::chain::kyc::v1::QueryIdentityRequest { address: nobody }.encode_to_vec()).await;
     assert_eq!(r["code"], 38, "{r}");
     assert!(r["log"].as_str().unwrap().starts_with("rpc error: code = NotFound desc = "), "{r}");
+    let r = q("/cosmos.evm.erc20.v1.Query/TokenPair", lantau_proto::erc20::QueryTokenPairRequest { token: "hkd.demo".into() }.encode_to_vec()).await;
+    let pair = lantau_proto::erc20::QueryTokenPairResponse::decode(b64(&r["value"]).as_slice()).unwrap().token_pair.unwrap();
+    assert_eq!(pair.denom, "hkd.demo", "{r}");
+    let r = q("/cosmos.evm.erc20.v1.Query/TokenPair", lantau_proto::erc20::QueryTokenPairRequest { token: pair.erc20_address.clone() }.encode_to_vec()).await;
+    assert_eq!(r["code"], 0, "by address: {r}");
     let r = q("/cosmos.staking.v1beta1.Query/Validators", vec![]).await;
     assert_eq!(r["code"], 6, "{r}");
     n.stop().await;

@@ -885,13 +885,14 @@ impl App {
 
     async fn finish_restore(&self, r: crate::statesync::Restore) -> Result<(), String> {
         let mut delta = StateDelta::new(self.snapshot());
+        let prefixes = crate::modules::snapshot_nonverifiable_prefixes();
         for c in r.chunks {
             for e in c.verifiable {
                 let key = String::from_utf8(e.key).map_err(|_| "a verifiable key is not UTF-8".to_string())?;
                 delta.put_raw(key, e.value);
             }
             for e in c.nonverifiable {
-                if !crate::modules::snapshot_nonverifiable_prefixes().iter().any(|p| e.key.starts_with(p)) {
+                if !prefixes.iter().any(|p| e.key.starts_with(p)) {
                     return Err(format!("the snapshot carries a non-verifiable key outside the modules' records ({})", String::from_utf8_lossy(&e.key)));
                 }
                 delta.nonverifiable_put_raw(e.key, e.value);

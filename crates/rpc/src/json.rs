@@ -36,6 +36,11 @@ pub fn coins(cs: &[PbCoin]) -> Value {
     Value::Array(cs.iter().map(|c| json!({"denom": c.denom, "amount": c.amount})).collect())
 }
 
+/// A complete list's `pagination` as the gateway writes it: no next page, the total as a string.
+pub fn page(total: usize) -> Value {
+    json!({"next_key": null, "total": total.to_string()})
+}
+
 /// A message `Any` as JSON with `@type`. Known types are expanded; others keep their bytes.
 pub fn any_msg(any: &Any) -> Value {
     let expanded = match any.type_url.as_str() {

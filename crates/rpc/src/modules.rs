@@ -59,9 +59,6 @@ fn internal(e: lantau_app::module_api::TxError) -> ApiError {
     ApiError::from(lantau_app::module_api::QueryError::from(e))
 }
 
-fn pagination(total: usize) -> Value {
-    json!({"next_key": null, "total": total.to_string()})
-}
 
 // === kyc ===
 
@@ -82,7 +79,7 @@ async fn kyc_params(State(node): State<Node>) -> ApiResult {
 
 async fn denoms(State(node): State<Node>) -> ApiResult {
     let d = stablecoin::query::denoms(&node.app().snapshot()).await.map_err(internal)?;
-    Ok(Json(json!({"denoms": to_json(&d)?, "pagination": pagination(d.len())})))
+    Ok(Json(json!({"denoms": to_json(&d)?, "pagination": crate::json::page(d.len())})))
 }
 
 async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult {
@@ -108,7 +105,7 @@ async fn frozen(State(node): State<Node>, Path(address): Path<String>) -> ApiRes
 
 async fn token_pairs(State(node): State<Node>) -> ApiResult {
     let p = erc20::query::token_pairs(&node.app().snapshot()).await.map_err(internal)?;
-    Ok(Json(json!({"token_pairs": to_json(&p)?, "pagination": pagination(p.len())})))
+    Ok(Json(json!({"token_pairs": to_json(&p)?, "pagination": crate::json::page(p.len())})))
 }
 
 /// One pair, by denom or by ERC-20 address (hex), as Cosmos EVM's `TokenPair` query takes it.
@@ -183,7 +180,7 @@ async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> A
 async fn audit_log(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     let filter = audit_filter(raw.as_deref())?;
     let entries = compliance::query::audit_log(&node.app().snapshot(), &filter).await.map_err(internal)?;
-    Ok(Json(json!({"entries": to_json(&entries)?, "pagination": pagination(entries.len())})))
+    Ok(Json(json!({"entries": to_json(&entries)?, "pagination": crate::json::page(entries.len())})))
 }
 
 fn audit_filter(raw: Option<&str>) -> Result<compliance::AuditFilter, ApiError> {
@@ -228,7 +225,7 @@ async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
         }
     }
     let list = compliance::flags::flags(&node.app().snapshot(), &f).await.map_err(internal)?;
-    Ok(Json(json!({"flags": to_json(&list)?, "pagination": pagination(list.len())})))
+    Ok(Json(json!({"flags": to_json(&list)?, "pagination": crate::json::page(list.len())})))
 }
 
 /// SubRoleBindings: `?role=` (a SubRole name or number; omitted or SUB_ROLE_UNSPECIFIED = all),
@@ -246,7 +243,7 @@ async fn sub_roles(State(node): State<Node>, Path(parent): Path<String>, RawQuer
         }
     }
     let list = compliance::query::sub_role_bindings(&node.app().snapshot(), &parent, role).await.map_err(internal)?;
-    Ok(Json(json!({"bindings": to_json(&list)?, "pagination": pagination(list.len())})))
+    Ok(Json(json!({"bindings": to_json(&list)?, "pagination": crate::json::page(list.len())})))
 }
 
 /// SubRoleParent: `{parent, binding}` for a bound address (active or revoked: `revoked_at`

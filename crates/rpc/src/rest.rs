@@ -351,14 +351,6 @@ async fn routed<Resp: prost::Message + Default>(node: &Node, headers: &axum::htt
     Resp::decode(bytes.as_slice()).map_err(ApiError::internal)
 }
 
-fn coins_json(coins: &[cosmos_sdk_proto::cosmos::base::v1beta1::Coin]) -> Value {
-    Value::Array(coins.iter().map(|c| json!({"denom": c.denom, "amount": c.amount})).collect())
-}
-
-fn page_json(total: usize) -> Value {
-    json!({"next_key": null, "total": total.to_string()})
-}
-
 fn metadata_json(m: &cosmos_sdk_proto::cosmos::bank::v1beta1::Metadata) -> Value {
     json!({
         "description": m.description,
@@ -395,20 +387,20 @@ async fn bank_params(State(node): State<Node>, headers: axum::http::HeaderMap) -
 async fn total_supply(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryTotalSupplyResponse = routed(&node, &headers, lantau_app::bank::query::TOTAL_SUPPLY, pb::QueryTotalSupplyRequest::default()).await?;
-    Ok(Json(json!({"supply": coins_json(&r.supply), "pagination": page_json(r.supply.len())})))
+    Ok(Json(json!({"supply": json::coins(&r.supply), "pagination": json::page(r.supply.len())})))
 }
 
 async fn spendable_balances(State(node): State<Node>, headers: axum::http::HeaderMap, Path(address): Path<String>) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let req = pb::QuerySpendableBalancesRequest { address, pagination: None };
     let r: pb::QuerySpendableBalancesResponse = routed(&node, &headers, lantau_app::bank::query::SPENDABLE_BALANCES, req).await?;
-    Ok(Json(json!({"balances": coins_json(&r.balances), "pagination": page_json(r.balances.len())})))
+    Ok(Json(json!({"balances": json::coins(&r.balances), "pagination": json::page(r.balances.len())})))
 }
 
 async fn denoms_metadata(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryDenomsMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOMS_METADATA, pb::QueryDenomsMetadataRequest::default()).await?;
-    Ok(Json(json!({"metadatas": r.metadatas.iter().map(metadata_json).collect::<Vec<_>>(), "pagination": page_json(r.metadatas.len())})))
+    Ok(Json(json!({"metadatas": r.metadatas.iter().map(metadata_json).collect::<Vec<_>>(), "pagination": json::page(r.metadatas.len())})))
 }
 
 async fn denom_metadata(State(node): State<Node>, headers: axum::http::HeaderMap, Path(denom): Path<String>) -> ApiResult {
@@ -434,7 +426,7 @@ async fn txs_of_block(State(node): State<Node>, Path(height): Path<String>) -> A
     let block = node.block(Some(h)).await?.ok_or_else(|| ApiError::not_found(format!("block {h} not found")))?;
     let Json(b) = render_block(&block)?;
     let txs: Vec<Value> = block.data.iter().map(|t| json::tx(t).unwrap_or(Value::Null)).collect();
-    Ok(Json(json!({"txs": txs, "block_id": b["block_id"], "block": b["block"], "pagination": page_json(block.data.len())})))
+    Ok(Json(json!({"txs": txs, "block_id": b["block_id"], "block": b["block"], "pagination": json::page(block.data.len())})))
 }
 
 // === tendermint service ===

@@ -22,6 +22,7 @@ pub mod eth;
 pub mod grpc;
 pub mod json;
 pub mod modules;
+pub mod openapi;
 pub mod rest;
 
 pub use api::{BroadcastResult, NodeApi, NodeEvent, NodeStatus, TxRecord};

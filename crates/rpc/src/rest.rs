@@ -9,7 +9,6 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, RawQuery, State};
-use axum::routing::{get, post};
 use axum::{Json, Router};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
@@ -18,39 +17,51 @@ use lantau_app::bank::query as bankq;
 use lantau_primitives::{Address, Denom};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::api::NodeApi;
 use crate::error::ApiError;
 use crate::json;
+use crate::openapi::shapes::{BaseAccount, BlockId, Coin, ErrorBody, Event, Metadata, PageResponse, Tx, TxResponse};
 
 type Node = Arc<dyn NodeApi>;
 type ApiResult = Result<Json<Value>, ApiError>;
 
-/// The REST router over a node.
+/// The REST router over a node: every route registered from its handler's `#[utoipa::path]`
+/// declaration, which is also what the OpenAPI document at `/openapi.json` is built from.
 pub fn router(node: Node) -> Router {
-    Router::new()
-        .route("/cosmos/tx/v1beta1/txs", post(broadcast).get(search))
-        .route("/cosmos/tx/v1beta1/txs/{hash}", get(get_tx))
-        .route("/cosmos/tx/v1beta1/simulate", post(simulate))
-        .route("/cosmos/tx/v1beta1/txs/block/{height}", get(txs_of_block))
-        .route("/cosmos/auth/v1beta1/params", get(auth_params))
-        .route("/chain/auth/v1/next_sequence/{address}", get(next_sequence))
-        .route("/cosmos/bank/v1beta1/params", get(bank_params))
-        .route("/cosmos/bank/v1beta1/supply", get(total_supply))
-        .route("/cosmos/bank/v1beta1/spendable_balances/{address}", get(spendable_balances))
-        .route("/cosmos/bank/v1beta1/denoms_metadata", get(denoms_metadata))
-        .route("/cosmos/bank/v1beta1/denoms_metadata/{denom}", get(denom_metadata))
-        .route("/cosmos/base/node/v1beta1/config", get(node_config))
-        .route("/cosmos/auth/v1beta1/accounts/{address}", get(account))
-        .route("/cosmos/bank/v1beta1/balances/{address}", get(balances))
-        .route("/cosmos/bank/v1beta1/balances/{address}/by_denom", get(balance_by_denom))
-        .route("/cosmos/bank/v1beta1/supply/by_denom", get(supply_by_denom))
-        .route("/cosmos/base/tendermint/v1beta1/node_info", get(node_info))
-        .route("/cosmos/base/tendermint/v1beta1/blocks/latest", get(latest_block))
-        .route("/cosmos/base/tendermint/v1beta1/blocks/{height}", get(block_by_height))
-        .with_state(node.clone())
-        .merge(crate::modules::router(node))
+    let (router, doc) = api_routes().split_for_parts();
+    router
+        .with_state(node)
+        .merge(crate::openapi::docs_router(crate::openapi::finish(doc)))
         .fallback(not_found)
+}
+
+/// The REST surface's routes and their documentation, before the state is given.
+pub fn api_routes() -> OpenApiRouter<Node> {
+    OpenApiRouter::new()
+        .routes(routes!(broadcast, search))
+        .routes(routes!(get_tx))
+        .routes(routes!(simulate))
+        .routes(routes!(txs_of_block))
+        .routes(routes!(auth_params))
+        .routes(routes!(next_sequence))
+        .routes(routes!(bank_params))
+        .routes(routes!(total_supply))
+        .routes(routes!(spendable_balances))
+        .routes(routes!(denoms_metadata))
+        .routes(routes!(denom_metadata))
+        .routes(routes!(node_config))
+        .routes(routes!(account))
+        .routes(routes!(balances))
+        .routes(routes!(balance_by_denom))
+        .routes(routes!(supply_by_denom))
+        .routes(routes!(node_info))
+        .routes(routes!(latest_block))
+        .routes(routes!(block_by_height))
+        .merge(crate::modules::routes())
 }
 
 /// The gateway's answer for an unknown path.
@@ -76,11 +87,15 @@ pub fn parse_hash(s: &str) -> Result<[u8; 32], ApiError> {
 
 // === tx service ===
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 struct BroadcastBody {
+    /// The signed transaction (`TxRaw`), base64.
     #[serde(default)]
     tx_bytes: String,
+    /// `BROADCAST_MODE_SYNC` (the admission verdict) or `BROADCAST_MODE_ASYNC` (2 and 3 as
+    /// numbers); `BROADCAST_MODE_BLOCK` is refused.
     #[serde(default)]
+    #[schema(value_type = String)]
     mode: Value,
 }
 
@@ -115,6 +130,10 @@ fn decode_tx_bytes(s: &str) -> Result<Vec<u8>, ApiError> {
     B64.decode(s).map_err(|e| ApiError::invalid(format!("tx_bytes is not valid base64: {e}")))
 }
 
+#[utoipa::path(post, path = "/cosmos/tx/v1beta1/txs", tag = "tx", summary = "Broadcast a signed transaction",
+    description = "SYNC answers the admission verdict (code 0, or the refusing module's codespace and code); ASYNC answers the hash only.",
+    request_body = BroadcastBody,
+    responses((status = 200, body = BroadcastResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn broadcast(State(node): State<Node>, body: Result<Json<BroadcastBody>, axum::extract::rejection::JsonRejection>) -> ApiResult {
     let Json(body) = body.map_err(|e| ApiError::invalid(format!("invalid request body: {}", e.body_text())))?;
     let mode = broadcast_mode(&body.mode)?;
@@ -139,6 +158,9 @@ async fn broadcast(State(node): State<Node>, body: Result<Json<BroadcastBody>, a
     })))
 }
 
+#[utoipa::path(get, path = "/cosmos/tx/v1beta1/txs/{hash}", tag = "tx", summary = "A committed transaction by hash",
+    params(("hash" = String, Path, description = "64 hex digits, any case")),
+    responses((status = 200, body = GetTxResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn get_tx(State(node): State<Node>, Path(hash): Path<String>) -> ApiResult {
     let h = parse_hash(&hash)?;
     match node.tx(h).await? {
@@ -206,6 +228,14 @@ pub(crate) fn form_urlencoded(s: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+#[utoipa::path(get, path = "/cosmos/tx/v1beta1/txs", tag = "tx", summary = "Search committed transactions by events",
+    params(("query" = Option<String>, Query, description = "CometBFT event query, e.g. message.sender='lantau1...' AND tx.height>=3"),
+        ("events" = Option<Vec<String>>, Query, description = "Pre-v0.50 form: conditions joined with AND"),
+        ("limit" = Option<String>, Query, description = "Page size, 1 to 100 (default 100)"),
+        ("pagination.limit" = Option<String>, Query, description = "Same as limit"),
+        ("page" = Option<String>, Query, description = "Page number from 1"),
+        ("order_by" = Option<String>, Query, description = "ORDER_BY_ASC (default) or ORDER_BY_DESC")),
+    responses((status = 200, body = SearchResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn search(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     let p = parse_search_params(raw.as_deref());
     let text = match (&p.query, p.events.is_empty()) {
@@ -237,12 +267,16 @@ fn parse_u64(v: Option<&str>, what: &str) -> Result<Option<u64>, ApiError> {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 struct SimulateBody {
+    /// The transaction (`TxRaw`), base64; its signatures are not checked.
     #[serde(default)]
     tx_bytes: String,
 }
 
+#[utoipa::path(post, path = "/cosmos/tx/v1beta1/simulate", tag = "tx", summary = "Simulate a transaction (gas used and events)",
+    request_body = SimulateBody,
+    responses((status = 200, body = SimulateResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn simulate(State(node): State<Node>, body: Result<Json<SimulateBody>, axum::extract::rejection::JsonRejection>) -> ApiResult {
     let Json(body) = body.map_err(|e| ApiError::invalid(format!("invalid request body: {}", e.body_text())))?;
     let bytes = decode_tx_bytes(&body.tx_bytes)?;
@@ -258,6 +292,9 @@ async fn simulate(State(node): State<Node>, body: Result<Json<SimulateBody>, axu
 
 // === auth and bank ===
 
+#[utoipa::path(get, path = "/cosmos/auth/v1beta1/accounts/{address}", tag = "auth", summary = "An account",
+    params(("address" = String, Path, description = "Bech32 address")),
+    responses((status = 200, body = AccountResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn account(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let snap = node.app().snapshot();
@@ -285,6 +322,9 @@ async fn account(State(node): State<Node>, Path(address): Path<String>) -> ApiRe
 /// transaction must carry on this node, counting the transactions its mempool admitted and
 /// the chain has not yet committed (the Ethereum JSON-RPC's `pending` nonce). A client that
 /// sends several transactions without waiting signs each with this.
+#[utoipa::path(get, path = "/chain/auth/v1/next_sequence/{address}", tag = "auth", summary = "The sequence the account's next transaction must carry on this node",
+    params(("address" = String, Path, description = "Bech32 address")),
+    responses((status = 200, body = NextSequenceResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn next_sequence(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let acct = authq::account(&node.app().snapshot(), &addr).await.map_err(|e| ApiError::internal(e.log))?;
@@ -295,6 +335,9 @@ async fn next_sequence(State(node): State<Node>, Path(address): Path<String>) ->
     Ok(Json(json!({"address": addr.to_bech32(), "account_number": a.account_number.to_string(), "sequence": next.max(a.sequence).to_string()})))
 }
 
+#[utoipa::path(get, path = "/cosmos/bank/v1beta1/balances/{address}", tag = "bank", summary = "All balances of an address",
+    params(("address" = String, Path, description = "Bech32 address")),
+    responses((status = 200, body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn balances(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let snap = node.app().snapshot();
@@ -315,6 +358,9 @@ fn parse_denom(d: &str) -> Result<Denom, ApiError> {
     Denom::new(d).map_err(|e| ApiError::invalid(e.to_string()))
 }
 
+#[utoipa::path(get, path = "/cosmos/bank/v1beta1/balances/{address}/by_denom", tag = "bank", summary = "One balance of an address",
+    params(("address" = String, Path, description = "Bech32 address"), ("denom" = String, Query, description = "The denom")),
+    responses((status = 200, body = BalanceResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn balance_by_denom(State(node): State<Node>, Path(address): Path<String>, Query(q): Query<DenomParam>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let denom = parse_denom(&q.denom)?;
@@ -322,6 +368,9 @@ async fn balance_by_denom(State(node): State<Node>, Path(address): Path<String>,
     Ok(Json(json!({"balance": {"denom": denom.as_str(), "amount": amt.to_string()}})))
 }
 
+#[utoipa::path(get, path = "/cosmos/bank/v1beta1/supply/by_denom", tag = "bank", summary = "The supply of one denom",
+    params(("denom" = String, Query, description = "The denom")),
+    responses((status = 200, body = SupplyOfResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn supply_by_denom(State(node): State<Node>, Query(q): Query<DenomParam>) -> ApiResult {
     let denom = parse_denom(&q.denom)?;
     let amt = bankq::supply(&node.app().snapshot(), denom.as_str()).await.map_err(|e| ApiError::internal(e.log))?;
@@ -364,6 +413,8 @@ fn metadata_json(m: &cosmos_sdk_proto::cosmos::bank::v1beta1::Metadata) -> Value
     })
 }
 
+#[utoipa::path(get, path = "/cosmos/auth/v1beta1/params", tag = "auth", summary = "Auth parameters",
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = AuthParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn auth_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
     use cosmos_sdk_proto::cosmos::auth::v1beta1 as pb;
     let r: pb::QueryParamsResponse = routed(&node, &headers, lantau_app::auth::query::PARAMS, pb::QueryParamsRequest {}).await?;
@@ -377,6 +428,8 @@ async fn auth_params(State(node): State<Node>, headers: axum::http::HeaderMap) -
     }})))
 }
 
+#[utoipa::path(get, path = "/cosmos/bank/v1beta1/params", tag = "bank", summary = "Bank parameters",
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = BankParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn bank_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryParamsResponse = routed(&node, &headers, lantau_app::bank::query::PARAMS, pb::QueryParamsRequest {}).await?;
@@ -384,12 +437,16 @@ async fn bank_params(State(node): State<Node>, headers: axum::http::HeaderMap) -
     Ok(Json(json!({"params": {"send_enabled": [], "default_send_enabled": p.default_send_enabled}})))
 }
 
+#[utoipa::path(get, path = "/cosmos/bank/v1beta1/supply", tag = "bank", summary = "The supply of every denom",
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = SupplyResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn total_supply(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryTotalSupplyResponse = routed(&node, &headers, lantau_app::bank::query::TOTAL_SUPPLY, pb::QueryTotalSupplyRequest::default()).await?;
     Ok(Json(json!({"supply": json::coins(&r.supply), "pagination": json::page(r.supply.len())})))
 }
 
+#[utoipa::path(get, path = "/cosmos/bank/v1beta1/spendable_balances/{address}", tag = "bank", summary = "Spendable balances (frozen and paused stablecoins left out)",
+    params(("address" = String, Path, description = "Bech32 address"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn spendable_balances(State(node): State<Node>, headers: axum::http::HeaderMap, Path(address): Path<String>) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let req = pb::QuerySpendableBalancesRequest { address, pagination: None };
@@ -397,12 +454,16 @@ async fn spendable_balances(State(node): State<Node>, headers: axum::http::Heade
     Ok(Json(json!({"balances": json::coins(&r.balances), "pagination": json::page(r.balances.len())})))
 }
 
+#[utoipa::path(get, path = "/cosmos/bank/v1beta1/denoms_metadata", tag = "bank", summary = "Metadata of every denom",
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = DenomsMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn denoms_metadata(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryDenomsMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOMS_METADATA, pb::QueryDenomsMetadataRequest::default()).await?;
     Ok(Json(json!({"metadatas": r.metadatas.iter().map(metadata_json).collect::<Vec<_>>(), "pagination": json::page(r.metadatas.len())})))
 }
 
+#[utoipa::path(get, path = "/cosmos/bank/v1beta1/denoms_metadata/{denom}", tag = "bank", summary = "Metadata of one denom",
+    params(("denom" = String, Path, description = "The denom"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = DenomMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn denom_metadata(State(node): State<Node>, headers: axum::http::HeaderMap, Path(denom): Path<String>) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryDenomMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOM_METADATA, pb::QueryDenomMetadataRequest { denom }).await?;
@@ -411,6 +472,8 @@ async fn denom_metadata(State(node): State<Node>, headers: axum::http::HeaderMap
 
 /// The node's own settings a client needs: the gas price floor (1 gwei of `alantau`, as a
 /// DecCoin with 18 decimals), what it keeps of history, no halt height.
+#[utoipa::path(get, path = "/cosmos/base/node/v1beta1/config", tag = "node", summary = "The node's gas price floor and history window",
+    responses((status = 200, body = NodeConfigResponse)))]
 async fn node_config() -> ApiResult {
     Ok(Json(json!({
         "minimum_gas_price": format!("{}.000000000000000000{}", lantau_primitives::MIN_GAS_PRICE, lantau_primitives::NATIVE_DENOM),
@@ -421,6 +484,8 @@ async fn node_config() -> ApiResult {
 }
 
 /// `GetBlockWithTxs`: the block and its transactions, decoded.
+#[utoipa::path(get, path = "/cosmos/tx/v1beta1/txs/block/{height}", tag = "tx", summary = "A block with its transactions decoded",
+    params(("height" = String, Path, description = "Block height")), responses((status = 200, body = BlockWithTxsResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn txs_of_block(State(node): State<Node>, Path(height): Path<String>) -> ApiResult {
     let h: u64 = height.parse().map_err(|_| ApiError::invalid(format!("invalid height {height:?}")))?;
     let block = node.block(Some(h)).await?.ok_or_else(|| ApiError::not_found(format!("block {h} not found")))?;
@@ -431,6 +496,8 @@ async fn txs_of_block(State(node): State<Node>, Path(height): Path<String>) -> A
 
 // === tendermint service ===
 
+#[utoipa::path(get, path = "/cosmos/base/tendermint/v1beta1/node_info", tag = "tendermint", summary = "Node and application versions",
+    responses((status = 200, body = NodeInfoResponse)))]
 async fn node_info(State(node): State<Node>) -> ApiResult {
     let s = node.status().await?;
     Ok(Json(json!({
@@ -477,14 +544,182 @@ fn render_block(block: &lantau_app::tendermint::Block) -> ApiResult {
     Ok(Json(json!({"block_id": block_id, "block": block_json, "sdk_block": block_json})))
 }
 
+#[utoipa::path(get, path = "/cosmos/base/tendermint/v1beta1/blocks/latest", tag = "tendermint", summary = "The latest block",
+    responses((status = 200, body = BlockResponse), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn latest_block(State(node): State<Node>) -> ApiResult {
     block_json(&node, None).await
 }
 
+#[utoipa::path(get, path = "/cosmos/base/tendermint/v1beta1/blocks/{height}", tag = "tendermint", summary = "A block by height",
+    params(("height" = String, Path, description = "Block height")), responses((status = 200, body = BlockResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn block_by_height(State(node): State<Node>, Path(height): Path<String>) -> ApiResult {
     let h: u64 = height.parse().map_err(|_| ApiError::invalid(format!("invalid height {height:?}")))?;
     block_json(&node, Some(h)).await
 }
+
+/// The response bodies of these routes, as schemas (the handlers render them with `json!`;
+/// schemathesis checks the two agree on a live chain).
+#[allow(dead_code)]
+mod bodies {
+    use super::*;
+
+    /// `{tx_response}`: the admission verdict.
+    #[derive(ToSchema)]
+    pub(super) struct BroadcastResponse {
+        tx_response: TxResponse,
+    }
+    /// `{tx, tx_response}`.
+    #[derive(ToSchema)]
+    pub(super) struct GetTxResponse {
+        tx: Option<Tx>,
+        tx_response: TxResponse,
+    }
+    /// `{txs, tx_responses, pagination, total}`.
+    #[derive(ToSchema)]
+    pub(super) struct SearchResponse {
+        txs: Vec<Option<Tx>>,
+        tx_responses: Vec<TxResponse>,
+        /// Always null: `total` and `page` page through the results.
+        #[schema(value_type = Option<Object>)]
+        pagination: Option<Value>,
+        /// The number of matching transactions.
+        #[schema(pattern = "^[0-9]+$")]
+        total: String,
+    }
+    /// Gas.
+    #[derive(ToSchema)]
+    pub(super) struct GasInfo {
+        #[schema(pattern = "^[0-9]+$")]
+        gas_wanted: String,
+        #[schema(pattern = "^[0-9]+$")]
+        gas_used: String,
+    }
+    /// The simulated result.
+    #[derive(ToSchema)]
+    pub(super) struct SimulateResult {
+        data: String,
+        log: String,
+        events: Vec<Event>,
+        msg_responses: Vec<Value>,
+    }
+    /// `{gas_info, result}`.
+    #[derive(ToSchema)]
+    pub(super) struct SimulateResponse {
+        gas_info: GasInfo,
+        result: SimulateResult,
+    }
+    /// `{account}`.
+    #[derive(ToSchema)]
+    pub(super) struct AccountResponse {
+        account: BaseAccount,
+    }
+    /// `{address, account_number, sequence}`.
+    #[derive(ToSchema)]
+    pub(super) struct NextSequenceResponse {
+        address: String,
+        #[schema(pattern = "^[0-9]+$")]
+        account_number: String,
+        #[schema(pattern = "^[0-9]+$")]
+        sequence: String,
+    }
+    /// `{balances, pagination}`.
+    #[derive(ToSchema)]
+    pub(super) struct BalancesResponse {
+        balances: Vec<Coin>,
+        pagination: PageResponse,
+    }
+    /// `{balance}`.
+    #[derive(ToSchema)]
+    pub(super) struct BalanceResponse {
+        balance: Coin,
+    }
+    /// `{amount}`.
+    #[derive(ToSchema)]
+    pub(super) struct SupplyOfResponse {
+        amount: Coin,
+    }
+    /// `{supply, pagination}`.
+    #[derive(ToSchema)]
+    pub(super) struct SupplyResponse {
+        supply: Vec<Coin>,
+        pagination: PageResponse,
+    }
+    /// Auth parameters (64-bit integers as strings).
+    #[derive(ToSchema)]
+    pub(super) struct AuthParams {
+        max_memo_characters: String,
+        tx_sig_limit: String,
+        tx_size_cost_per_byte: String,
+        sig_verify_cost_ed25519: String,
+        sig_verify_cost_secp256k1: String,
+    }
+    /// `{params}`.
+    #[derive(ToSchema)]
+    pub(super) struct AuthParamsResponse {
+        params: AuthParams,
+    }
+    /// Bank parameters.
+    #[derive(ToSchema)]
+    pub(super) struct BankParams {
+        send_enabled: Vec<Value>,
+        default_send_enabled: bool,
+    }
+    /// `{params}`.
+    #[derive(ToSchema)]
+    pub(super) struct BankParamsResponse {
+        params: BankParams,
+    }
+    /// `{metadatas, pagination}`.
+    #[derive(ToSchema)]
+    pub(super) struct DenomsMetadataResponse {
+        metadatas: Vec<Metadata>,
+        pagination: PageResponse,
+    }
+    /// `{metadata}`.
+    #[derive(ToSchema)]
+    pub(super) struct DenomMetadataResponse {
+        metadata: Option<Metadata>,
+    }
+    /// The node's settings.
+    #[derive(ToSchema)]
+    pub(super) struct NodeConfigResponse {
+        /// A DecCoin: `1000000000.000000000000000000alantau`.
+        minimum_gas_price: String,
+        pruning_keep_recent: String,
+        pruning_interval: String,
+        halt_height: String,
+    }
+    /// `{txs, block_id, block, pagination}`.
+    #[derive(ToSchema)]
+    pub(super) struct BlockWithTxsResponse {
+        txs: Vec<Option<Tx>>,
+        block_id: BlockId,
+        /// The CometBFT block, in CometBFT's JSON.
+        #[schema(value_type = Object)]
+        block: Value,
+        pagination: PageResponse,
+    }
+    /// `{block_id, block, sdk_block}`.
+    #[derive(ToSchema)]
+    pub(super) struct BlockResponse {
+        block_id: BlockId,
+        /// The CometBFT block, in CometBFT's JSON.
+        #[schema(value_type = Object)]
+        block: Value,
+        /// The same block.
+        #[schema(value_type = Object)]
+        sdk_block: Value,
+    }
+    /// `{default_node_info, application_version}`.
+    #[derive(ToSchema)]
+    pub(super) struct NodeInfoResponse {
+        #[schema(value_type = Object)]
+        default_node_info: Value,
+        #[schema(value_type = Object)]
+        application_version: Value,
+    }
+}
+use bodies::*;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks to build and test Lantau: libclang (bindgen for
 # librocksdb-sys), cargo-nextest (the test runner), the client tests' npm packages (viem, solc-js,
-# CosmJS) and Python packages (grpcio, cosmpy), and CometBFT (go install). Idempotent; quiet when all is present.
+# CosmJS) and Python packages (grpcio, cosmpy; schemathesis, openapi-spec-validator), and
+# CometBFT (go install). Idempotent; quiet when all is present.
 set -euo pipefail
 
 # What bindgen (through clang-sys) loads: libclang.so, libclang-<n>.so, libclang.so.<n> or
@@ -63,30 +64,33 @@ for CLIENT in evm-client cosmos-client; do
   ln -sfn "$NPM_CACHE_DIR/node_modules" "$CLIENT_DIR/node_modules"
 done
 
-# The gRPC client test: Python grpcio with the Cosmos SDK's stubs from cosmpy
-# (tests/grpc-client/requirements.txt), in a virtualenv outside the work tree (keyed by the
-# requirements), linked in as tests/grpc-client/.venv.
-GRPC_CLIENT="$ROOT_DIR/tests/grpc-client"
-REQ_SUM="$(sha256sum "$GRPC_CLIENT/requirements.txt" | cut -c1-16)"
-VENV_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-grpc-client-$REQ_SUM"
-if [ ! -f "$VENV_DIR/.installed" ]; then
-  echo "prereqs: installing the gRPC client test packages (grpcio, cosmpy) into $VENV_DIR" >&2
-  rm -rf "$VENV_DIR"
-  # Debian's python3 creates virtualenvs only with python3-venv (its ensurepip); try first, so
-  # a python3 that has it (pyenv, another distribution) needs nothing.
-  if ! python3 -m venv "$VENV_DIR" >/dev/null 2>&1; then
-    echo "prereqs: installing python3-venv (for the gRPC client test)" >&2
-    SUDO=""
-    if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+# The Python test packages, each in a virtualenv outside the work tree (keyed by its
+# requirements), linked in as tests/<client>/.venv: the gRPC client test's grpcio with the
+# Cosmos SDK's stubs from cosmpy (tests/grpc-client/requirements.txt), and the REST server's
+# OpenAPI check, schemathesis and openapi-spec-validator (tests/openapi/requirements.txt).
+for CLIENT in grpc-client openapi; do
+  CLIENT_DIR="$ROOT_DIR/tests/$CLIENT"
+  REQ_SUM="$(sha256sum "$CLIENT_DIR/requirements.txt" | cut -c1-16)"
+  VENV_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-$CLIENT-$REQ_SUM"
+  if [ ! -f "$VENV_DIR/.installed" ]; then
+    echo "prereqs: installing the $CLIENT test packages ($(grep -v -e '^#' -e '^$' "$CLIENT_DIR/requirements.txt" | cut -d= -f1 | paste -sd' ')) into $VENV_DIR" >&2
     rm -rf "$VENV_DIR"
-    python3 -m venv "$VENV_DIR"
+    # Debian's python3 creates virtualenvs only with python3-venv (its ensurepip); try first, so
+    # a python3 that has it (pyenv, another distribution) needs nothing.
+    if ! python3 -m venv "$VENV_DIR" >/dev/null 2>&1; then
+      echo "prereqs: installing python3-venv (for the $CLIENT test)" >&2
+      SUDO=""
+      if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+      $SUDO apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+      rm -rf "$VENV_DIR"
+      python3 -m venv "$VENV_DIR"
+    fi
+    "$VENV_DIR/bin/pip" install -q --disable-pip-version-check -r "$CLIENT_DIR/requirements.txt"
+    touch "$VENV_DIR/.installed"
   fi
-  "$VENV_DIR/bin/pip" install -q --disable-pip-version-check -r "$GRPC_CLIENT/requirements.txt"
-  touch "$VENV_DIR/.installed"
-fi
-ln -sfn "$VENV_DIR" "$GRPC_CLIENT/.venv"
+  ln -sfn "$VENV_DIR" "$CLIENT_DIR/.venv"
+done
 
 # CometBFT (v0.38, the consensus engine of validator networks) for the testnet tests: built
 # from the Go module proxy with `go install`, cached outside the work tree. The tests find it

@@ -71,8 +71,8 @@ fn internal(e: lantau_app::module_api::TxError) -> ApiError {
 // === kyc ===
 
 #[utoipa::path(get, path = "/chain/kyc/v1/identity/{address}", tag = "kyc", summary = "Identity record of an address",
-    params(("address" = String, Path, description = "Bech32 address")),
-    responses((status = 200, body = IdentityResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = IdentityResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn identity(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     match kyc::query::identity(&node.app().snapshot(), &addr).await.map_err(internal)? {
@@ -82,7 +82,7 @@ async fn identity(State(node): State<Node>, Path(address): Path<String>) -> ApiR
 }
 
 #[utoipa::path(get, path = "/chain/kyc/v1/params", tag = "kyc", summary = "KYC parameters (levels and their limits)",
-    responses((status = 200, body = KycParamsResponse)))]
+    responses((status = 200, description = "The answer", body = KycParamsResponse)))]
 async fn kyc_params(State(node): State<Node>) -> ApiResult {
     let p = kyc::query::params(&node.app().snapshot()).await.map_err(internal)?;
     Ok(Json(json!({"params": to_json(&p)?})))
@@ -91,15 +91,15 @@ async fn kyc_params(State(node): State<Node>) -> ApiResult {
 // === stablecoin ===
 
 #[utoipa::path(get, path = "/chain/stablecoin/v1/denoms", tag = "stablecoin", summary = "Registered stablecoin denoms",
-    responses((status = 200, body = DenomsResponse)))]
+    responses((status = 200, description = "The answer", body = DenomsResponse)))]
 async fn denoms(State(node): State<Node>) -> ApiResult {
     let d = stablecoin::query::denoms(&node.app().snapshot()).await.map_err(internal)?;
     Ok(Json(json!({"denoms": to_json(&d)?, "pagination": crate::json::page(d.len())})))
 }
 
 #[utoipa::path(get, path = "/chain/stablecoin/v1/denoms/{denom}", tag = "stablecoin", summary = "One stablecoin: record, paused, supply",
-    params(("denom" = String, Path, description = "The denom, e.g. hkd.demo")),
-    responses((status = 200, body = DenomResponse), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("denom" = String, Path, description = "The denom", example = "hkd.demo")),
+    responses((status = 200, description = "The answer", body = DenomResponse), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult {
     let snap = node.app().snapshot();
     let Some((rec, paused)) = stablecoin::query::denom(&snap, &denom).await.map_err(internal)? else {
@@ -114,8 +114,8 @@ async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult
 }
 
 #[utoipa::path(get, path = "/chain/stablecoin/v1/frozen/{address}", tag = "stablecoin", summary = "Whether an address is frozen",
-    params(("address" = String, Path, description = "Bech32 address")),
-    responses((status = 200, body = FrozenResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+    params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = FrozenResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn frozen(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let f = stablecoin::query::frozen(&node.app().snapshot(), &addr).await.map_err(internal)?;
@@ -125,7 +125,7 @@ async fn frozen(State(node): State<Node>, Path(address): Path<String>) -> ApiRes
 // === erc20 ===
 
 #[utoipa::path(get, path = "/cosmos/evm/erc20/v1/token_pairs", tag = "erc20", summary = "Token pairs (stablecoin denom and ERC-20 precompile address)",
-    responses((status = 200, body = TokenPairsResponse)))]
+    responses((status = 200, description = "The answer", body = TokenPairsResponse)))]
 async fn token_pairs(State(node): State<Node>) -> ApiResult {
     let p = erc20::query::token_pairs(&node.app().snapshot()).await.map_err(internal)?;
     Ok(Json(json!({"token_pairs": to_json(&p)?, "pagination": crate::json::page(p.len())})))
@@ -133,8 +133,8 @@ async fn token_pairs(State(node): State<Node>) -> ApiResult {
 
 /// One pair, by denom or by ERC-20 address (hex), as Cosmos EVM's `TokenPair` query takes it.
 #[utoipa::path(get, path = "/cosmos/evm/erc20/v1/token_pairs/{token}", tag = "erc20", summary = "One token pair by denom or ERC-20 address",
-    params(("token" = String, Path, description = "A denom or a 0x address")),
-    responses((status = 200, body = TokenPairResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("token" = String, Path, description = "A denom or a 0x address", example = "hkd.demo")),
+    responses((status = 200, description = "The answer", body = TokenPairResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn token_pair(State(node): State<Node>, Path(token): Path<String>) -> ApiResult {
     match erc20::query::token_pair(&node.app().snapshot(), &token).await.map_err(internal)? {
         Some(p) => Ok(Json(json!({"token_pair": to_json(&p)?}))),
@@ -145,8 +145,8 @@ async fn token_pair(State(node): State<Node>, Path(token): Path<String>) -> ApiR
 // === reserve ===
 
 #[utoipa::path(get, path = "/chain/reserve/v1/attestations/{issuer}/latest", tag = "reserve", summary = "An issuer's latest reserve attestation",
-    params(("issuer" = String, Path, description = "Bech32 address of the issuer")),
-    responses((status = 200, body = AttestationResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("issuer" = String, Path, description = "Bech32 address of the issuer", example = "lantau183zvmhdk4yq0526cthffncpaztay9yauqqmer8", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = AttestationResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn latest_attestation(State(node): State<Node>, Path(issuer): Path<String>) -> ApiResult {
     let addr = parse_bech32(&issuer)?;
     match reserve::query::latest(&node.app().snapshot(), &addr).await.map_err(internal)? {
@@ -156,8 +156,8 @@ async fn latest_attestation(State(node): State<Node>, Path(issuer): Path<String>
 }
 
 #[utoipa::path(get, path = "/chain/reserve/v1/reserve_for_address/{address}", tag = "reserve", summary = "An address's balances with their issuers' attestations",
-    params(("address" = String, Path, description = "Bech32 address")),
-    responses((status = 200, body = ReserveForAddressResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+    params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = ReserveForAddressResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn reserve_for_address(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let b = reserve::query::reserve_for_address(&node.app().snapshot(), &addr).await.map_err(internal)?;
@@ -177,7 +177,7 @@ fn with_null_messages(mut v: Value, fields: &[&str]) -> Value {
 }
 
 #[utoipa::path(get, path = "/chain/reserve/v1/params", tag = "reserve", summary = "Reserve parameters",
-    responses((status = 200, body = ReserveParamsResponse)))]
+    responses((status = 200, description = "The answer", body = ReserveParamsResponse)))]
 async fn reserve_params(State(node): State<Node>) -> ApiResult {
     let p = reserve::query::params(&node.app().snapshot()).await.map_err(internal)?;
     Ok(Json(json!({"params": to_json(&p)?})))
@@ -186,7 +186,7 @@ async fn reserve_params(State(node): State<Node>) -> ApiResult {
 // === compliance ===
 
 #[utoipa::path(get, path = "/chain/compliance/v1/params", tag = "compliance", summary = "Compliance parameters (rules)",
-    responses((status = 200, body = ComplianceParamsResponse)))]
+    responses((status = 200, description = "The answer", body = ComplianceParamsResponse)))]
 async fn compliance_params(State(node): State<Node>) -> ApiResult {
     let p = compliance::query::params(&node.app().snapshot()).await.map_err(internal)?;
     Ok(Json(json!({"params": to_json(&p)?})))
@@ -196,7 +196,7 @@ async fn compliance_params(State(node): State<Node>) -> ApiResult {
 /// upper-case hash answers 404, as the spec says.
 #[utoipa::path(get, path = "/chain/compliance/v1/travel_rule/{tx_hash}", tag = "compliance", summary = "The Travel Rule payload anchored by a transaction",
     params(("tx_hash" = String, Path, description = "The Cosmos tx hash, lower-case hex, exactly as stored")),
-    responses((status = 200, body = TravelRuleResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = TravelRuleResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> ApiResult {
     if tx_hash.trim().is_empty() {
         return Err(ApiError::invalid("tx_hash is required"));
@@ -222,7 +222,7 @@ async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> A
         ("tx_hash" = Option<String>, Query, description = "Cosmos tx hash"),
         ("from" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("to" = Option<String>, Query, description = "RFC 3339, exclusive")),
-    responses((status = 200, body = AuditLogResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = AuditLogResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn audit_log(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     let filter = audit_filter(raw.as_deref())?;
     let entries = compliance::query::audit_log(&node.app().snapshot(), &filter).await.map_err(internal)?;
@@ -256,7 +256,7 @@ fn audit_filter(raw: Option<&str>) -> Result<compliance::AuditFilter, ApiError> 
         ("tx_hash" = Option<String>, Query, description = "Cosmos tx hash"),
         ("from" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("to" = Option<String>, Query, description = "RFC 3339, exclusive")),
-    responses((status = 200, body = FlagsResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = FlagsResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     let mut f = compliance::flags::FlagFilter::default();
     for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
@@ -284,9 +284,9 @@ async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
 /// SubRoleBindings: `?role=` (a SubRole name or number; omitted or SUB_ROLE_UNSPECIFIED = all),
 /// revoked bindings included, complete set, empty pagination tail.
 #[utoipa::path(get, path = "/chain/compliance/v1/sub_roles/{parent}", tag = "compliance", summary = "Sub-role bindings under a parent (revoked included)",
-    params(("parent" = String, Path, description = "Bech32 address of the parent"),
+    params(("parent" = String, Path, description = "Bech32 address of the parent", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"),
         ("role" = Option<String>, Query, description = "A SubRole name or number; omitted = all")),
-    responses((status = 200, body = SubRolesResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = SubRolesResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn sub_roles(State(node): State<Node>, Path(parent): Path<String>, RawQuery(raw): RawQuery) -> ApiResult {
     let parent = parse_bech32(&parent)?;
     let mut role = None;
@@ -306,8 +306,8 @@ async fn sub_roles(State(node): State<Node>, Path(parent): Path<String>, RawQuer
 /// SubRoleParent: `{parent, binding}` for a bound address (active or revoked: `revoked_at`
 /// tells); 404 with exactly `no sub-role binding for <addr>` (the address as given) otherwise.
 #[utoipa::path(get, path = "/chain/compliance/v1/sub_role_parent/{sub_addr}", tag = "compliance", summary = "The binding of a sub-role address",
-    params(("sub_addr" = String, Path, description = "Bech32 address of the sub-role key")),
-    responses((status = 200, body = SubRoleParentResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("sub_addr" = String, Path, description = "Bech32 address of the sub-role key", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = SubRoleParentResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn sub_role_parent(State(node): State<Node>, Path(sub_addr): Path<String>) -> ApiResult {
     let sub = parse_bech32(&sub_addr)?;
     match compliance::query::sub_role_parent(&node.app().snapshot(), &sub).await.map_err(internal)? {
@@ -319,8 +319,8 @@ async fn sub_role_parent(State(node): State<Node>, Path(sub_addr): Path<String>)
 /// AgentPolicy: `{policy, window}`, the window as stored (no 24-hour reset applied); 404 when
 /// `sub_addr` has no policy under `parent`.
 #[utoipa::path(get, path = "/chain/compliance/v1/agent_policy/{parent}/{sub_addr}", tag = "compliance", summary = "An agent key's policy and spending window",
-    params(("parent" = String, Path, description = "Bech32 address of the parent"), ("sub_addr" = String, Path, description = "Bech32 address of the agent key")),
-    responses((status = 200, body = AgentPolicyResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("parent" = String, Path, description = "Bech32 address of the parent", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"), ("sub_addr" = String, Path, description = "Bech32 address of the agent key", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = AgentPolicyResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn agent_policy(State(node): State<Node>, Path((parent, sub_addr)): Path<(String, String)>) -> ApiResult {
     let parent = parse_bech32(&parent)?;
     let sub = parse_bech32(&sub_addr)?;
@@ -338,7 +338,7 @@ async fn missing_tx_hash() -> ApiError {
 /// TxTrace: `{trace, found}`; `found: false` (with an empty trace) is an answer, not an error.
 #[utoipa::path(get, path = "/chain/compliance/v1/tx_trace/{tx_hash}", tag = "compliance", summary = "The gate trace of a transaction (Cosmos or Ethereum hash)",
     params(("tx_hash" = String, Path, description = "64 hex digits, with or without 0x, any case")),
-    responses((status = 200, body = TxTraceResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = TxTraceResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn tx_trace(State(node): State<Node>, Path(tx_hash): Path<String>) -> ApiResult {
     let h = crate::rest::parse_hash(&tx_hash)?;
     match node.app().tx_trace(&h).await {
@@ -358,7 +358,7 @@ struct TxBytesBody {
 /// InvalidArgument; a node without the simulation hook → FailedPrecondition.
 #[utoipa::path(post, path = "/chain/compliance/v1/simulate_trace", tag = "compliance", summary = "The gate trace a signed transaction would get now",
     request_body = TxBytesBody,
-    responses((status = 200, body = SimulateTraceResponse), (status = 400, description = "Undecodable bytes, or a node without the simulation hook", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = SimulateTraceResponse), (status = 400, description = "Undecodable bytes, or a node without the simulation hook", body = ErrorBody)))]
 async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>, axum::extract::rejection::JsonRejection>) -> ApiResult {
     use base64::Engine as _;
     let Json(body) = body.map_err(|e| ApiError::invalid(format!("invalid request body: {}", e.body_text())))?;
@@ -385,7 +385,7 @@ async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>
     params(("period_start" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("period_end" = Option<String>, Query, description = "RFC 3339, exclusive"),
         ("format" = Option<String>, Query, description = "Accepted and ignored")),
-    responses((status = 200, body = ReportResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = ReportResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn report(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     let (mut from, mut to) = (None, None);
     for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
@@ -441,7 +441,7 @@ async fn report(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult 
 
 /// SanctionsSet: `{set: {blocked_addresses, blocked_vasps}}`.
 #[utoipa::path(get, path = "/chain/compliance/v1/sanctions", tag = "compliance", summary = "The sanctions set",
-    responses((status = 200, body = SanctionsResponse)))]
+    responses((status = 200, description = "The answer", body = SanctionsResponse)))]
 async fn sanctions(State(node): State<Node>) -> ApiResult {
     use compliance::ComplianceRead;
     let set = node.app().snapshot().sanctions(&lantau_app::module_api::GasMeter::infinite()).await.map_err(internal)?;

@@ -133,7 +133,7 @@ fn decode_tx_bytes(s: &str) -> Result<Vec<u8>, ApiError> {
 #[utoipa::path(post, path = "/cosmos/tx/v1beta1/txs", tag = "tx", summary = "Broadcast a signed transaction",
     description = "SYNC answers the admission verdict (code 0, or the refusing module's codespace and code); ASYNC answers the hash only.",
     request_body = BroadcastBody,
-    responses((status = 200, body = BroadcastResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = BroadcastResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn broadcast(State(node): State<Node>, body: Result<Json<BroadcastBody>, axum::extract::rejection::JsonRejection>) -> ApiResult {
     let Json(body) = body.map_err(|e| ApiError::invalid(format!("invalid request body: {}", e.body_text())))?;
     let mode = broadcast_mode(&body.mode)?;
@@ -160,7 +160,7 @@ async fn broadcast(State(node): State<Node>, body: Result<Json<BroadcastBody>, a
 
 #[utoipa::path(get, path = "/cosmos/tx/v1beta1/txs/{hash}", tag = "tx", summary = "A committed transaction by hash",
     params(("hash" = String, Path, description = "64 hex digits, any case")),
-    responses((status = 200, body = GetTxResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = GetTxResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn get_tx(State(node): State<Node>, Path(hash): Path<String>) -> ApiResult {
     let h = parse_hash(&hash)?;
     match node.tx(h).await? {
@@ -235,7 +235,7 @@ pub(crate) fn form_urlencoded(s: &str) -> Vec<(String, String)> {
         ("pagination.limit" = Option<String>, Query, description = "Same as limit"),
         ("page" = Option<String>, Query, description = "Page number from 1"),
         ("order_by" = Option<String>, Query, description = "ORDER_BY_ASC (default) or ORDER_BY_DESC")),
-    responses((status = 200, body = SearchResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = SearchResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn search(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     let p = parse_search_params(raw.as_deref());
     let text = match (&p.query, p.events.is_empty()) {
@@ -276,7 +276,7 @@ struct SimulateBody {
 
 #[utoipa::path(post, path = "/cosmos/tx/v1beta1/simulate", tag = "tx", summary = "Simulate a transaction (gas used and events)",
     request_body = SimulateBody,
-    responses((status = 200, body = SimulateResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = SimulateResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn simulate(State(node): State<Node>, body: Result<Json<SimulateBody>, axum::extract::rejection::JsonRejection>) -> ApiResult {
     let Json(body) = body.map_err(|e| ApiError::invalid(format!("invalid request body: {}", e.body_text())))?;
     let bytes = decode_tx_bytes(&body.tx_bytes)?;
@@ -293,8 +293,8 @@ async fn simulate(State(node): State<Node>, body: Result<Json<SimulateBody>, axu
 // === auth and bank ===
 
 #[utoipa::path(get, path = "/cosmos/auth/v1beta1/accounts/{address}", tag = "auth", summary = "An account",
-    params(("address" = String, Path, description = "Bech32 address")),
-    responses((status = 200, body = AccountResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = AccountResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn account(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let snap = node.app().snapshot();
@@ -323,8 +323,8 @@ async fn account(State(node): State<Node>, Path(address): Path<String>) -> ApiRe
 /// the chain has not yet committed (the Ethereum JSON-RPC's `pending` nonce). A client that
 /// sends several transactions without waiting signs each with this.
 #[utoipa::path(get, path = "/chain/auth/v1/next_sequence/{address}", tag = "auth", summary = "The sequence the account's next transaction must carry on this node",
-    params(("address" = String, Path, description = "Bech32 address")),
-    responses((status = 200, body = NextSequenceResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = NextSequenceResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn next_sequence(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let acct = authq::account(&node.app().snapshot(), &addr).await.map_err(|e| ApiError::internal(e.log))?;
@@ -336,8 +336,8 @@ async fn next_sequence(State(node): State<Node>, Path(address): Path<String>) ->
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/balances/{address}", tag = "bank", summary = "All balances of an address",
-    params(("address" = String, Path, description = "Bech32 address")),
-    responses((status = 200, body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn balances(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let snap = node.app().snapshot();
@@ -359,8 +359,8 @@ fn parse_denom(d: &str) -> Result<Denom, ApiError> {
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/balances/{address}/by_denom", tag = "bank", summary = "One balance of an address",
-    params(("address" = String, Path, description = "Bech32 address"), ("denom" = String, Query, description = "The denom")),
-    responses((status = 200, body = BalanceResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"), ("denom" = String, Query, description = "The denom", example = "hkd.demo")),
+    responses((status = 200, description = "The answer", body = BalanceResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn balance_by_denom(State(node): State<Node>, Path(address): Path<String>, Query(q): Query<DenomParam>) -> ApiResult {
     let addr = parse_bech32(&address)?;
     let denom = parse_denom(&q.denom)?;
@@ -369,8 +369,8 @@ async fn balance_by_denom(State(node): State<Node>, Path(address): Path<String>,
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/supply/by_denom", tag = "bank", summary = "The supply of one denom",
-    params(("denom" = String, Query, description = "The denom")),
-    responses((status = 200, body = SupplyOfResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("denom" = String, Query, description = "The denom", example = "hkd.demo")),
+    responses((status = 200, description = "The answer", body = SupplyOfResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn supply_by_denom(State(node): State<Node>, Query(q): Query<DenomParam>) -> ApiResult {
     let denom = parse_denom(&q.denom)?;
     let amt = bankq::supply(&node.app().snapshot(), denom.as_str()).await.map_err(|e| ApiError::internal(e.log))?;
@@ -414,7 +414,7 @@ fn metadata_json(m: &cosmos_sdk_proto::cosmos::bank::v1beta1::Metadata) -> Value
 }
 
 #[utoipa::path(get, path = "/cosmos/auth/v1beta1/params", tag = "auth", summary = "Auth parameters",
-    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = AuthParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = AuthParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn auth_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
     use cosmos_sdk_proto::cosmos::auth::v1beta1 as pb;
     let r: pb::QueryParamsResponse = routed(&node, &headers, lantau_app::auth::query::PARAMS, pb::QueryParamsRequest {}).await?;
@@ -429,7 +429,7 @@ async fn auth_params(State(node): State<Node>, headers: axum::http::HeaderMap) -
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/params", tag = "bank", summary = "Bank parameters",
-    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = BankParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = BankParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn bank_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryParamsResponse = routed(&node, &headers, lantau_app::bank::query::PARAMS, pb::QueryParamsRequest {}).await?;
@@ -438,7 +438,7 @@ async fn bank_params(State(node): State<Node>, headers: axum::http::HeaderMap) -
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/supply", tag = "bank", summary = "The supply of every denom",
-    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = SupplyResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = SupplyResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn total_supply(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryTotalSupplyResponse = routed(&node, &headers, lantau_app::bank::query::TOTAL_SUPPLY, pb::QueryTotalSupplyRequest::default()).await?;
@@ -446,7 +446,7 @@ async fn total_supply(State(node): State<Node>, headers: axum::http::HeaderMap) 
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/spendable_balances/{address}", tag = "bank", summary = "Spendable balances (frozen and paused stablecoins left out)",
-    params(("address" = String, Path, description = "Bech32 address"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn spendable_balances(State(node): State<Node>, headers: axum::http::HeaderMap, Path(address): Path<String>) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let req = pb::QuerySpendableBalancesRequest { address, pagination: None };
@@ -455,7 +455,7 @@ async fn spendable_balances(State(node): State<Node>, headers: axum::http::Heade
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/denoms_metadata", tag = "bank", summary = "Metadata of every denom",
-    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = DenomsMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = DenomsMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn denoms_metadata(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryDenomsMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOMS_METADATA, pb::QueryDenomsMetadataRequest::default()).await?;
@@ -463,7 +463,7 @@ async fn denoms_metadata(State(node): State<Node>, headers: axum::http::HeaderMa
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/denoms_metadata/{denom}", tag = "bank", summary = "Metadata of one denom",
-    params(("denom" = String, Path, description = "The denom"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, body = DenomMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("denom" = String, Path, description = "The denom", example = "hkd.demo"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = DenomMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn denom_metadata(State(node): State<Node>, headers: axum::http::HeaderMap, Path(denom): Path<String>) -> ApiResult {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryDenomMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOM_METADATA, pb::QueryDenomMetadataRequest { denom }).await?;
@@ -473,7 +473,7 @@ async fn denom_metadata(State(node): State<Node>, headers: axum::http::HeaderMap
 /// The node's own settings a client needs: the gas price floor (1 gwei of `alantau`, as a
 /// DecCoin with 18 decimals), what it keeps of history, no halt height.
 #[utoipa::path(get, path = "/cosmos/base/node/v1beta1/config", tag = "node", summary = "The node's gas price floor and history window",
-    responses((status = 200, body = NodeConfigResponse)))]
+    responses((status = 200, description = "The answer", body = NodeConfigResponse)))]
 async fn node_config() -> ApiResult {
     Ok(Json(json!({
         "minimum_gas_price": format!("{}.000000000000000000{}", lantau_primitives::MIN_GAS_PRICE, lantau_primitives::NATIVE_DENOM),
@@ -485,7 +485,7 @@ async fn node_config() -> ApiResult {
 
 /// `GetBlockWithTxs`: the block and its transactions, decoded.
 #[utoipa::path(get, path = "/cosmos/tx/v1beta1/txs/block/{height}", tag = "tx", summary = "A block with its transactions decoded",
-    params(("height" = String, Path, description = "Block height")), responses((status = 200, body = BlockWithTxsResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("height" = String, Path, description = "Block height", example = "1", pattern = "^[0-9]+$")), responses((status = 200, description = "The answer", body = BlockWithTxsResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn txs_of_block(State(node): State<Node>, Path(height): Path<String>) -> ApiResult {
     let h: u64 = height.parse().map_err(|_| ApiError::invalid(format!("invalid height {height:?}")))?;
     let block = node.block(Some(h)).await?.ok_or_else(|| ApiError::not_found(format!("block {h} not found")))?;
@@ -497,7 +497,7 @@ async fn txs_of_block(State(node): State<Node>, Path(height): Path<String>) -> A
 // === tendermint service ===
 
 #[utoipa::path(get, path = "/cosmos/base/tendermint/v1beta1/node_info", tag = "tendermint", summary = "Node and application versions",
-    responses((status = 200, body = NodeInfoResponse)))]
+    responses((status = 200, description = "The answer", body = NodeInfoResponse)))]
 async fn node_info(State(node): State<Node>) -> ApiResult {
     let s = node.status().await?;
     Ok(Json(json!({
@@ -545,13 +545,13 @@ fn render_block(block: &lantau_app::tendermint::Block) -> ApiResult {
 }
 
 #[utoipa::path(get, path = "/cosmos/base/tendermint/v1beta1/blocks/latest", tag = "tendermint", summary = "The latest block",
-    responses((status = 200, body = BlockResponse), (status = 404, description = "Not found", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = BlockResponse), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn latest_block(State(node): State<Node>) -> ApiResult {
     block_json(&node, None).await
 }
 
 #[utoipa::path(get, path = "/cosmos/base/tendermint/v1beta1/blocks/{height}", tag = "tendermint", summary = "A block by height",
-    params(("height" = String, Path, description = "Block height")), responses((status = 200, body = BlockResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("height" = String, Path, description = "Block height", example = "1", pattern = "^[0-9]+$")), responses((status = 200, description = "The answer", body = BlockResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn block_by_height(State(node): State<Node>, Path(height): Path<String>) -> ApiResult {
     let h: u64 = height.parse().map_err(|_| ApiError::invalid(format!("invalid height {height:?}")))?;
     block_json(&node, Some(h)).await

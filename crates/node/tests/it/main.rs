@@ -12,6 +12,7 @@ mod evm_rpc;
 mod gates;
 mod grpc_client;
 mod metrics;
+mod openapi;
 mod registries;
 mod review;
 mod support;

@@ -40,6 +40,51 @@ pub struct NodeConfig {
     pub cometbft: CometbftConfig,
     /// State-sync snapshots this node takes and serves to nodes joining the network.
     pub state_sync: StateSyncConfig,
+    /// Limits of every HTTP server (REST, CometBFT RPC, Ethereum JSON-RPC, metrics).
+    pub http: HttpConfig,
+}
+
+/// Limits of the HTTP servers (`[http]`), each applied per server.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct HttpConfig {
+    /// Connections open at once; when full, the oldest connection that never completed a
+    /// request is closed for the new one (or the new one gets 503 if all have been served).
+    pub max_connections: usize,
+    /// Requests answered at once; more get 503 with Retry-After.
+    pub max_requests_in_flight: usize,
+    /// Milliseconds to send a request's headers; also a keep-alive connection's idle time.
+    pub header_read_timeout_ms: u64,
+    /// Milliseconds to send the body and be answered (408 past it).
+    pub request_timeout_ms: u64,
+    /// Largest request body in bytes (413 past it).
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        let l = lantau_rpc::http::HttpLimits::default();
+        Self {
+            max_connections: l.max_connections,
+            max_requests_in_flight: l.max_requests_in_flight,
+            header_read_timeout_ms: u64::try_from(l.header_read_timeout.as_millis()).unwrap_or(u64::MAX),
+            request_timeout_ms: u64::try_from(l.request_timeout.as_millis()).unwrap_or(u64::MAX),
+            max_body_bytes: l.max_body_bytes,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// The servers' limits.
+    pub fn limits(&self) -> lantau_rpc::http::HttpLimits {
+        lantau_rpc::http::HttpLimits {
+            max_connections: self.max_connections.max(1),
+            max_requests_in_flight: self.max_requests_in_flight.max(1),
+            header_read_timeout: Duration::from_millis(self.header_read_timeout_ms.max(1)),
+            request_timeout: Duration::from_millis(self.request_timeout_ms.max(1)),
+            max_body_bytes: self.max_body_bytes,
+        }
+    }
 }
 
 /// State-sync snapshots (`[state_sync]`; the Cosmos SDK's `state-sync` section of app.toml).
@@ -133,6 +178,7 @@ impl Default for NodeConfig {
             cors_allowed_origins: Vec::new(),
             cometbft: CometbftConfig::default(),
             state_sync: StateSyncConfig::default(),
+            http: HttpConfig::default(),
         }
     }
 }
@@ -200,6 +246,10 @@ const COMMENTS: &[(&str, &str)] = &[
     ("grpc", "gRPC with server reflection, and gRPC-web on the same port (default 9090)."),
     ("cometbft", "Under CometBFT (`lantaud start --abci`): where CometBFT's RPC answers."),
     ("state_sync", "State-sync snapshots this node takes and serves (interval 0: none)."),
+    (
+        "http",
+        "Limits of each HTTP server (REST, CometBFT RPC, Ethereum JSON-RPC, metrics): connections\n(when full, the oldest that never completed a request is closed), requests in flight (503),\nheader read / keep-alive idle timeout, request timeout (408), body size (413). See\ndocs/operations.md, \"HTTP limits\".",
+    ),
 ];
 
 #[cfg(test)]

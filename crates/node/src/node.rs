@@ -323,10 +323,10 @@ pub async fn serve_abci(
     app.set_query_extension(Arc::new(lantau_rpc::grpc::NodeQueries(Arc::downgrade(&node))));
     let (stop_servers, rx) = watch::channel(false);
     let servers = vec![
-        tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics.clone()), rx.clone())),
-        tokio::spawn(serve(api_listener, with_cors(lantau_rpc::rest::router(node.clone()), &cfg), rx.clone())),
-        tokio::spawn(serve(eth_listener, with_cors(lantau_rpc::eth::http_router(eth.clone()), &cfg), rx.clone())),
-        tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), rx.clone())),
+        tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics.clone()), cfg.http.limits(), rx.clone())),
+        tokio::spawn(serve(api_listener, with_cors(lantau_rpc::rest::router(node.clone()), &cfg), cfg.http.limits(), rx.clone())),
+        tokio::spawn(serve(eth_listener, with_cors(lantau_rpc::eth::http_router(eth.clone()), &cfg), cfg.http.limits(), rx.clone())),
+        tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), cfg.http.limits(), rx.clone())),
         tokio::spawn(serve_grpc(grpc_listener, node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), rx)),
     ];
     let served = tokio::select! {
@@ -441,11 +441,11 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let engine_rx = rx.clone();
     let tasks = vec![
         Some(tokio::task::spawn_blocking(move || handle.block_on(engine.run(engine_rx)))),
-        Some(tokio::spawn(serve(api_listener, with_cors(lantau_rpc::rest::router(dyn_node.clone()), &cfg), rx.clone()))),
-        Some(tokio::spawn(serve(rpc_listener, with_cors(lantau_rpc::cometbft::router(dyn_node.clone()), &cfg), rx.clone()))),
-        Some(tokio::spawn(serve(eth_listener, with_cors(lantau_rpc::eth::http_router(eth.clone()), &cfg), rx.clone()))),
-        Some(tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), rx.clone()))),
-        Some(tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics), rx.clone()))),
+        Some(tokio::spawn(serve(api_listener, with_cors(lantau_rpc::rest::router(dyn_node.clone()), &cfg), cfg.http.limits(), rx.clone()))),
+        Some(tokio::spawn(serve(rpc_listener, with_cors(lantau_rpc::cometbft::router(dyn_node.clone()), &cfg), cfg.http.limits(), rx.clone()))),
+        Some(tokio::spawn(serve(eth_listener, with_cors(lantau_rpc::eth::http_router(eth.clone()), &cfg), cfg.http.limits(), rx.clone()))),
+        Some(tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), cfg.http.limits(), rx.clone()))),
+        Some(tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics), cfg.http.limits(), rx.clone()))),
         Some(tokio::spawn(serve_grpc(grpc_listener, dyn_node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), rx))),
     ];
     Ok(RunningNode { node, api_addr, rpc_addr, eth_addr, eth_ws_addr, metrics_addr, grpc_addr, _lock: lock, home: home.to_path_buf(), shutdown, tasks })
@@ -477,19 +477,16 @@ async fn serve_grpc(
     }
 }
 
-async fn serve(listener: tokio::net::TcpListener, router: axum::Router, mut rx: watch::Receiver<bool>) {
-    let res = axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            while !*rx.borrow() {
-                if rx.changed().await.is_err() {
-                    break;
-                }
+/// Every HTTP surface is served here, through the one server loop and its limits.
+async fn serve(listener: tokio::net::TcpListener, router: axum::Router, limits: lantau_rpc::http::HttpLimits, mut rx: watch::Receiver<bool>) {
+    let stop = async move {
+        while !*rx.borrow() {
+            if rx.changed().await.is_err() {
+                break;
             }
-        })
-        .await;
-    if let Err(e) = res {
-        tracing::error!(error = %e, "server stopped");
-    }
+        }
+    };
+    lantau_rpc::http::serve(listener, router, limits, stop).await;
 }
 
 /// CometBFT's default consensus parameters (the embedded engine does not use them; InitChain

@@ -7,6 +7,8 @@
 //! - [`eth`]: the Ethereum JSON-RPC on :8545 (HTTP) and :8546 (WebSocket).
 //! - [`grpc`]: the gRPC server on :9090 (tonic; reflection, gRPC-web), every method through
 //!   the app's one query router.
+//! - [`http`]: the one HTTP server loop behind all of them, with its connection, time, size and
+//!   in-flight limits.
 //! - [`api`]: the [`NodeApi`] trait and the records it returns. The embedded engine implements
 //!   it today; a CometBFT-RPC-backed implementation serves the same servers under CometBFT.
 //! - [`error`]: the gRPC-status error body `{code, message, details}` and its HTTP mapping.
@@ -20,6 +22,7 @@ pub mod cometbft;
 pub mod error;
 pub mod eth;
 pub mod grpc;
+pub mod http;
 pub mod json;
 pub mod modules;
 pub mod openapi;

@@ -11,6 +11,7 @@ mod evm_client;
 mod evm_rpc;
 mod gates;
 mod grpc_client;
+mod http_limits;
 mod metrics;
 mod openapi;
 mod registries;

@@ -37,6 +37,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+/// Most conditions in one query (search, `tx_search`, `subscribe`): a bound on what matching
+/// one event against one query costs.
+pub const MAX_CONDITIONS: usize = 20;
+
 /// A parsed query: the conjunction (AND) of its conditions.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Query {
@@ -202,6 +206,10 @@ pub enum ParseError {
     /// The query is empty or all whitespace.
     #[error("empty query")]
     Empty,
+    /// More conditions than [`MAX_CONDITIONS`]: every event of every block is matched against
+    /// every subscription's conditions, so their number is bounded.
+    #[error("a query has at most {MAX_CONDITIONS} conditions; split it, or narrow it with fewer")]
+    TooManyConditions,
     /// The query uses OR, which the language does not have.
     #[error(
         "OR is not supported; run several queries and merge the results (OR at position {pos})"
@@ -383,6 +391,9 @@ impl<'a> Parser<'a> {
         }
         let mut conditions = Vec::new();
         loop {
+            if conditions.len() == MAX_CONDITIONS {
+                return Err(ParseError::TooManyConditions);
+            }
             conditions.push(self.condition()?);
             self.skip_ws();
             if self.peek().is_none() {

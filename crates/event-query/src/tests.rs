@@ -257,3 +257,10 @@ proptest! {
         prop_assert_eq!(Query::parse(&query.to_string()), Ok(query.clone()));
     }
 }
+
+#[test]
+fn a_query_has_at_most_max_conditions() {
+    let q = |n: usize| (0..n).map(|i| format!("tx.height>{i}")).collect::<Vec<_>>().join(" AND ");
+    assert_eq!(Query::parse(&q(MAX_CONDITIONS)).unwrap().conditions.len(), MAX_CONDITIONS);
+    assert_eq!(Query::parse(&q(MAX_CONDITIONS + 1)), Err(ParseError::TooManyConditions));
+}

@@ -626,7 +626,17 @@ async fn ws_errors_pings_and_limits() {
         assert_eq!(result(&ws.next().await), &json!({}));
     }
     ws.call(300, "subscribe", json!({ "query": "tx.height=1000" })).await;
-    assert!(error(&ws.next().await).1.contains("max_subscriptions_per_client"));
+    let (code, data) = error(&ws.next().await);
+    assert_eq!(code, -32005, "a limit is -32005 Limit exceeded, not an internal error");
+    assert!(data.contains("max_subscriptions_per_client"), "{data}");
+    // A query over the conditions cap is refused as a bad parameter, whatever the surface.
+    let long = (0..=lantau_event_query::MAX_CONDITIONS).map(|i| format!("tx.height>{i}")).collect::<Vec<_>>().join(" AND ");
+    ws.call(301, "unsubscribe_all", json!({})).await;
+    let _ = ws.next().await;
+    ws.call(302, "subscribe", json!({ "query": long })).await;
+    let (code, data) = error(&ws.next().await);
+    assert_eq!(code, -32602);
+    assert!(data.contains("at most 20 conditions"), "{data}");
 }
 
 // Single-threaded runtime: the server cannot run while the test publishes, so the subscriber

@@ -51,6 +51,12 @@ impl RpcError {
         Self::new(-32603, "Internal error", data)
     }
 
+    /// -32005: a limit of the server was reached (subscriptions per connection); the data
+    /// says which and what to do. The code Ethereum's JSON-RPC uses for the same (EIP-1474).
+    pub(crate) fn limit_exceeded(data: impl Into<String>) -> Self {
+        Self::new(-32005, "Limit exceeded", data)
+    }
+
     /// -32000: a server-side condition (CometBFT uses it to cancel subscriptions).
     pub(crate) fn server(data: impl Into<String>) -> Self {
         Self::new(-32000, "Server error", data)

@@ -210,7 +210,9 @@ impl Connection {
         let refusal = if self.subs.contains_key(&key) {
             Some(RpcError::internal("already subscribed"))
         } else if self.subs.len() >= MAX_SUBSCRIPTIONS {
-            Some(RpcError::internal(format!("max_subscriptions_per_client {MAX_SUBSCRIPTIONS} reached")))
+            Some(RpcError::limit_exceeded(format!(
+                "max_subscriptions_per_client {MAX_SUBSCRIPTIONS} reached: unsubscribe first, or open another connection"
+            )))
         } else {
             None
         };

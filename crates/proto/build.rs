@@ -1,5 +1,9 @@
 //! Compiles `proto/**/*.proto` with protox (no system protoc) into prost types, and generates
 //! gRPC-gateway style JSON (snake_case names, defaults emitted) with pbjson.
+//!
+//! Also compiles `proto-reflection/**/*.proto` (include paths `proto-reflection` and `proto`)
+//! into a second encoded `FileDescriptorSet`, `cosmos_descriptor.bin`, for server reflection
+//! only: no Rust types are generated from it.
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +36,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     let descriptor_path = out.join("descriptor.bin");
     std::fs::write(&descriptor_path, prost::Message::encode_to_vec(&fds))?;
+
+    // The Cosmos SDK / CometBFT services' descriptors, for reflection. They import coin.proto
+    // and pagination.proto from `proto/`, so those (and the well-known types) are in both
+    // sets; tonic-reflection keeps the first registration of a file name and skips the
+    // second, which is only harmless if the two are the same file: checked here.
+    let reflection_root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?).join("../../proto-reflection");
+    let mut reflection_files = Vec::new();
+    collect(&reflection_root, &mut reflection_files);
+    println!("cargo:rerun-if-changed={}", reflection_root.display());
+    for f in &reflection_files {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let cosmos_fds = protox::compile(&reflection_files, [&reflection_root, &root])?;
+    for theirs in &cosmos_fds.file {
+        if let Some(ours) = fds.file.iter().find(|f| f.name == theirs.name) {
+            if prost::Message::encode_to_vec(ours) != prost::Message::encode_to_vec(theirs) {
+                return Err(format!("{:?} differs between the proto/ and proto-reflection/ descriptor sets", theirs.name).into());
+            }
+        }
+    }
+    std::fs::write(out.join("cosmos_descriptor.bin"), prost::Message::encode_to_vec(&cosmos_fds))?;
 
     let mut config = prost_build::Config::new();
     config.bytes(["."]);

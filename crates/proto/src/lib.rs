@@ -192,3 +192,67 @@ pub fn type_url(full_name: &str) -> String {
 /// The encoded `FileDescriptorSet` of every schema this crate compiles (ours and the upstream
 /// ones we build), for reflection and for tests that walk the declared messages.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/descriptor.bin"));
+
+/// The encoded `FileDescriptorSet` of the Cosmos SDK and CometBFT services the node answers
+/// (`cosmos.auth.v1beta1.Query`, `cosmos.bank.v1beta1.Query`, `cosmos.tx.v1beta1.Service`,
+/// `cosmos.base.tendermint.v1beta1.Service`) and every message their methods reach, for server
+/// reflection only (no Rust types are generated from it: the node uses cosmos-sdk-proto's).
+///
+/// Compiled from `proto-reflection/`, minimal `.proto` files written for this repository with
+/// the upstream package, message and field names, numbers and types, and only the methods the
+/// node serves; `tests/grpc-client/client.py` compares them over reflection with cosmpy's
+/// descriptors. It also holds the files it imports from `proto/` (coin, pagination) and the
+/// well-known types, identical to those in [`FILE_DESCRIPTOR_SET`] (the build checks).
+pub const COSMOS_FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cosmos_descriptor.bin"));
+
+#[cfg(test)]
+mod descriptor_tests {
+    use prost::Message as _;
+
+    // Just enough of descriptor.proto to read names back.
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Set {
+        #[prost(message, repeated, tag = "1")]
+        file: Vec<File>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct File {
+        #[prost(string, optional, tag = "1")]
+        name: Option<String>,
+        #[prost(string, optional, tag = "2")]
+        package: Option<String>,
+        #[prost(string, repeated, tag = "3")]
+        dependency: Vec<String>,
+        #[prost(message, repeated, tag = "6")]
+        service: Vec<Named>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Named {
+        #[prost(string, optional, tag = "1")]
+        name: Option<String>,
+    }
+
+    #[test]
+    fn the_cosmos_set_declares_the_served_services_and_is_self_contained() {
+        let set = Set::decode(super::COSMOS_FILE_DESCRIPTOR_SET).unwrap();
+        let names: Vec<&str> = set.file.iter().filter_map(|f| f.name.as_deref()).collect();
+        for f in &set.file {
+            for d in &f.dependency {
+                assert!(names.contains(&d.as_str()), "{:?} imports {d}, not in the set", f.name);
+            }
+        }
+        let mut services: Vec<String> =
+            set.file.iter().flat_map(|f| f.service.iter().map(move |s| format!("{}.{}", f.package.as_deref().unwrap_or(""), s.name.as_deref().unwrap_or("")))).collect();
+        services.sort();
+        assert_eq!(services, ["cosmos.auth.v1beta1.Query", "cosmos.bank.v1beta1.Query", "cosmos.base.tendermint.v1beta1.Service", "cosmos.tx.v1beta1.Service"]);
+        // The files both sets hold are the ones from `proto/` and the well-known types.
+        let ours = Set::decode(super::FILE_DESCRIPTOR_SET).unwrap();
+        for f in &set.file {
+            if let Some(o) = ours.file.iter().find(|o| o.name == f.name) {
+                let n = f.name.as_deref().unwrap_or("");
+                assert!(n.starts_with("google/protobuf/") || n.starts_with("cosmos/base/"), "{n} in both sets");
+                assert_eq!(o, f);
+            }
+        }
+    }
+}

@@ -157,10 +157,20 @@ where
     }
 }
 
-/// The descriptors reflection serves: the chain's own protobuf packages.
+/// The descriptors reflection serves: the chain's own protobuf packages, then the Cosmos SDK
+/// services the router answers (`lantau_proto::COSMOS_FILE_DESCRIPTOR_SET`: auth and bank
+/// `Query`, tx `Service`, the tendermint `Service`, with only the methods served). A file in
+/// both sets (coin, pagination, the well-known types) is the same file; tonic-reflection keeps
+/// the first.
 fn reflection() -> anyhow::Result<(tonic_reflection::server::v1::ServerReflectionServer<impl tonic_reflection::server::v1::ServerReflection>, tonic_reflection::server::v1alpha::ServerReflectionServer<impl tonic_reflection::server::v1alpha::ServerReflection>)> {
-    let v1 = tonic_reflection::server::Builder::configure().register_encoded_file_descriptor_set(lantau_proto::FILE_DESCRIPTOR_SET).build_v1()?;
-    let v1alpha = tonic_reflection::server::Builder::configure().register_encoded_file_descriptor_set(lantau_proto::FILE_DESCRIPTOR_SET).build_v1alpha()?;
+    let v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(lantau_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(lantau_proto::COSMOS_FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(lantau_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(lantau_proto::COSMOS_FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
     Ok((v1, v1alpha))
 }
 

@@ -1,6 +1,7 @@
 //! The gRPC server driven by a client in another language: Python grpcio with the Cosmos
 //! SDK's generated stubs (cosmpy), `tests/grpc-client/client.py`, run as a child process
-//! (bank, auth, tx and tendermint services, a height header, status codes, reflection); and
+//! (bank, auth, tx and tendermint services, a height header, status codes, reflection, whose
+//! descriptors of the `cosmos.*` services it compares field by field with cosmpy's); and
 //! gRPC-web over plain HTTP/1.1, as a browser sends it.
 
 use std::process::Command;
@@ -35,6 +36,16 @@ async fn python_grpcio_queries_broadcasts_and_reflects_and_grpc_web_answers_http
     eprintln!("client.py: {r}");
     assert_eq!(r["unknown_method"], "UNIMPLEMENTED", "{r}");
     assert_eq!(r["at_height"], "1", "{r}");
+    // Reflection describes the Cosmos SDK services the node answers (proto-reflection/), and
+    // every message their methods reach matches cosmpy's descriptor of the same name.
+    let services: Vec<&str> = r["services"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    for s in ["cosmos.auth.v1beta1.Query", "cosmos.bank.v1beta1.Query", "cosmos.tx.v1beta1.Service", "cosmos.base.tendermint.v1beta1.Service"] {
+        assert!(services.contains(&s), "{s} not listed by reflection: {services:?}");
+    }
+    let refl = &r["reflection"];
+    assert_eq!(refl["differences"], serde_json::json!([]), "reflection's cosmos.* descriptors differ from cosmpy's: {refl:#}");
+    assert_eq!(refl["unserved"], serde_json::json!([]), "reflection describes methods the node does not serve: {refl}");
+    assert!(refl["compared_types"].as_u64().unwrap() >= 90, "too few types compared: {refl}");
     let sent = r["broadcast"].as_str().unwrap().to_string();
     n.client.wait_for_tx(&sent, std::time::Duration::from_secs(30), std::time::Duration::from_millis(50)).await.unwrap();
 

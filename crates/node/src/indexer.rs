@@ -26,7 +26,7 @@ use lantau_app::tendermint::abci::{request, response, types::ExecTxResult};
 use lantau_app::tendermint::{Block, Time};
 use lantau_app::BlockHook;
 use lantau_event_query::{Operand, Op, Query};
-use lantau_rpc::api::{event_map, BlockResults, SearchPage, TxRecord};
+use lantau_rpc::api::{event_map, BlockResults, QueryBudgetExceeded, SearchPage, TxRecord};
 use parking_lot::Mutex;
 use prost::Message;
 use tendermint_proto::v0_38 as pb;
@@ -235,6 +235,24 @@ fn parse_pos(suffix: &[u8]) -> Option<(u64, u32)> {
 /// sees the oldest ones (narrow it with `tx.height`).
 pub const MAX_SEARCH_CANDIDATES: usize = 100_000;
 
+/// Most bytes (transactions and their results, as stored) one search page carries; the JSON
+/// rendering is about twice that. A page over it is refused with the page size that fits.
+pub const MAX_SEARCH_PAGE_BYTES: usize = 4 << 20;
+
+/// Wall-clock time one search may spend matching candidates (queries run on snapshots, off
+/// the block path; this bounds what one request takes from the machine).
+pub const SEARCH_TIME_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// About what a result weighs in a response: its data, logs and every event attribute.
+fn result_size(r: &ExecTxResult) -> usize {
+    let events: usize = r
+        .events
+        .iter()
+        .map(|e| e.attributes.iter().fold(e.kind.len(), |n, a| n.saturating_add(a.key_bytes().len()).saturating_add(a.value_bytes().len())))
+        .fold(0, usize::saturating_add);
+    r.data.len().saturating_add(r.log.len()).saturating_add(r.info.len()).saturating_add(events)
+}
+
 /// Searches committed transactions. A string equality condition (other than `tm.event`)
 /// picks the candidates from the event index; otherwise the transactions in the query's height
 /// range are scanned. Every candidate is matched against the whole query on its stored result;
@@ -318,8 +336,18 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
     }
 
     // Match on the stored results; keep only positions.
+    let started = std::time::Instant::now();
+    let examined_total = candidates.len();
     let mut matched: Vec<(u64, u32, [u8; 32])> = Vec::new();
-    for hash in candidates {
+    for (examined, hash) in candidates.into_iter().enumerate() {
+        if examined % 256 == 255 && started.elapsed() > SEARCH_TIME_BUDGET {
+            return Err(QueryBudgetExceeded(format!(
+                "search ran past its {} s budget after examining {examined} of {examined_total} candidate transactions: \
+                 add a tx.height range or a more selective event condition (message.sender='...')",
+                SEARCH_TIME_BUDGET.as_secs()
+            ))
+            .into());
+        }
         let Some(raw) = snap.nonverifiable_get_raw(&tx_key(&hash)).await? else { continue };
         let r = pb::abci::TxResult::decode(raw.as_slice())?;
         let height = u64::try_from(r.height)?;
@@ -339,8 +367,20 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
     let skip = usize::try_from(page.saturating_sub(1).saturating_mul(per_page)).unwrap_or(usize::MAX);
     let take = usize::try_from(per_page).unwrap_or(usize::MAX);
     let mut txs = Vec::new();
+    let mut bytes = 0usize;
     for (_, _, hash) in matched.into_iter().skip(skip).take(take) {
         if let Some(rec) = tx(snap, &hash).await? {
+            let size = rec.tx.len().saturating_add(result_size(&rec.result));
+            bytes = bytes.saturating_add(size);
+            // The first transaction always fits: a page of one is always answerable.
+            if bytes > MAX_SEARCH_PAGE_BYTES && !txs.is_empty() {
+                return Err(QueryBudgetExceeded(format!(
+                    "this page's transactions are over the {} MiB response cap: ask for at most {} per page (limit / per_page)",
+                    MAX_SEARCH_PAGE_BYTES >> 20,
+                    txs.len()
+                ))
+                .into());
+            }
             txs.push(rec);
         }
     }
@@ -429,5 +469,42 @@ mod tests {
         assert_eq!(search_hashes(&snap, "transfer.recipient='nobody'").await, (vec![], 0));
         // The full query still decides: the row names candidates only.
         assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND transfer.recipient='erin'").await, (vec![h(2)], 1));
+    }
+
+    /// Ten transactions of 1 MiB each: a page of 100 is refused with the page size that fits,
+    /// and that page size answers.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_search_page_over_the_response_cap_is_refused_with_the_page_size_that_fits() {
+        let storage = TempStorage::new().await.unwrap();
+        let txs: Vec<Vec<u8>> = (0..10u8).map(|i| vec![i; 1 << 20]).collect();
+        let req = request::FinalizeBlock {
+            txs: txs.iter().map(|t| t.clone().into()).collect(),
+            decided_last_commit: CommitInfo { round: Default::default(), votes: vec![] },
+            misbehavior: vec![],
+            hash: Hash::None,
+            height: 1u32.into(),
+            time: Time::unix_epoch(),
+            next_validators_hash: Hash::None,
+            proposer_address: account::Id::new([0; 20]),
+        };
+        let resp = response::FinalizeBlock {
+            events: vec![],
+            tx_results: txs.iter().map(|_| result(vec![transfer("alice", "bob")])).collect(),
+            validator_updates: vec![],
+            consensus_param_updates: None,
+            app_hash: Default::default(),
+        };
+        let mut delta = StateDelta::new(storage.latest_snapshot());
+        for (k, v) in Indexer::new().on_finalize(&req, &resp) {
+            delta.nonverifiable_put_raw(k, v);
+        }
+        storage.commit(delta).await.unwrap();
+        let snap = storage.latest_snapshot();
+        let q = Query::parse("transfer.sender='alice'").unwrap();
+        let e = search(&snap, &q, false, 1, 100).await.unwrap_err();
+        let b = e.downcast_ref::<QueryBudgetExceeded>().expect("a budget refusal, not a node failure");
+        assert!(b.0.contains("ask for at most 3 per page"), "{}", b.0);
+        let page = search(&snap, &q, false, 2, 3).await.unwrap();
+        assert_eq!((page.txs.len(), page.total), (3, 10));
     }
 }

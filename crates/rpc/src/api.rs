@@ -84,6 +84,14 @@ pub enum NodeEvent {
     Tx(Arc<TxRecord>),
 }
 
+/// A query refused for what answering it would cost (a search page over the response cap, a
+/// search past its time budget): the message says which limit and how to narrow the query.
+/// Every surface answers it as a bad request (REST 400 InvalidArgument, gRPC InvalidArgument,
+/// the CometBFT RPC -32005 Limit exceeded), never as an internal error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct QueryBudgetExceeded(pub String);
+
 /// One search result page.
 #[derive(Debug, Clone, Default)]
 pub struct SearchPage {

@@ -79,8 +79,12 @@ impl IntoResponse for ApiError {
 }
 
 impl From<anyhow::Error> for ApiError {
+    /// A node failure is Internal; a query refused for its cost is the request's fault.
     fn from(e: anyhow::Error) -> Self {
-        ApiError::internal(e)
+        match e.downcast_ref::<crate::api::QueryBudgetExceeded>() {
+            Some(b) => ApiError::invalid(b.0.clone()),
+            None => ApiError::internal(e),
+        }
     }
 }
 

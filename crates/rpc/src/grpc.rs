@@ -301,7 +301,10 @@ impl NodeQueries {
                 let limit = if req.limit == 0 { MAX_PAGE } else { req.limit.min(MAX_PAGE) };
                 let page = req.page.max(1);
                 let descending = req.order_by == tx_pb::OrderBy::Desc as i32;
-                let found = node.search_txs(&query, descending, page, limit).await.map_err(internal)?;
+                let found = node.search_txs(&query, descending, page, limit).await.map_err(|e| match e.downcast_ref::<crate::api::QueryBudgetExceeded>() {
+                    Some(b) => QueryError::InvalidArgument(b.0.clone()),
+                    None => internal(e),
+                })?;
                 let txs = found.txs.iter().filter_map(|r| tx_pb::Tx::decode(r.tx.as_slice()).ok()).collect();
                 #[allow(deprecated)]
                 let resp = tx_pb::GetTxsEventResponse { txs, tx_responses: found.txs.iter().map(tx_response).collect(), pagination: None, total: found.total };

@@ -300,7 +300,19 @@ pub async fn scan<S: StateRead + ?Sized>(state: &S, filter: &AuditFilter) -> Res
     rows.extend(read_rows(state, sequences).await?);
     rows.sort_by_key(|e| e.sequence);
     rows.dedup_by_key(|e| e.sequence);
-    Ok(rows.into_iter().filter(|e| filter.matches(e)).collect())
+    let out: Vec<AuditEntry> = rows.into_iter().filter(|e| filter.matches(e)).collect();
+    if out.len() > crate::query::MAX_QUERY_ROWS {
+        return Err(too_broad());
+    }
+    Ok(out)
+}
+
+fn too_broad() -> TxError {
+    crate::query::too_broad(
+        "this AuditLog filter",
+        crate::query::MAX_QUERY_ROWS,
+        "a subject, a tx_type, a tx_hash or a shorter from/to window",
+    )
 }
 
 /// The entries listed under `prefix` inside the filter's time bounds: rows carried by a
@@ -324,6 +336,9 @@ async fn read_index<S: StateRead + ?Sized>(
     let mut rows = Vec::new();
     let mut out = Vec::new();
     while let Some(item) = stream.next().await {
+        if rows.len().saturating_add(out.len()) >= crate::query::MAX_QUERY_SCAN {
+            return Err(too_broad());
+        }
         let (key, value) = item.map_err(internal)?;
         if !value.is_empty() {
             rows.push(store::decode::<AuditEntry>(&value, "audit row")?);
@@ -395,6 +410,9 @@ async fn all_rows<S: StateRead + ?Sized>(state: &S) -> Result<Vec<AuditEntry>, T
     let mut stream = std::pin::pin!(state.nonverifiable_prefix_raw(state_key::AUDIT_ROW_PREFIX));
     let mut out = Vec::new();
     while let Some(item) = stream.next().await {
+        if out.len() >= crate::query::MAX_QUERY_ROWS {
+            return Err(too_broad());
+        }
         let (_, v) = item.map_err(internal)?;
         out.push(store::decode::<AuditEntry>(&v, "audit row")?);
     }

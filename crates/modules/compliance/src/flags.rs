@@ -150,10 +150,20 @@ impl<T: StateWrite + ?Sized> FlagWrite for T {}
 /// Every flag matching `filter`, in id order. Flags are far fewer than audit rows; the queue
 /// is scanned in key order and filtered (complete set, no pagination, as the spec says).
 pub async fn flags<S: StateRead + Sync + ?Sized>(state: &S, filter: &FlagFilter) -> Result<Vec<Flag>, TxError> {
+    use futures::StreamExt;
+    let mut stream = std::pin::pin!(state.prefix_raw(state_key::FLAG_PREFIX));
     let mut out = Vec::new();
-    for (k, v) in store::scan_prefix(state, state_key::FLAG_PREFIX).await? {
+    while let Some(item) = stream.next().await {
+        let (k, v) = item.map_err(internal)?;
         let f: Flag = store::decode(&v, &k)?;
         if filter.matches(&f) {
+            if out.len() >= crate::query::MAX_QUERY_ROWS {
+                return Err(crate::query::too_broad(
+                    "this Flags filter",
+                    crate::query::MAX_QUERY_ROWS,
+                    "a status, a vasp, a tx_hash or a shorter from/to window",
+                ));
+            }
             out.push(f);
         }
     }

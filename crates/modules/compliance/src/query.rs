@@ -7,6 +7,26 @@ use crate::state::ComplianceRead;
 use crate::audit::{AuditEntry, AuditFilter};
 use crate::Params;
 
+/// Most entries an AuditLog or Flags answer carries (and so the report, built from both). The
+/// spec's answers are complete sets (pagination declared, not applied), so a filter that
+/// matches more is refused with how to narrow it, rather than cut short: a bound on the memory
+/// and time one query may take (a 1,000,000-row log answers a 3-block window of 30,000 rows).
+pub const MAX_QUERY_ROWS: usize = 50_000;
+
+/// Most index entries one AuditLog query walks before it is refused (the filter after the
+/// index narrows less than the index: e.g. a busy subject with a rare tx_type).
+pub const MAX_QUERY_SCAN: usize = 500_000;
+
+/// A query refused for its size: the Cosmos SDK's `ErrInvalidRequest` (`sdk` 18), which every
+/// query surface answers as InvalidArgument (HTTP 400) with this text.
+pub fn too_broad(what: &str, limit: usize, narrow: &str) -> TxError {
+    TxError {
+        codespace: "sdk",
+        code: 18,
+        log: format!("{what} matches more than {limit} entries (the query limit): narrow it with {narrow}"),
+    }
+}
+
 /// The params.
 pub async fn params<S: StateRead + Sync>(state: &S) -> Result<Params, TxError> {
     state.compliance_params(&GasMeter::infinite()).await

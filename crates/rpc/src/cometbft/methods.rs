@@ -335,7 +335,10 @@ async fn tx_search(node: &Node, p: &Params) -> Result<Value, RpcError> {
         Some(n) => n.min(PER_PAGE_MAX),
     };
     let page = p.u64("page")?.unwrap_or(1);
-    let found = node.search_txs(&query, descending, page.max(1), per_page).await.map_err(internal)?;
+    let found = node.search_txs(&query, descending, page.max(1), per_page).await.map_err(|e| match e.downcast_ref::<crate::api::QueryBudgetExceeded>() {
+        Some(b) => RpcError::limit_exceeded(b.0.clone()),
+        None => internal(e),
+    })?;
     let pages = found.total.div_ceil(per_page).max(1);
     if page == 0 || page > pages {
         return Err(RpcError::internal(format!("page should be within [1, {pages}] range, given {page}")));

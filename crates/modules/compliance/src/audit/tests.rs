@@ -261,3 +261,26 @@ async fn audit_rows_without_subject_or_hash_are_found_by_type_and_time() {
     assert_eq!(seqs(&s, AuditFilter { from: Some(ts(50)), ..Default::default() }).await, vec![1]);
     assert!(seqs(&s, AuditFilter { subject: Some(addr(0)), ..Default::default() }).await.is_empty());
 }
+
+#[tokio::test]
+async fn a_filter_matching_more_than_the_query_limit_is_refused_with_how_to_narrow_it() {
+    let s = TempStorage::new().await.unwrap();
+    let per_block = 10_000;
+    let blocks = crate::query::MAX_QUERY_ROWS / per_block + 1;
+    for b in 0..blocks {
+        let h = u64::try_from(b).unwrap() + 1;
+        let rows = (0..per_block).map(|i| entry("transfer", 1, u8::try_from(i % 200).unwrap(), &"e".repeat(64))).collect();
+        commit_block(&s, h, 100 * i64::try_from(h).unwrap(), rows).await;
+    }
+    let snap = s.latest_snapshot();
+    // The whole log, and one subject's rows (the covering index): both over the limit.
+    for f in [AuditFilter::default(), AuditFilter { subject: Some(addr(1)), ..Default::default() }] {
+        let e = audit_log(&snap, &f).await.unwrap_err();
+        assert_eq!((e.codespace, e.code), ("sdk", 18), "{}", e.log);
+        assert!(e.log.contains("more than 50000 entries") && e.log.contains("narrow it with"), "{}", e.log);
+        assert!(matches!(lantau_module_api::QueryError::from(e), lantau_module_api::QueryError::InvalidArgument(_)));
+    }
+    // A narrower window answers.
+    let f = AuditFilter { from: Some(ts(100)), to: Some(ts(300)), ..Default::default() };
+    assert_eq!(audit_log(&snap, &f).await.unwrap().len(), 2 * per_block);
+}

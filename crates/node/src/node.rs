@@ -296,6 +296,7 @@ pub async fn serve_abci(
 ) -> anyhow::Result<()> {
     let h = Home(home.to_path_buf());
     let _lock = crate::home::lock(home)?;
+    raise_open_files_limit();
     let mut cfg = NodeConfig::load(&h.config())?;
     opts.apply(&mut cfg);
     let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
@@ -349,6 +350,7 @@ pub async fn serve_abci(
 pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNode> {
     let h = Home(home.to_path_buf());
     let lock = crate::home::lock(home)?;
+    raise_open_files_limit();
     let mut cfg = NodeConfig::load(&h.config())?;
     opts.apply(&mut cfg);
     let genesis = GenesisFile::load(&h.genesis())?;
@@ -474,6 +476,24 @@ async fn serve_grpc(
     };
     if let Err(e) = lantau_rpc::grpc::serve(listener, node, cors, stop).await {
         tracing::error!(error = %e, "gRPC server stopped");
+    }
+}
+
+/// Raises the process's soft open-files limit to its hard limit (as Go's runtime does for
+/// CometBFT): the HTTP servers' connection caps, gRPC and the store share one descriptor table,
+/// and a 1,024 soft limit is below what `[http] max_connections` allows.
+fn raise_open_files_limit() {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit with a valid resource and a pointer to a live rlimit.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 || lim.rlim_cur >= lim.rlim_max {
+            return;
+        }
+        let from = lim.rlim_cur;
+        lim.rlim_cur = lim.rlim_max;
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
+            tracing::debug!(from, to = lim.rlim_max, "raised the open-files limit");
+        }
     }
 }
 

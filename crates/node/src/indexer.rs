@@ -403,6 +403,19 @@ mod tests {
         Event::new("transfer", [("sender", sender, true), ("recipient", recipient, true)])
     }
 
+    fn finalize_request(txs: &[Vec<u8>], height: u32) -> request::FinalizeBlock {
+        request::FinalizeBlock {
+            txs: txs.iter().map(|t| t.clone().into()).collect(),
+            decided_last_commit: CommitInfo { round: Default::default(), votes: vec![] },
+            misbehavior: vec![],
+            hash: Hash::None,
+            height: height.into(),
+            time: Time::unix_epoch(),
+            next_validators_hash: Hash::None,
+            proposer_address: account::Id::new([0; 20]),
+        }
+    }
+
     async fn search_hashes(snap: &Snapshot, q: &str) -> (Vec<[u8; 32]>, u64) {
         let page = search(snap, &Query::parse(q).unwrap(), false, 1, 100).await.unwrap();
         (page.txs.iter().map(|t| t.hash).collect(), page.total)
@@ -431,16 +444,7 @@ mod tests {
 
         // Block 2, through the hook.
         let txs: Vec<Vec<u8>> = vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()];
-        let req = request::FinalizeBlock {
-            txs: txs.iter().map(|t| t.clone().into()).collect(),
-            decided_last_commit: CommitInfo { round: Default::default(), votes: vec![] },
-            misbehavior: vec![],
-            hash: Hash::None,
-            height: 2u32.into(),
-            time: Time::unix_epoch(),
-            next_validators_hash: Hash::None,
-            proposer_address: account::Id::new([0; 20]),
-        };
+        let req = finalize_request(&txs, 2);
         let resp = response::FinalizeBlock {
             events: vec![],
             tx_results: vec![
@@ -477,16 +481,7 @@ mod tests {
     async fn a_search_page_over_the_response_cap_is_refused_with_the_page_size_that_fits() {
         let storage = TempStorage::new().await.unwrap();
         let txs: Vec<Vec<u8>> = (0..10u8).map(|i| vec![i; 1 << 20]).collect();
-        let req = request::FinalizeBlock {
-            txs: txs.iter().map(|t| t.clone().into()).collect(),
-            decided_last_commit: CommitInfo { round: Default::default(), votes: vec![] },
-            misbehavior: vec![],
-            hash: Hash::None,
-            height: 1u32.into(),
-            time: Time::unix_epoch(),
-            next_validators_hash: Hash::None,
-            proposer_address: account::Id::new([0; 20]),
-        };
+        let req = finalize_request(&txs, 1);
         let resp = response::FinalizeBlock {
             events: vec![],
             tx_results: txs.iter().map(|_| result(vec![transfer("alice", "bob")])).collect(),

@@ -153,6 +153,8 @@ pub struct MempoolConfig {
     pub max_txs: usize,
     /// Most bytes waiting.
     pub max_bytes: usize,
+    /// Most transactions of one sender waiting (one account cannot fill the mempool).
+    pub max_txs_per_sender: usize,
 }
 
 /// One listen address.
@@ -191,7 +193,7 @@ impl Default for ConsensusConfig {
 
 impl Default for MempoolConfig {
     fn default() -> Self {
-        Self { max_txs: 50_000, max_bytes: 64 * 1024 * 1024 }
+        Self { max_txs: 50_000, max_bytes: 64 * 1024 * 1024, max_txs_per_sender: 1_000 }
     }
 }
 
@@ -237,7 +239,7 @@ const COMMENTS: &[(&str, &str)] = &[
         "Origins a browser app may call REST, the CometBFT RPC, the Ethereum JSON-RPC and gRPC-web\nfrom (CORS): [\"*\"] any, [] none (no CORS headers), or a list like [\"https://wallet.example\"].",
     ),
     ("consensus", "The embedded engine (`lantaud start` without --abci): block interval, block bounds,\nwhether to produce empty blocks."),
-    ("mempool", "Mempool bounds: transactions and bytes waiting."),
+    ("mempool", "Mempool bounds: transactions and bytes waiting, and transactions of one sender."),
     ("api", "Cosmos REST (gRPC-gateway JSON), default port 1317."),
     ("rpc", "CometBFT-compatible RPC and WebSocket (/websocket) of the embedded engine (under\nCometBFT, CometBFT serves its own)."),
     ("json_rpc", "Ethereum JSON-RPC over HTTP (wallets, viem, web3.py), default port 8545."),

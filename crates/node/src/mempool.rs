@@ -3,7 +3,8 @@
 //! Entries keep their admission order. Admission happens under the app's check lock and inserts
 //! here before the lock is released, so the order of one sender's entries is its sequence order
 //! and a block reaped front to back never executes sequence 6 before 5. Bounded in count and
-//! bytes; a full mempool rejects with sdk code 20.
+//! bytes, and per sender (one account cannot fill it); a full mempool, or a sender at its cap,
+//! is refused with sdk code 20 (the refusal changes nothing: admission's state is dropped).
 
 #![allow(clippy::disallowed_types)] // hash lookups only; iteration is over the ordered map.
 
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 use lantau_app::module_api::{SdkError, TxError};
 use lantau_app::DecodedTx;
+use lantau_primitives::Address;
 
 /// One admitted transaction.
 #[derive(Debug, Clone)]
@@ -33,12 +35,24 @@ pub struct Mempool {
     bytes: usize,
     max_txs: usize,
     max_bytes: usize,
+    /// Entries waiting per signer.
+    per_sender: HashMap<Address, usize>,
+    max_per_sender: usize,
 }
 
 impl Mempool {
-    /// An empty mempool with bounds.
-    pub fn new(max_txs: usize, max_bytes: usize) -> Self {
-        Self { next: 0, order: BTreeMap::new(), by_hash: HashMap::new(), bytes: 0, max_txs, max_bytes }
+    /// An empty mempool with bounds: transactions, bytes, transactions of one sender.
+    pub fn new(max_txs: usize, max_bytes: usize, max_per_sender: usize) -> Self {
+        Self {
+            next: 0,
+            order: BTreeMap::new(),
+            by_hash: HashMap::new(),
+            bytes: 0,
+            max_txs,
+            max_bytes,
+            per_sender: HashMap::new(),
+            max_per_sender: max_per_sender.max(1),
+        }
     }
 
     /// True when the hash is waiting.
@@ -67,6 +81,15 @@ impl Mempool {
             return Err(SdkError::TxInMempoolCache.into());
         }
         self.check_room(bytes.len())?;
+        let waiting = self.per_sender.get(&tx.signer).copied().unwrap_or(0);
+        if waiting >= self.max_per_sender {
+            return Err(SdkError::MempoolIsFull(format!(
+                "{} has {waiting} transactions waiting, the most one sender may (mempool.max_txs_per_sender); send more once some are in a block",
+                tx.signer.to_bech32()
+            ))
+            .into());
+        }
+        self.per_sender.insert(tx.signer, waiting.saturating_add(1));
         let id = self.next;
         self.next = self.next.saturating_add(1);
         self.bytes = self.bytes.saturating_add(bytes.len());
@@ -99,6 +122,12 @@ impl Mempool {
             if let Some(id) = self.by_hash.remove(&h) {
                 if let Some(e) = self.order.remove(&id) {
                     self.bytes = self.bytes.saturating_sub(e.bytes.len());
+                    if let Some(n) = self.per_sender.get_mut(&e.tx.signer) {
+                        *n = n.saturating_sub(1);
+                        if *n == 0 {
+                            self.per_sender.remove(&e.tx.signer);
+                        }
+                    }
                 }
             }
         }
@@ -126,6 +155,10 @@ mod tests {
     use super::*;
 
     fn tx(hash: [u8; 32]) -> Arc<DecodedTx> {
+        tx_from(hash, 0)
+    }
+
+    fn tx_from(hash: [u8; 32], signer: u8) -> Arc<DecodedTx> {
         Arc::new(DecodedTx {
             hash,
             size: 10,
@@ -133,7 +166,7 @@ mod tests {
             auth_info_bytes: vec![],
             signature: vec![],
             pubkey: None,
-            signer: lantau_primitives::Address([0; 20]),
+            signer: lantau_primitives::Address([signer; 20]),
             sequence: 0,
             msgs: vec![],
             gas_limit: 1,
@@ -151,7 +184,7 @@ mod tests {
 
     #[test]
     fn bounded_ordered_and_deduplicated() {
-        let mut m = Mempool::new(2, 1_000);
+        let mut m = Mempool::new(2, 1_000, 10);
         put(&mut m, 1).unwrap();
         assert_eq!(put(&mut m, 1).unwrap_err().code, 19);
         put(&mut m, 2).unwrap();
@@ -164,7 +197,7 @@ mod tests {
 
     #[test]
     fn entries_since_a_mark_are_the_later_admissions_in_order() {
-        let mut m = Mempool::new(10, 1_000);
+        let mut m = Mempool::new(10, 1_000, 10);
         put(&mut m, 1).unwrap();
         put(&mut m, 2).unwrap();
         let (all, mark) = m.entries_since(0);
@@ -175,5 +208,21 @@ mod tests {
         let (late, mark2) = m.entries_since(mark);
         assert_eq!(late.iter().map(|e| e.hash[0]).collect::<Vec<_>>(), vec![3, 4]);
         assert!(m.entries_since(mark2).0.is_empty());
+    }
+
+    #[test]
+    fn one_sender_cannot_fill_the_mempool() {
+        let mut m = Mempool::new(10, 1_000, 2);
+        for h in [1, 2] {
+            m.insert([h; 32], Arc::new(vec![0; 10]), tx_from([h; 32], 7)).unwrap();
+        }
+        let e = m.insert([3; 32], Arc::new(vec![0; 10]), tx_from([3; 32], 7)).unwrap_err();
+        assert_eq!(e.code, 20);
+        assert!(e.log.contains("mempool.max_txs_per_sender"), "{}", e.log);
+        // Another sender still gets in; a block freeing one of 7's slots lets 7 in again.
+        m.insert([4; 32], Arc::new(vec![0; 10]), tx_from([4; 32], 8)).unwrap();
+        m.remove([[1; 32]]);
+        m.insert([3; 32], Arc::new(vec![0; 10]), tx_from([3; 32], 7)).unwrap();
+        assert_eq!(m.size().0, 3);
     }
 }

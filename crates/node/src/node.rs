@@ -398,7 +398,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     }
     tracing::info!(chain_id = %app.chain_id(), height = app.last_height().await?, "state loaded");
 
-    let mempool = Arc::new(Mutex::new(Mempool::new(cfg.mempool.max_txs, cfg.mempool.max_bytes)));
+    let mempool = Arc::new(Mutex::new(Mempool::new(cfg.mempool.max_txs, cfg.mempool.max_bytes, cfg.mempool.max_txs_per_sender)));
     let scraped = Arc::downgrade(&mempool);
     metrics.mempool_source(move || scraped.upgrade().map(|m| m.lock().size()).unwrap_or((0, 0)));
     let (events, _) = broadcast::channel(16_384);

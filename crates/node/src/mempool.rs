@@ -98,20 +98,41 @@ impl Mempool {
         Ok(())
     }
 
-    /// The oldest entries whose total size fits in `max_bytes`, at most `max_txs` of them.
+    /// The entries for a block, highest fee per gas first, at most `max_txs` of them within
+    /// `max_bytes`. One sender's entries keep their admission order (their sequence order): a
+    /// sender's next entry is a candidate only once the one before it is taken, and a sender
+    /// whose next entry does not fit is passed over for this block. Equal prices go oldest
+    /// first.
     pub fn reap(&self, max_bytes: usize, max_txs: usize) -> Vec<Entry> {
+        use std::cmp::Reverse;
+        use std::collections::{BinaryHeap, VecDeque};
+        // Per sender, in admission order; BTreeMap so that the walk does not depend on hashing.
+        let mut queues: BTreeMap<Address, VecDeque<(u64, &Entry)>> = BTreeMap::new();
+        for (id, e) in &self.order {
+            queues.entry(e.tx.signer).or_default().push_back((*id, e));
+        }
+        let price = |e: &Entry| e.tx.fee.0 / u128::from(e.tx.gas_limit.max(1));
+        let mut heads: BinaryHeap<(u128, Reverse<u64>, Address)> = BinaryHeap::new();
+        for (signer, q) in &queues {
+            if let Some((id, e)) = q.front() {
+                heads.push((price(e), Reverse(*id), *signer));
+            }
+        }
         let mut out = Vec::new();
         let mut total = 0usize;
-        for e in self.order.values() {
-            if out.len() >= max_txs {
-                break;
-            }
+        while out.len() < max_txs {
+            let Some((_, _, signer)) = heads.pop() else { break };
+            let Some(q) = queues.get_mut(&signer) else { continue };
+            let Some((_, e)) = q.pop_front() else { continue };
             let next = total.saturating_add(e.bytes.len());
             if next > max_bytes {
-                break;
+                continue; // this sender waits for the next block
             }
             total = next;
             out.push(e.clone());
+            if let Some((id, e)) = q.front() {
+                heads.push((price(e), Reverse(*id), signer));
+            }
         }
         out
     }
@@ -224,5 +245,27 @@ mod tests {
         m.remove([[1; 32]]);
         m.insert([3; 32], Arc::new(vec![0; 10]), tx_from([3; 32], 7)).unwrap();
         assert_eq!(m.size().0, 3);
+    }
+
+    fn priced(hash: u8, signer: u8, fee: u128, gas: u64) -> Arc<DecodedTx> {
+        let mut t = (*tx_from([hash; 32], signer)).clone();
+        t.fee = lantau_primitives::Amount(fee);
+        t.gas_limit = gas;
+        Arc::new(t)
+    }
+
+    #[test]
+    fn blocks_take_the_highest_fee_per_gas_first_and_keep_each_senders_order() {
+        let mut m = Mempool::new(10, 1_000, 10);
+        let mut add = |h: u8, signer: u8, fee: u128, gas: u64| m.insert([h; 32], Arc::new(vec![0; 10]), priced(h, signer, fee, gas)).unwrap();
+        add(1, 1, 1_000, 1_000); // sender 1: price 1, then price 5 (must follow)
+        add(2, 1, 5_000, 1_000);
+        add(3, 2, 3_000, 1_000); // sender 2: price 3
+        add(4, 3, 3_000, 1_000); // sender 3: price 3, admitted after sender 2's
+        add(5, 4, 2_000, 100); // sender 4: price 20
+        let order: Vec<u8> = m.reap(1_000, 10).iter().map(|e| e.hash[0]).collect();
+        assert_eq!(order, vec![5, 3, 4, 1, 2]);
+        // A block of two takes the two best heads.
+        assert_eq!(m.reap(1_000, 2).iter().map(|e| e.hash[0]).collect::<Vec<_>>(), vec![5, 3]);
     }
 }

@@ -296,9 +296,10 @@ pub async fn serve_abci(
 ) -> anyhow::Result<()> {
     let h = Home(home.to_path_buf());
     let _lock = crate::home::lock(home)?;
-    raise_open_files_limit();
+    let nofile = raise_open_files_limit();
     let mut cfg = NodeConfig::load(&h.config())?;
     opts.apply(&mut cfg);
+    fit_connections_to_descriptors(&mut cfg.http, nofile);
     let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
     let metrics = crate::metrics::Metrics::new(Some(h.state()));
     let app = Arc::new(App::load(h.state(), app_cfg, Indexer::with_metrics(metrics.clone())).await?);
@@ -350,9 +351,10 @@ pub async fn serve_abci(
 pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNode> {
     let h = Home(home.to_path_buf());
     let lock = crate::home::lock(home)?;
-    raise_open_files_limit();
+    let nofile = raise_open_files_limit();
     let mut cfg = NodeConfig::load(&h.config())?;
     opts.apply(&mut cfg);
+    fit_connections_to_descriptors(&mut cfg.http, nofile);
     let genesis = GenesisFile::load(&h.genesis())?;
     let vk = read_validator_key(&h.validator_key())?;
     let pk_bytes = base64::engine::general_purpose::STANDARD.decode(&vk.pub_key.value)?;
@@ -480,20 +482,47 @@ async fn serve_grpc(
 }
 
 /// Raises the process's soft open-files limit to its hard limit (as Go's runtime does for
-/// CometBFT): the HTTP servers' connection caps, gRPC and the store share one descriptor table,
-/// and a 1,024 soft limit is below what `[http] max_connections` allows.
-fn raise_open_files_limit() {
+/// CometBFT): the HTTP servers' connection caps, gRPC and the store share one descriptor table.
+/// Returns the soft limit in force afterwards (`None` when it cannot be read).
+fn raise_open_files_limit() -> Option<u64> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit/setrlimit with a valid resource and a pointer to a live rlimit.
     unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 || lim.rlim_cur >= lim.rlim_max {
-            return;
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return None;
         }
-        let from = lim.rlim_cur;
-        lim.rlim_cur = lim.rlim_max;
-        if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
-            tracing::debug!(from, to = lim.rlim_max, "raised the open-files limit");
+        if lim.rlim_cur < lim.rlim_max {
+            let from = lim.rlim_cur;
+            let raised = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                tracing::debug!(from, to = lim.rlim_max, "raised the open-files limit");
+                lim = raised;
+            }
         }
+    }
+    Some(lim.rlim_cur)
+}
+
+/// Listeners that accept connections: REST, CometBFT RPC, JSON-RPC HTTP and WebSocket,
+/// metrics, gRPC.
+const LISTENERS: u64 = 6;
+/// Descriptors kept for the store's files, the ABCI socket and everything else.
+const RESERVED_DESCRIPTORS: u64 = 256;
+
+/// Lowers `[http] max_connections` to what the descriptor limit allows every listener at once,
+/// so that connections held up to the cap never leave `accept` without a descriptor (then no
+/// one could connect, which the cap's eviction exists to prevent).
+fn fit_connections_to_descriptors(http: &mut crate::config::HttpConfig, nofile: Option<u64>) {
+    let Some(n) = nofile else { return };
+    let per = usize::try_from((n.saturating_sub(RESERVED_DESCRIPTORS) / LISTENERS).max(16)).unwrap_or(usize::MAX);
+    if http.max_connections > per {
+        tracing::warn!(
+            configured = http.max_connections,
+            allowed = per,
+            open_files_limit = n,
+            "http.max_connections lowered to fit the open-files limit; raise `ulimit -n` to serve more"
+        );
+        http.max_connections = per;
     }
 }
 
@@ -523,5 +552,22 @@ pub fn default_consensus_params() -> lantau_app::tendermint::consensus::Params {
         validator: consensus::params::ValidatorParams { pub_key_types: vec![public_key::Algorithm::Ed25519] },
         version: Some(consensus::params::VersionParams { app: 1 }),
         abci: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod descriptor_tests {
+    use super::*;
+
+    #[test]
+    fn connection_caps_fit_the_open_files_limit() {
+        let mut http = crate::config::HttpConfig::default();
+        fit_connections_to_descriptors(&mut http, Some(1_024));
+        assert_eq!(http.max_connections, 128, "(1024 - 256) / 6 listeners");
+        let mut http = crate::config::HttpConfig::default();
+        fit_connections_to_descriptors(&mut http, Some(1 << 20));
+        assert_eq!(http.max_connections, crate::config::HttpConfig::default().max_connections);
+        fit_connections_to_descriptors(&mut http, Some(100));
+        assert_eq!(http.max_connections, 16);
     }
 }

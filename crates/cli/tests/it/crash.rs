@@ -10,15 +10,20 @@ use lantau_primitives::{Coin, NATIVE_DENOM};
 use lantau_test_utils::{dev_addr, dev_key, poll};
 use serde_json::Value;
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 fn spawn(home: &std::path::Path, api: u16, rpc: u16) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_lantaud"))
-        .args(["start", "--home"])
+    spawn_with(Command::new(env!("CARGO_BIN_EXE_lantaud")), home, api, rpc, "100ms")
+}
+
+/// Starts `lantaud start` through `cmd` (the binary, or a wrapper such as `prlimit` whose
+/// arguments end with the binary) on these ports and block time.
+pub(crate) fn spawn_with(mut cmd: Command, home: &std::path::Path, api: u16, rpc: u16, block_time: &str) -> Child {
+    cmd.args(["start", "--home"])
         .arg(home)
-        .args(["--api.address", &format!("127.0.0.1:{api}"), "--rpc.laddr", &format!("127.0.0.1:{rpc}"), "--block-time", "100ms"])
+        .args(["--api.address", &format!("127.0.0.1:{api}"), "--rpc.laddr", &format!("127.0.0.1:{rpc}"), "--block-time", block_time])
         // Free ports for the Ethereum JSON-RPC and the metrics too: their defaults (8545/8546,
         // 26660) are shared by every node the suite starts at once.
         .args(["--json-rpc.address", &format!("127.0.0.1:{}", free_port()), "--json-rpc.ws-address", &format!("127.0.0.1:{}", free_port())])

@@ -3,6 +3,7 @@
 
 #![allow(unused_crate_dependencies, clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
 
+mod attacks;
 mod cli;
 mod crash;
 mod testnet;

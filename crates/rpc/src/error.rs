@@ -65,6 +65,10 @@ impl ApiError {
     pub fn failed_precondition(message: impl Into<String>) -> Self {
         Self { code: GrpcCode::FailedPrecondition, message: message.into() }
     }
+    /// Unavailable (HTTP 503): the node is busy; retry.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self { code: GrpcCode::Unavailable, message: message.into() }
+    }
     /// Internal (HTTP 500).
     pub fn internal(message: impl std::fmt::Display) -> Self {
         Self { code: GrpcCode::Internal, message: message.to_string() }

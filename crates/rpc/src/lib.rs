@@ -22,6 +22,7 @@ pub mod cometbft;
 pub mod error;
 pub mod eth;
 pub mod grpc;
+pub mod heavy;
 pub mod http;
 pub mod json;
 pub mod modules;

@@ -222,8 +222,9 @@ async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> A
         ("tx_hash" = Option<String>, Query, description = "Cosmos tx hash"),
         ("from" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("to" = Option<String>, Query, description = "RFC 3339, exclusive")),
-    responses((status = 200, description = "The answer", body = AuditLogResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = AuditLogResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
 async fn audit_log(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+    let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
     let filter = audit_filter(raw.as_deref())?;
     let entries = compliance::query::audit_log(&node.app().snapshot(), &filter).await.map_err(internal)?;
     Ok(Json(json!({"entries": to_json(&entries)?, "pagination": crate::json::page(entries.len())})))
@@ -256,8 +257,9 @@ fn audit_filter(raw: Option<&str>) -> Result<compliance::AuditFilter, ApiError> 
         ("tx_hash" = Option<String>, Query, description = "Cosmos tx hash"),
         ("from" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("to" = Option<String>, Query, description = "RFC 3339, exclusive")),
-    responses((status = 200, description = "The answer", body = FlagsResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = FlagsResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
 async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+    let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
     let mut f = compliance::flags::FlagFilter::default();
     for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
         if v.is_empty() {
@@ -385,8 +387,9 @@ async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>
     params(("period_start" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("period_end" = Option<String>, Query, description = "RFC 3339, exclusive"),
         ("format" = Option<String>, Query, description = "Accepted and ignored")),
-    responses((status = 200, description = "The answer", body = ReportResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = ReportResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
 async fn report(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+    let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
     let (mut from, mut to) = (None, None);
     for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
         if v.is_empty() {

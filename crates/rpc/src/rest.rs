@@ -235,8 +235,9 @@ pub(crate) fn form_urlencoded(s: &str) -> Vec<(String, String)> {
         ("pagination.limit" = Option<String>, Query, description = "Same as limit"),
         ("page" = Option<String>, Query, description = "Page number from 1"),
         ("order_by" = Option<String>, Query, description = "ORDER_BY_ASC (default) or ORDER_BY_DESC")),
-    responses((status = 200, description = "The answer", body = SearchResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    responses((status = 200, description = "The answer", body = SearchResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
 async fn search(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+    let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
     let p = parse_search_params(raw.as_deref());
     let text = match (&p.query, p.events.is_empty()) {
         (Some(q), _) if !q.trim().is_empty() => q.clone(),

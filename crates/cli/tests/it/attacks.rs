@@ -5,8 +5,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use lantau_client::{msg_send, RestClient, SignerData, TxBuilder};
-use lantau_primitives::{Coin, NATIVE_DENOM};
+use lantau_client::{msg_multi_send, msg_send, RestClient, SignerData, TxBuilder};
+use lantau_crypto::SecretKey;
+use lantau_primitives::{Address, Coin, NATIVE_DENOM};
 use lantau_test_utils::{dev_addr, dev_key, poll};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
@@ -38,77 +39,184 @@ async fn hoard(addr: &str, n: usize) -> Vec<TcpStream> {
     out
 }
 
+/// A dev chain in a child process, with what the attack tests read of it.
+struct Chain {
+    child: std::process::Child,
+    base: String,
+    rpc_url: String,
+    client: RestClient,
+    chain_id: String,
+}
+
+impl Chain {
+    /// Starts the binary through `wrapper` (e.g. `prlimit --nofile=…`; empty: directly).
+    async fn start(home: &std::path::Path, wrapper: &[&str], block_ms: u64) -> Chain {
+        let (api, rpc) = (free_port(), free_port());
+        let cmd = match wrapper.split_first() {
+            Some((prog, args)) if Command::new(prog).arg("--version").output().is_ok() => {
+                let mut c = Command::new(prog);
+                c.args(args).arg(env!("CARGO_BIN_EXE_lantaud"));
+                c
+            }
+            _ => Command::new(env!("CARGO_BIN_EXE_lantaud")),
+        };
+        let child = spawn_with(cmd, home, api, rpc, &format!("{block_ms}ms"));
+        let base = format!("http://127.0.0.1:{api}");
+        let client = RestClient::new(&base);
+        poll(Duration::from_secs(60), || async { client.chain_id().await.is_ok() }).await.unwrap();
+        let chain_id = client.chain_id().await.unwrap();
+        Chain { child, base, rpc_url: format!("http://127.0.0.1:{rpc}"), client, chain_id }
+    }
+
+    async fn latest_height(&self) -> u64 {
+        let v: Value = reqwest::get(format!("{}/cosmos/base/tendermint/v1beta1/blocks/latest", self.base)).await.unwrap().json().await.unwrap();
+        v["block"]["header"]["height"].as_str().and_then(|s| s.parse().ok()).unwrap()
+    }
+
+    /// The widest interval between consecutive blocks of `from..=to`.
+    async fn widest_interval(&self, from: u64, to: u64) -> time::Duration {
+        let mut times = Vec::new();
+        for h in from..=to {
+            let v: Value = reqwest::get(format!("{}/cosmos/base/tendermint/v1beta1/blocks/{h}", self.base)).await.unwrap().json().await.unwrap();
+            let t = v["block"]["header"]["time"].as_str().unwrap().to_string();
+            times.push(time::OffsetDateTime::parse(&t, &time::format_description::well_known::Rfc3339).unwrap());
+        }
+        times.windows(2).map(|w| w[1] - w[0]).max().unwrap_or_default()
+    }
+
+    /// Signs `msgs` for `key` at `seq` and broadcasts SYNC (admission must accept it).
+    async fn submit(&self, key: &SecretKey, seq: u64, b: TxBuilder) -> String {
+        let (num, _) = self.client.account(&key.address()).await.unwrap().unwrap();
+        let tx = b.sign(key, &SignerData { chain_id: self.chain_id.clone(), account_number: num, sequence: seq });
+        let r = self.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.expect("REST takes a broadcast");
+        assert_eq!(r.code, 0, "{}", r.raw_log);
+        r.txhash
+    }
+
+    /// Ordinary transfers from `key`, each confirmed, and `/status` of the CometBFT RPC asked
+    /// within a second after each, for `how_long`: how many landed.
+    async fn steady_transfers(&self, key: &SecretKey, how_long: Duration) -> u32 {
+        let quick = reqwest::Client::builder().timeout(Duration::from_secs(1)).build().unwrap();
+        let (_, mut seq) = self.client.account(&key.address()).await.unwrap().unwrap();
+        let started = Instant::now();
+        let mut landed = 0;
+        while started.elapsed() < how_long {
+            let b = TxBuilder::new(vec![msg_send(&key.address(), &dev_addr("carol"), &[Coin::new(NATIVE_DENOM, 1u128)])]);
+            let hash = self.submit(key, seq, b).await;
+            let r = self.client.wait_for_tx(&hash, Duration::from_secs(10), Duration::from_millis(50)).await.expect("the transfer lands");
+            assert_eq!(r.code, 0);
+            seq += 1;
+            landed += 1;
+            let st = quick.get(format!("{}/status", self.rpc_url)).send().await.expect("the CometBFT RPC answers within a second");
+            assert_eq!(st.status(), 200);
+        }
+        landed
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Attack 4 of issue 15, as reported: 1,100 sockets on each of REST and the CometBFT RPC that
 /// never finish their requests, against a node held to 1,024 descriptors (`prlimit`, hard and
-/// soft), while alice sends bob a transfer after another through the same REST API.
+/// soft; without util-linux the default limit), while alice sends transfers one after another
+/// through the same REST API.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sockets_that_never_finish_their_requests_do_not_stop_blocks_transfers_or_the_apis() {
     const BLOCK_MS: u64 = 500;
     let home = tempfile::tempdir().unwrap();
-    let (api, rpc) = (free_port(), free_port());
-    let (base, rpc_url) = (format!("http://127.0.0.1:{api}"), format!("http://127.0.0.1:{rpc}"));
-    let mut cmd = Command::new("prlimit");
-    cmd.args(["--nofile=1024:1024", "--", env!("CARGO_BIN_EXE_lantaud")]);
-    if Command::new("prlimit").arg("--version").output().is_err() {
-        cmd = Command::new(env!("CARGO_BIN_EXE_lantaud")); // without util-linux: the default limit
-    }
-    let mut child = spawn_with(cmd, home.path(), api, rpc, &format!("{BLOCK_MS}ms"));
-    let client = RestClient::new(&base);
-    poll(Duration::from_secs(60), || async { client.chain_id().await.is_ok() }).await.unwrap();
-    let chain_id = client.chain_id().await.unwrap();
-    let alice = dev_key("alice");
-    let (num, mut seq) = client.account(&alice.address()).await.unwrap().unwrap();
-    let pid = child.id();
+    let chain = Chain::start(home.path(), &["prlimit", "--nofile=1024:1024", "--"], BLOCK_MS).await;
+    let pid = chain.child.id();
     let rss_before = rss_bytes(pid);
-    let first_height = latest_height(&base).await;
+    let first_height = chain.latest_height().await;
 
-    let mut held = hoard(&format!("127.0.0.1:{api}"), 1_100).await;
-    held.extend(hoard(&format!("127.0.0.1:{rpc}"), 1_100).await);
+    let addr = |url: &str| url.trim_start_matches("http://").to_string();
+    let mut held = hoard(&addr(&chain.base), 1_100).await;
+    held.extend(hoard(&addr(&chain.rpc_url), 1_100).await);
     assert!(held.len() > 2_000, "could not open the attack's sockets: {}", held.len());
 
-    // Transfers through the attacked REST API, each confirmed; both APIs asked within a second.
-    let quick = reqwest::Client::builder().timeout(Duration::from_secs(1)).build().unwrap();
-    let started = Instant::now();
-    let mut landed = 0;
-    while started.elapsed() < Duration::from_secs(8) {
-        let tx = TxBuilder::new(vec![msg_send(&alice.address(), &dev_addr("bob"), &[Coin::new(NATIVE_DENOM, 1u128)])])
-            .sign(&alice, &SignerData { chain_id: chain_id.clone(), account_number: num, sequence: seq });
-        let b = client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.expect("REST takes a broadcast under attack");
-        assert_eq!(b.code, 0, "{}", b.raw_log);
-        let r = client.wait_for_tx(&b.txhash, Duration::from_secs(10), Duration::from_millis(50)).await.expect("the transfer lands");
-        assert_eq!(r.code, 0);
-        seq += 1;
-        landed += 1;
-        let st = quick.get(format!("{rpc_url}/status")).send().await.expect("the CometBFT RPC answers within a second");
-        assert_eq!(st.status(), 200);
-    }
+    let landed = chain.steady_transfers(&dev_key("alice"), Duration::from_secs(8)).await;
     let rss_attacked = rss_bytes(pid);
     drop(held);
     assert!(landed >= 4, "only {landed} transfers landed in 8 s of attack");
-
-    // Blocks kept coming: no interval over three block times.
-    let last_height = latest_height(&base).await;
-    let mut times = Vec::new();
-    for h in first_height..=last_height {
-        let v: Value = reqwest::get(format!("{base}/cosmos/base/tendermint/v1beta1/blocks/{h}")).await.unwrap().json().await.unwrap();
-        let t = v["block"]["header"]["time"].as_str().unwrap().to_string();
-        times.push(time::OffsetDateTime::parse(&t, &time::format_description::well_known::Rfc3339).unwrap());
-    }
-    let widest = times.windows(2).map(|w| w[1] - w[0]).max().unwrap_or_default();
-    // Memory: what the node holds for the attack's sockets stays small.
+    let last_height = chain.latest_height().await;
+    let widest = chain.widest_interval(first_height, last_height).await;
     let grown = rss_attacked.saturating_sub(rss_before);
     eprintln!(
-        "attack: {landed} transfers landed, blocks {first_height}..={last_height}, widest interval {widest}, node RSS {} -> {} MiB",
+        "sockets: {landed} transfers landed, blocks {first_height}..={last_height}, widest interval {widest}, node RSS {} -> {} MiB",
         rss_before >> 20,
         rss_attacked >> 20
     );
     assert!(widest < time::Duration::milliseconds(3 * BLOCK_MS as i64), "a block came {widest} after the one before (block time {BLOCK_MS} ms)");
     assert!(grown < 128 << 20, "the node's resident memory grew by {} MiB under the attack", grown >> 20);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    chain.stop();
 }
 
-async fn latest_height(base: &str) -> u64 {
-    let v: Value = reqwest::get(format!("{base}/cosmos/base/tendermint/v1beta1/blocks/latest")).await.unwrap().json().await.unwrap();
-    v["block"]["header"]["height"].as_str().and_then(|s| s.parse().ok()).unwrap()
+/// Attack 2 of issue 15: large transactions (multi-sends of 200 fresh outputs), then eight
+/// clients asking at once, again and again, for the broadest searches and the whole audit log,
+/// while bob sends ordinary transfers. Every answer is a page within the response cap or a
+/// 400 saying how to narrow the query, never a 5xx; blocks, transfers and the RPC keep going.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_broad_queries_does_not_stop_blocks_transfers_or_the_apis() {
+    const BLOCK_MS: u64 = 500;
+    let home = tempfile::tempdir().unwrap();
+    let chain = Chain::start(home.path(), &[], BLOCK_MS).await;
+    let alice = dev_key("alice");
+    let (_, mut seq) = chain.client.account(&alice.address()).await.unwrap().unwrap();
+    let mut last = String::new();
+    for t in 0..20u8 {
+        let outputs: Vec<(Address, Vec<Coin>)> = (0..200u8).map(|i| (Address([t, i, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7]), vec![Coin::new(NATIVE_DENOM, 1u128)])).collect();
+        let msg = msg_multi_send(&alice.address(), &[Coin::new(NATIVE_DENOM, 200u128)], &outputs);
+        last = chain.submit(&alice, seq, TxBuilder::new(vec![msg]).gas(20_000_000)).await;
+        seq += 1;
+    }
+    chain.client.wait_for_tx(&last, Duration::from_secs(60), Duration::from_millis(100)).await.expect("the multi-sends land");
+
+    let pid = chain.child.id();
+    let rss_before = rss_bytes(pid);
+    let first_height = chain.latest_height().await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let urls = [
+        format!("{}/cosmos/tx/v1beta1/txs?query=message.sender='{}'&limit=100", chain.base, alice.address()),
+        format!("{}/cosmos/tx/v1beta1/txs?query=tx.height>0&limit=100&order_by=ORDER_BY_DESC", chain.base),
+        format!("{}/chain/compliance/v1/audit_log", chain.base),
+        format!("{}/tx_search?query=\"tx.height>0\"&per_page=100", chain.rpc_url),
+    ];
+    let mut flood = Vec::new();
+    for c in 0..8usize {
+        let (stop, url) = (stop.clone(), urls[c % urls.len()].clone());
+        flood.push(tokio::spawn(async move {
+            let http = reqwest::Client::new();
+            let mut answers = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let r = http.get(&url).send().await.expect("the server answers");
+                let status = r.status().as_u16();
+                let _ = r.bytes().await;
+                assert!(status == 200 || status == 400, "{url}: HTTP {status}");
+                answers += 1;
+            }
+            answers
+        }));
+    }
+    let landed = chain.steady_transfers(&dev_key("bob"), Duration::from_secs(8)).await;
+    let rss_attacked = rss_bytes(pid);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut answered = 0;
+    for f in flood {
+        answered += f.await.unwrap();
+    }
+    assert!(landed >= 4, "only {landed} transfers landed in 8 s of the flood");
+    let last_height = chain.latest_height().await;
+    let widest = chain.widest_interval(first_height, last_height).await;
+    let grown = rss_attacked.saturating_sub(rss_before);
+    eprintln!(
+        "queries: {answered} broad queries answered, {landed} transfers landed, blocks {first_height}..={last_height}, widest interval {widest}, node RSS {} -> {} MiB",
+        rss_before >> 20,
+        rss_attacked >> 20
+    );
+    assert!(widest < time::Duration::milliseconds(3 * BLOCK_MS as i64), "a block came {widest} after the one before (block time {BLOCK_MS} ms)");
+    assert!(grown < 512 << 20, "the node's resident memory grew by {} MiB under the flood", grown >> 20);
+    chain.stop();
 }

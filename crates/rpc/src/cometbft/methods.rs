@@ -322,6 +322,7 @@ async fn tx(node: &Node, p: &Params) -> Result<Value, RpcError> {
 }
 
 async fn tx_search(node: &Node, p: &Params) -> Result<Value, RpcError> {
+    let _turn = crate::heavy::turn().await.map_err(RpcError::limit_exceeded)?;
     let text = required(p.string("query")?, "query")?;
     let query = Query::parse(&text).map_err(|e| RpcError::invalid_params(e.to_string()))?;
     let _prove = p.bool("prove")?;

@@ -220,3 +220,77 @@ async fn a_flood_of_broad_queries_does_not_stop_blocks_transfers_or_the_apis() {
     assert!(grown < 512 << 20, "the node's resident memory grew by {} MiB under the flood", grown >> 20);
     chain.stop();
 }
+
+/// Attack 3 of issue 15: thirty WebSocket subscribers to every transaction (half of them never
+/// read) and thirty large transactions (multi-sends of 200 outputs, 200 transfer events each),
+/// while bob sends transfers. Event delivery never waits for a subscriber: once the large
+/// transactions have executed, blocks keep their pace while their events are delivered,
+/// `/status` answers within a second, every reading subscriber gets every event, and the ones
+/// that never read hold nothing up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribers_that_do_not_read_do_not_stop_blocks_transfers_or_the_apis() {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    const BLOCK_MS: u64 = 500;
+    let home = tempfile::tempdir().unwrap();
+    let chain = Chain::start(home.path(), &[], BLOCK_MS).await;
+    let ws_url = format!("{}/websocket", chain.rpc_url.replace("http://", "ws://"));
+    let subscribe = r#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"query":"tm.event='Tx'"}}"#;
+    let mut readers = Vec::new();
+    let mut idle = Vec::new();
+    for i in 0..30 {
+        let (mut ws, _) = tokio_tungstenite::connect_async(&ws_url).await.expect("websocket connects");
+        ws.send(Message::text(subscribe)).await.unwrap();
+        let ack = ws.next().await.expect("an answer").unwrap();
+        assert!(ack.to_text().unwrap().contains("\"result\":{}"), "{ack:?}");
+        if i % 2 == 0 {
+            readers.push(tokio::spawn(async move {
+                let mut events = 0u32;
+                while let Some(Ok(m)) = ws.next().await {
+                    if m.is_text() {
+                        events += 1;
+                    }
+                }
+                events
+            }));
+        } else {
+            idle.push(ws); // subscribed, never read
+        }
+    }
+    let pid = chain.child.id();
+    let rss_before = rss_bytes(pid);
+    let alice = dev_key("alice");
+    let (_, mut seq) = chain.client.account(&alice.address()).await.unwrap().unwrap();
+    let mut last = String::new();
+    for t in 0..30u8 {
+        let outputs: Vec<(Address, Vec<Coin>)> = (0..200u8).map(|i| (Address([t, i, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9]), vec![Coin::new(NATIVE_DENOM, 1u128)])).collect();
+        let msg = msg_multi_send(&alice.address(), &[Coin::new(NATIVE_DENOM, 200u128)], &outputs);
+        last = chain.submit(&alice, seq, TxBuilder::new(vec![msg]).gas(20_000_000)).await;
+        seq += 1;
+    }
+    // Measured from the block after they executed (what executing them costs is attack 1's):
+    // their events reach the subscribers during the window.
+    let landed_at = chain.client.wait_for_tx(&last, Duration::from_secs(60), Duration::from_millis(50)).await.expect("the multi-sends land").height.parse::<u64>().unwrap();
+    let first_height = landed_at + 1;
+    poll(Duration::from_secs(10), || async { chain.latest_height().await >= first_height }).await.unwrap();
+    let landed = chain.steady_transfers(&dev_key("bob"), Duration::from_secs(8)).await;
+    let rss_attacked = rss_bytes(pid);
+    let last_height = chain.latest_height().await;
+    let widest = chain.widest_interval(first_height, last_height).await;
+    drop(idle);
+    chain.stop(); // ends the readers' streams
+    let mut delivered = Vec::new();
+    for r in readers {
+        delivered.push(r.await.unwrap());
+    }
+    let grown = rss_attacked.saturating_sub(rss_before);
+    eprintln!(
+        "subscribers: events per reader {delivered:?}, {landed} transfers landed, blocks {first_height}..={last_height}, widest interval {widest}, node RSS {} -> {} MiB",
+        rss_before >> 20,
+        rss_attacked >> 20
+    );
+    assert!(landed >= 4, "only {landed} transfers landed in 8 s");
+    assert!(delivered.iter().all(|n| *n >= 30), "a reading subscriber missed events: {delivered:?}");
+    assert!(widest < time::Duration::milliseconds(3 * BLOCK_MS as i64), "a block came {widest} after the one before (block time {BLOCK_MS} ms)");
+    assert!(grown < 512 << 20, "the node's resident memory grew by {} MiB", grown >> 20);
+}

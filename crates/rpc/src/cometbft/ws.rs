@@ -16,7 +16,9 @@ use axum::response::Response;
 use futures::stream::SplitSink;
 use futures::{SinkExt, StreamExt};
 use lantau_event_query::Query;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
+use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
@@ -24,7 +26,51 @@ use tokio::task::{AbortHandle, JoinSet};
 use super::jsonrpc::{self, failure, success, Request, RpcError};
 use super::methods::{self, Node};
 use super::render;
-use crate::api::{tx_event_map, NodeEvent};
+use crate::api::{tx_event_map, NodeEvent, TxRecord};
+
+// === one rendering of a transaction for every subscriber ===
+
+/// What every subscription needs of one committed transaction: its event map (to match
+/// queries against) and the JSON of its `value` and `events`, rendered once and shared. Thirty
+/// subscribers of large transactions each rendering them kept the runtime's threads busy long
+/// enough to delay blocks by seconds (issue 15, attack 3).
+struct RenderedTx {
+    map: std::collections::BTreeMap<String, Vec<String>>,
+    value: Box<RawValue>,
+    events: Box<RawValue>,
+}
+
+/// The recent renderings, by the event's allocation; each entry holds its record, so the
+/// address cannot be reused while it is cached.
+type RenderCache = std::collections::VecDeque<(Arc<TxRecord>, Arc<RenderedTx>)>;
+
+/// Transactions whose rendering is kept for subscribers a little behind the others (one that
+/// is further behind renders again).
+const RENDER_CACHE: usize = 64;
+
+fn raw<T: serde::Serialize + ?Sized>(v: &T) -> Option<Box<RawValue>> {
+    serde_json::value::to_raw_value(v).ok()
+}
+
+fn rendered(rec: &Arc<TxRecord>) -> Option<Arc<RenderedTx>> {
+    static CACHE: std::sync::OnceLock<parking_lot::Mutex<RenderCache>> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some((_, r)) = cache.lock().iter().find(|(k, _)| Arc::ptr_eq(k, rec)) {
+        return Some(r.clone());
+    }
+    let map = tx_event_map(rec);
+    let value = raw(&json!({ "TxResult": render::tx_result_event(rec) }))?;
+    let events = raw(&map)?;
+    let r = Arc::new(RenderedTx { map, value, events });
+    let mut c = cache.lock();
+    if !c.iter().any(|(k, _)| Arc::ptr_eq(k, rec)) {
+        if c.len() >= RENDER_CACHE {
+            c.pop_front();
+        }
+        c.push_back((rec.clone(), r.clone()));
+    }
+    Some(r)
+}
 
 // === limits ===
 
@@ -284,6 +330,34 @@ impl Forwarder {
         }
     }
 
+    /// A Tx event's message from its shared rendering: only the envelope is written here.
+    fn tx_message(&self, r: &RenderedTx) -> String {
+        #[derive(serde::Serialize)]
+        struct Data<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            value: &'a RawValue,
+        }
+        #[derive(serde::Serialize)]
+        struct Result<'a> {
+            query: &'a str,
+            data: Data<'a>,
+            events: &'a RawValue,
+        }
+        #[derive(serde::Serialize)]
+        struct Envelope<'a> {
+            jsonrpc: &'static str,
+            id: &'a Value,
+            result: Result<'a>,
+        }
+        let env = Envelope {
+            jsonrpc: "2.0",
+            id: &self.id,
+            result: Result { query: &self.text, data: Data { kind: "tendermint/event/Tx", value: &r.value }, events: &r.events },
+        };
+        serde_json::to_string(&env).unwrap_or_default()
+    }
+
     fn message(&self, kind: &str, value: Value, events: &impl serde::Serialize) -> String {
         let result = json!({
             "query": self.text,
@@ -299,10 +373,10 @@ impl Forwarder {
         let mut out = Vec::new();
         match ev {
             NodeEvent::Tx(rec) => {
-                let map = tx_event_map(rec);
-                if self.query.matches(&map) {
-                    let value = json!({ "TxResult": render::tx_result_event(rec) });
-                    out.push(self.message("Tx", value, &map));
+                if let Some(r) = rendered(rec) {
+                    if self.query.matches(&r.map) {
+                        out.push(self.tx_message(&r));
+                    }
                 }
             }
             NodeEvent::NewBlock { block, events } => {

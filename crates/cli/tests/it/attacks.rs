@@ -113,6 +113,45 @@ impl Chain {
         landed
     }
 
+    /// `count` multi-sends of 200 fresh outputs each (200 transfer events) from `key`, sent
+    /// without waiting; the last one's hash.
+    async fn multi_sends(&self, key: &SecretKey, count: u8, tag: u8) -> String {
+        let (_, mut seq) = self.client.account(&key.address()).await.unwrap().unwrap();
+        let mut last = String::new();
+        for t in 0..count {
+            let outputs: Vec<(Address, Vec<Coin>)> = (0..200u8)
+                .map(|i| {
+                    let mut a = [tag; 20];
+                    a[0] = t;
+                    a[1] = i;
+                    (Address(a), vec![Coin::new(NATIVE_DENOM, 1u128)])
+                })
+                .collect();
+            let msg = msg_multi_send(&key.address(), &[Coin::new(NATIVE_DENOM, 200u128)], &outputs);
+            last = self.submit(key, seq, TxBuilder::new(vec![msg]).gas(20_000_000)).await;
+            seq += 1;
+        }
+        last
+    }
+
+    /// The bounds over an attack that ran from `first_height` until now: transfers kept
+    /// landing, no block interval over three block times, the node's memory grew by less than
+    /// `max_growth` (`rss`: before and during).
+    async fn check_live(&self, what: &str, landed: u32, first_height: u64, block_ms: u64, rss: (u64, u64), max_growth: u64) {
+        let last_height = self.latest_height().await;
+        let widest = self.widest_interval(first_height, last_height).await;
+        eprintln!(
+            "{what}: {landed} transfers landed, blocks {first_height}..={last_height}, widest interval {widest}, node RSS {} -> {} MiB",
+            rss.0 >> 20,
+            rss.1 >> 20
+        );
+        assert!(landed >= 4, "{what}: only {landed} transfers landed in 8 s");
+        let bound = time::Duration::milliseconds(i64::try_from(3 * block_ms).unwrap());
+        assert!(widest < bound, "{what}: a block came {widest} after the one before (block time {block_ms} ms)");
+        let grown = rss.1.saturating_sub(rss.0);
+        assert!(grown < max_growth, "{what}: the node's resident memory grew by {} MiB", grown >> 20);
+    }
+
     fn stop(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -140,17 +179,7 @@ async fn sockets_that_never_finish_their_requests_do_not_stop_blocks_transfers_o
     let landed = chain.steady_transfers(&dev_key("alice"), Duration::from_secs(8)).await;
     let rss_attacked = rss_bytes(pid);
     drop(held);
-    assert!(landed >= 4, "only {landed} transfers landed in 8 s of attack");
-    let last_height = chain.latest_height().await;
-    let widest = chain.widest_interval(first_height, last_height).await;
-    let grown = rss_attacked.saturating_sub(rss_before);
-    eprintln!(
-        "sockets: {landed} transfers landed, blocks {first_height}..={last_height}, widest interval {widest}, node RSS {} -> {} MiB",
-        rss_before >> 20,
-        rss_attacked >> 20
-    );
-    assert!(widest < time::Duration::milliseconds(3 * BLOCK_MS as i64), "a block came {widest} after the one before (block time {BLOCK_MS} ms)");
-    assert!(grown < 128 << 20, "the node's resident memory grew by {} MiB under the attack", grown >> 20);
+    chain.check_live("sockets", landed, first_height, BLOCK_MS, (rss_before, rss_attacked), 128 << 20).await;
     chain.stop();
 }
 
@@ -164,14 +193,7 @@ async fn a_flood_of_broad_queries_does_not_stop_blocks_transfers_or_the_apis() {
     let home = tempfile::tempdir().unwrap();
     let chain = Chain::start(home.path(), &[], BLOCK_MS).await;
     let alice = dev_key("alice");
-    let (_, mut seq) = chain.client.account(&alice.address()).await.unwrap().unwrap();
-    let mut last = String::new();
-    for t in 0..20u8 {
-        let outputs: Vec<(Address, Vec<Coin>)> = (0..200u8).map(|i| (Address([t, i, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7]), vec![Coin::new(NATIVE_DENOM, 1u128)])).collect();
-        let msg = msg_multi_send(&alice.address(), &[Coin::new(NATIVE_DENOM, 200u128)], &outputs);
-        last = chain.submit(&alice, seq, TxBuilder::new(vec![msg]).gas(20_000_000)).await;
-        seq += 1;
-    }
+    let last = chain.multi_sends(&alice, 20, 7).await;
     chain.client.wait_for_tx(&last, Duration::from_secs(60), Duration::from_millis(100)).await.expect("the multi-sends land");
 
     let pid = chain.child.id();
@@ -207,17 +229,8 @@ async fn a_flood_of_broad_queries_does_not_stop_blocks_transfers_or_the_apis() {
     for f in flood {
         answered += f.await.unwrap();
     }
-    assert!(landed >= 4, "only {landed} transfers landed in 8 s of the flood");
-    let last_height = chain.latest_height().await;
-    let widest = chain.widest_interval(first_height, last_height).await;
-    let grown = rss_attacked.saturating_sub(rss_before);
-    eprintln!(
-        "queries: {answered} broad queries answered, {landed} transfers landed, blocks {first_height}..={last_height}, widest interval {widest}, node RSS {} -> {} MiB",
-        rss_before >> 20,
-        rss_attacked >> 20
-    );
-    assert!(widest < time::Duration::milliseconds(3 * BLOCK_MS as i64), "a block came {widest} after the one before (block time {BLOCK_MS} ms)");
-    assert!(grown < 512 << 20, "the node's resident memory grew by {} MiB under the flood", grown >> 20);
+    eprintln!("queries: {answered} broad queries answered");
+    chain.check_live("queries", landed, first_height, BLOCK_MS, (rss_before, rss_attacked), 512 << 20).await;
     chain.stop();
 }
 
@@ -259,15 +272,7 @@ async fn subscribers_that_do_not_read_do_not_stop_blocks_transfers_or_the_apis()
     }
     let pid = chain.child.id();
     let rss_before = rss_bytes(pid);
-    let alice = dev_key("alice");
-    let (_, mut seq) = chain.client.account(&alice.address()).await.unwrap().unwrap();
-    let mut last = String::new();
-    for t in 0..30u8 {
-        let outputs: Vec<(Address, Vec<Coin>)> = (0..200u8).map(|i| (Address([t, i, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9]), vec![Coin::new(NATIVE_DENOM, 1u128)])).collect();
-        let msg = msg_multi_send(&alice.address(), &[Coin::new(NATIVE_DENOM, 200u128)], &outputs);
-        last = chain.submit(&alice, seq, TxBuilder::new(vec![msg]).gas(20_000_000)).await;
-        seq += 1;
-    }
+    let last = chain.multi_sends(&dev_key("alice"), 30, 9).await;
     // Measured from the block after they executed (what executing them costs is attack 1's):
     // their events reach the subscribers during the window.
     let landed_at = chain.client.wait_for_tx(&last, Duration::from_secs(60), Duration::from_millis(50)).await.expect("the multi-sends land").height.parse::<u64>().unwrap();
@@ -275,22 +280,13 @@ async fn subscribers_that_do_not_read_do_not_stop_blocks_transfers_or_the_apis()
     poll(Duration::from_secs(10), || async { chain.latest_height().await >= first_height }).await.unwrap();
     let landed = chain.steady_transfers(&dev_key("bob"), Duration::from_secs(8)).await;
     let rss_attacked = rss_bytes(pid);
-    let last_height = chain.latest_height().await;
-    let widest = chain.widest_interval(first_height, last_height).await;
+    chain.check_live("subscribers", landed, first_height, BLOCK_MS, (rss_before, rss_attacked), 512 << 20).await;
     drop(idle);
     chain.stop(); // ends the readers' streams
     let mut delivered = Vec::new();
     for r in readers {
         delivered.push(r.await.unwrap());
     }
-    let grown = rss_attacked.saturating_sub(rss_before);
-    eprintln!(
-        "subscribers: events per reader {delivered:?}, {landed} transfers landed, blocks {first_height}..={last_height}, widest interval {widest}, node RSS {} -> {} MiB",
-        rss_before >> 20,
-        rss_attacked >> 20
-    );
-    assert!(landed >= 4, "only {landed} transfers landed in 8 s");
+    eprintln!("subscribers: events per reader {delivered:?}");
     assert!(delivered.iter().all(|n| *n >= 30), "a reading subscriber missed events: {delivered:?}");
-    assert!(widest < time::Duration::milliseconds(3 * BLOCK_MS as i64), "a block came {widest} after the one before (block time {BLOCK_MS} ms)");
-    assert!(grown < 512 << 20, "the node's resident memory grew by {} MiB", grown >> 20);
 }

@@ -48,6 +48,13 @@ struct Chain {
     chain_id: String,
 }
 
+impl Drop for Chain {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Chain {
     /// Starts the binary through `wrapper` (e.g. `prlimit --nofile=…`; empty: directly).
     async fn start(home: &std::path::Path, wrapper: &[&str], block_ms: u64) -> Chain {
@@ -152,10 +159,8 @@ impl Chain {
         assert!(grown < max_growth, "{what}: the node's resident memory grew by {} MiB", grown >> 20);
     }
 
-    fn stop(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    /// Stops the node (also done on drop: a failing test leaves no node running).
+    fn stop(self) {}
 }
 
 /// Attack 4 of issue 15, as reported: 1,100 sockets on each of REST and the CometBFT RPC that

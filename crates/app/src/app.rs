@@ -307,6 +307,17 @@ impl App {
         self.chain_id.read().clone()
     }
 
+    /// The consensus parameter `block.max_gas` of the latest committed state: the most gas
+    /// (summed gas limits) one block may carry; `None` when unlimited (-1).
+    pub async fn max_block_gas(&self) -> Result<Option<u64>, AppError> {
+        Self::max_block_gas_at(self.cached_snapshot()).await
+    }
+
+    async fn max_block_gas_at<S: cnidarium::StateRead>(snap: S) -> Result<Option<u64>, AppError> {
+        let raw = snap.get_raw(state_key::MAX_BLOCK_GAS).await.map_err(AppError::store)?;
+        Ok(raw.and_then(|b| b.as_slice().try_into().ok().map(i64::from_be_bytes)).and_then(|g| u64::try_from(g).ok()))
+    }
+
     /// The height of the last committed block (0 before the first block).
     pub async fn last_height(&self) -> Result<u64, AppError> {
         Self::height_at(&self.snapshot()).await
@@ -448,6 +459,18 @@ impl App {
             Err(out) => return *out,
         };
         let (hash, sender, gas_wanted) = (decoded.hash, Some((decoded.signer, decoded.sequence)), decoded.gas_limit);
+        // No block could carry a transaction wanting more gas than `block.max_gas`.
+        let over_block = match Self::max_block_gas_at(self.cached_snapshot()).await {
+            Ok(Some(max)) if decoded.gas_limit > max => Some(TxError::from(SdkError::InvalidGasLimit(format!(
+                "gas limit {} exceeds the block's maximum gas {max} (consensus parameter block.max_gas)",
+                decoded.gas_limit
+            )))),
+            Ok(_) => None,
+            Err(e) => Some(ante_internal(e)),
+        };
+        if let Some(e) = over_block {
+            return CheckOutcome { hash, sender, gas_wanted, gas_used: 0, result: Err(e), decoded: Some(decoded) };
+        }
         // Verify the signature before taking the check lock, so admissions verify in parallel.
         // The account number is immutable once assigned, so the committed snapshot is as good as
         // the check overlay for it; the ante below hits the cache.
@@ -603,9 +626,12 @@ impl App {
         let mut out = Vec::with_capacity(txs.len());
         let snap = self.cached_snapshot();
         // The block's gas: the sum of its transactions' gas limits, against `block.max_gas`.
-        let max_gas = match snap.get_raw(state_key::MAX_BLOCK_GAS).await {
-            Ok(Some(b)) => b.as_slice().try_into().ok().map(i64::from_be_bytes).and_then(|g| u64::try_from(g).ok()),
-            _ => None,
+        let max_gas = match Self::max_block_gas_at(&snap).await {
+            Ok(m) => m,
+            Err(e) => {
+                let e = ante_internal(e);
+                return txs.iter().map(|_| Err(e.clone())).collect();
+            }
         };
         let mut block_gas = 0u64;
         let block = match (Self::height_at(snap.snapshot()).await, self.block_time_at(snap.snapshot()).await) {
@@ -727,9 +753,22 @@ impl App {
         }
         let block = BlockCtx { height, time: to_offset(req.time), chain_id: self.chain_id() };
         let base_version = snap.version();
+        let max_gas = Self::max_block_gas_at(&snap).await?;
         let mut state = StateDelta::new(snap);
         let mut tx_results = Vec::with_capacity(req.txs.len());
+        // ProcessProposal refuses a block over `block.max_gas`; should one be decided anyway,
+        // the transactions past the limit fail (code 11) without executing, on every replica.
+        let mut block_gas = 0u64;
         for t in &req.txs {
+            let wanted = self.decode_known(t).map(|d| d.gas_limit).unwrap_or(0);
+            block_gas = block_gas.saturating_add(wanted);
+            if let Some(max) = max_gas.filter(|m| block_gas > *m) {
+                let e = TxError::from(SdkError::OutOfGas(format!(
+                    "the block's gas limits reach {block_gas}, over the consensus maximum {max}: not executed"
+                )));
+                tx_results.push(exec_err(&e, wanted, 0, vec![]));
+                continue;
+            }
             tx_results.push(self.deliver_tx(&mut state, t, &block).await);
         }
         // The offered decodings served this block.

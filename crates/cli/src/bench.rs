@@ -58,6 +58,27 @@ pub(crate) struct BenchArgs {
     /// node's Ethereum JSON-RPC (implies the `--stablecoin` genesis).
     #[arg(long)]
     evm: bool,
+    /// Send MsgMultiSend transactions of this many outputs each, every output to an address
+    /// that has never held anything (issue 15's attack 1), instead of transfers. Their gas
+    /// limit is the simulated gas of the first one plus a fifth. The report gives what a
+    /// block's gas costs in time (`--output json`: `finalize_and_commit_us_per_mgas`).
+    #[arg(long, default_value_t = 0)]
+    multi_send: usize,
+}
+
+/// The `k`-th fresh output of multi-send `seq` from bench account `i`: an address no one holds.
+fn fresh_output(i: usize, seq: u64, k: usize) -> lantau_primitives::Address {
+    let h = lantau_crypto::sha256(format!("lantau-bench-fresh-{i}-{seq}-{k}").as_bytes());
+    let mut a = [0u8; 20];
+    a.copy_from_slice(&h[..20]);
+    lantau_primitives::Address(a)
+}
+
+/// Bench account `i`'s multi-send `seq`: 1 base unit to each of `n` fresh outputs.
+fn multi_send_builder(keys: &[SecretKey], i: usize, seq: u64, n: usize, gas: u64) -> TxBuilder {
+    let outputs: Vec<_> = (0..n).map(|k| (fresh_output(i, seq, k), vec![Coin::new(NATIVE_DENOM, 1u128)])).collect();
+    let total = u128::try_from(n).unwrap_or(u128::MAX);
+    TxBuilder::new(vec![lantau_client::msg_multi_send(&keys[i].address(), &[Coin::new(NATIVE_DENOM, total)], &outputs)]).gas(gas)
 }
 
 /// Gives every bench account a full-tier identity and `hkd.demo` in the genesis file.
@@ -188,6 +209,18 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         numbers.push(n);
     }
 
+    // A multi-send's gas limit: what the first one simulates to, plus a fifth.
+    let multi_send_gas = if a.multi_send > 0 {
+        let probe = multi_send_builder(&keys, 0, 0, a.multi_send, lantau_app::AppConfig::default().max_gas_per_tx)
+            .sign(&keys[0], &SignerData { chain_id: chain_id.clone(), account_number: numbers[0], sequence: 0 });
+        let used = client.simulate(&probe).await?;
+        let gas = used.saturating_add(used / 5);
+        eprintln!("bench: a multi-send of {} fresh outputs simulates to {used} gas; signing with {gas}", a.multi_send);
+        gas
+    } else {
+        0
+    };
+
     // Pre-sign on all cores.
     let t_sign = Instant::now();
     let keys = Arc::new(keys);
@@ -201,6 +234,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         let per = a.per_account;
         let stablecoin = a.stablecoin;
         let evm = a.evm;
+        let multi_send = a.multi_send;
         handles.push(std::thread::spawn(move || {
             let n = keys.len();
             let mut out: Vec<(usize, Vec<String>)> = Vec::new();
@@ -224,6 +258,17 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                                 ..Default::default()
                             };
                             format!("0x{}", hex::encode(lantau_app::evm::sign::sign(&keys[i], &u)))
+                        })
+                        .collect();
+                    out.push((i, txs));
+                    continue;
+                }
+                if multi_send > 0 {
+                    let txs = (0..per)
+                        .map(|seq| {
+                            let b = multi_send_builder(&keys, i, seq, multi_send, multi_send_gas);
+                            let bytes = b.sign(&keys[i], &SignerData { chain_id: chain_id.clone(), account_number: numbers[i], sequence: seq });
+                            base64::engine::general_purpose::STANDARD.encode(bytes)
                         })
                         .collect();
                     out.push((i, txs));
@@ -350,6 +395,13 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let blocks: Vec<(usize, f64, f64, Instant)> = details.iter().map(|t| (t.txs, t.finalize_ms, t.commit_ms, t.committed_at)).collect();
     let locked_avg = if details.is_empty() { 0.0 } else { details.iter().map(|d| d.recheck_locked_ms).sum::<f64>() / details.len() as f64 };
     let locked_max = details.iter().map(|d| d.recheck_locked_ms).fold(0.0, f64::max);
+    // What a block's gas costs in time: FinalizeBlock + Commit (with recheck) per million gas
+    // used, over the blocks with transactions; and the largest block's gas.
+    let gas_used: u64 = details.iter().map(|d| d.gas_used).sum();
+    let gas_wanted_max = details.iter().map(|d| d.gas_wanted).max().unwrap_or(0);
+    let block_ms: f64 = details.iter().map(|d| d.finalize_ms + d.commit_ms).sum();
+    let us_per_mgas = if gas_used > 0 { block_ms * 1e3 / (gas_used as f64 / 1e6) } else { 0.0 };
+    let gas_per_tx = if details.is_empty() { 0.0 } else { gas_used as f64 / details.iter().map(|d| d.txs).sum::<usize>().max(1) as f64 };
     node.stop().await;
     if let Some(path) = &a.trace {
         use std::fmt::Write as _;
@@ -408,13 +460,18 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         "finalize_ms_per_block": {"avg": avg(|b| b.1), "max": max(|b| b.1)},
         "commit_ms_per_block": {"avg": avg(|b| b.2), "max": max(|b| b.2)},
         "recheck_locked_ms_per_block": {"avg": locked_avg, "max": locked_max},
+        "gas_used_per_tx": gas_per_tx,
+        "gas_wanted_per_block_max": gas_wanted_max,
+        "finalize_and_commit_us_per_mgas": us_per_mgas,
     });
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!(
             "{}",
-            if a.evm {
+            if a.multi_send > 0 {
+                "multi-sends to fresh addresses"
+            } else if a.evm {
                 "gated hkd.demo transfers through the ERC-20 precompile (transferWithTravelRule, eth_sendRawTransaction)"
             } else if a.stablecoin {
                 "gated hkd.demo transfers with Travel Rule payloads"
@@ -433,6 +490,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
             blocks.len(), avg(|b| b.0 as f64), avg(|b| b.1), max(|b| b.1), avg(|b| b.2), max(|b| b.2)
         );
         println!("admissions waited for the recheck's last round: avg {locked_avg:.1} ms per block (max {locked_max:.1})");
+        println!(
+            "gas: {gas_per_tx:.0} used per tx; FinalizeBlock + Commit take {us_per_mgas:.0} µs per million gas used; the largest block wanted {gas_wanted_max} gas"
+        );
     }
     Ok(())
 }

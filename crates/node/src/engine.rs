@@ -61,6 +61,10 @@ pub struct BlockTiming {
     pub height: u64,
     /// Transactions in it.
     pub txs: usize,
+    /// The sum of its transactions' gas limits (what `block.max_gas` bounds).
+    pub gas_wanted: u64,
+    /// The gas its transactions used.
+    pub gas_used: u64,
     /// FinalizeBlock (execution and Merkle root), milliseconds.
     pub finalize_ms: f64,
     /// Commit (RocksDB write) and mempool recheck, milliseconds.
@@ -200,7 +204,8 @@ impl Engine {
     pub async fn produce_block(&self) -> anyhow::Result<Option<u64>> {
         let _one_at_a_time = self.producing.lock().await;
         let t_start = std::time::Instant::now();
-        let reaped = self.mempool.lock().reap(self.cfg.max_block_bytes, self.cfg.max_block_txs);
+        let max_gas = self.app.max_block_gas().await?;
+        let reaped = self.mempool.lock().reap(self.cfg.max_block_bytes, self.cfg.max_block_txs, max_gas);
         if reaped.is_empty() && !self.cfg.create_empty_blocks {
             return Ok(None);
         }
@@ -322,9 +327,14 @@ impl Engine {
             if t.len() >= TIMING_HISTORY {
                 t.pop_front();
             }
+            let gas = |f: fn(&lantau_app::tendermint::abci::types::ExecTxResult) -> i64| {
+                resp.tx_results.iter().map(|r| u64::try_from(f(r)).unwrap_or(0)).fold(0u64, u64::saturating_add)
+            };
             t.push_back(BlockTiming {
                 height,
                 txs: txs.len(),
+                gas_wanted: gas(|r| r.gas_wanted),
+                gas_used: gas(|r| r.gas_used),
                 finalize_ms,
                 commit_ms,
                 propose_ms,

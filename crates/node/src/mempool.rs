@@ -3,12 +3,21 @@
 //! Entries keep their admission order. Admission happens under the app's check lock and inserts
 //! here before the lock is released, so the order of one sender's entries is its sequence order
 //! and a block reaped front to back never executes sequence 6 before 5. Bounded in count and
-//! bytes, and per sender (one account cannot fill it); a full mempool, or a sender at its cap,
-//! is refused with sdk code 20 (the refusal changes nothing: admission's state is dropped).
+//! bytes, and per sender (one account cannot fill it). When it is full, a transaction paying
+//! more per gas than the cheapest waiting ones takes their place: the cheapest entries that are
+//! the last of their sender's (so no sender is left with a gap) are evicted, lowest fee per gas
+//! first, newest first among equals. Otherwise a full mempool, or a sender at its cap, refuses
+//! with sdk code 20, saying what fee per gas would get in (the refusal changes nothing:
+//! admission's state is dropped).
+//!
+//! An evicted transaction is gone from this node; its sender's next sequence on the check state
+//! stays past it until the next block's recheck rebuilds that state from what is still waiting,
+//! after which the sender can send it again (with a higher fee to stay in).
 
-#![allow(clippy::disallowed_types)] // hash lookups only; iteration is over the ordered map.
+#![allow(clippy::disallowed_types)] // hash lookups only; iteration is over the ordered maps.
 
-use std::collections::{BTreeMap, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use lantau_app::module_api::{SdkError, TxError};
@@ -26,17 +35,27 @@ pub struct Entry {
     pub tx: Arc<DecodedTx>,
 }
 
+/// Fee per unit of gas limit, in the fee's base unit (rounded down): the priority.
+pub fn fee_per_gas(tx: &DecodedTx) -> u128 {
+    tx.fee.0 / u128::from(tx.gas_limit.max(1))
+}
+
+/// How many entries one admission may evict.
+const MAX_EVICTIONS: usize = 64;
+
 /// The mempool.
 #[derive(Debug)]
 pub struct Mempool {
     next: u64,
     order: BTreeMap<u64, Entry>,
     by_hash: HashMap<[u8; 32], u64>,
+    /// Every entry by (fee per gas, newest first): the eviction order.
+    by_price: BTreeSet<(u128, Reverse<u64>)>,
     bytes: usize,
     max_txs: usize,
     max_bytes: usize,
-    /// Entries waiting per signer.
-    per_sender: HashMap<Address, usize>,
+    /// The ids waiting per signer, in admission order.
+    per_sender: HashMap<Address, BTreeSet<u64>>,
     max_per_sender: usize,
 }
 
@@ -47,6 +66,7 @@ impl Mempool {
             next: 0,
             order: BTreeMap::new(),
             by_hash: HashMap::new(),
+            by_price: BTreeSet::new(),
             bytes: 0,
             max_txs,
             max_bytes,
@@ -60,28 +80,74 @@ impl Mempool {
         self.by_hash.contains_key(hash)
     }
 
-    /// Checks there is room for `len` more bytes.
-    pub fn check_room(&self, len: usize) -> Result<(), TxError> {
-        if self.order.len() >= self.max_txs || self.bytes.saturating_add(len) > self.max_bytes {
-            return Err(SdkError::MempoolIsFull(format!(
-                "mempool holds {} txs ({} bytes); limits are {} txs and {} bytes",
-                self.order.len(),
-                self.bytes,
-                self.max_txs,
-                self.max_bytes
-            ))
-            .into());
-        }
-        Ok(())
+    fn has_room(&self, len: usize) -> bool {
+        self.order.len() < self.max_txs && self.bytes.saturating_add(len) <= self.max_bytes
     }
 
-    /// Adds an admitted transaction.
-    pub fn insert(&mut self, hash: [u8; 32], bytes: Arc<Vec<u8>>, tx: Arc<DecodedTx>) -> Result<(), TxError> {
+    fn full(&self, price: Option<u128>) -> TxError {
+        let lowest = self.by_price.first().map(|(p, _)| *p).unwrap_or(0);
+        let hint = match price {
+            Some(p) => format!(
+                "; this transaction pays {p} per gas and the cheapest waiting pay {lowest}: pay more than {lowest} per gas to take their place, or send it again after the next block"
+            ),
+            None => String::new(),
+        };
+        SdkError::MempoolIsFull(format!(
+            "mempool holds {} txs ({} bytes); limits are {} txs and {} bytes{hint}",
+            self.order.len(),
+            self.bytes,
+            self.max_txs,
+            self.max_bytes
+        ))
+        .into()
+    }
+
+    /// Checks there is room for `len` more bytes, or that a transaction paying `price` per gas
+    /// might take the place of cheaper ones (`None`, the price unknown: a full mempool refuses).
+    pub fn check_room(&self, len: usize, price: Option<u128>) -> Result<(), TxError> {
+        if self.has_room(len) {
+            return Ok(());
+        }
+        match price {
+            Some(p) if self.by_price.first().is_some_and(|(lowest, _)| *lowest < p) => Ok(()),
+            _ => Err(self.full(price)),
+        }
+    }
+
+    /// The entries to evict so that `len` bytes paying `price` per gas from `signer` fit: the
+    /// last entries of other senders, cheapest first, each strictly cheaper than `price`.
+    fn victims(&self, len: usize, price: u128, signer: &Address) -> Option<Vec<u64>> {
+        let (mut count, mut bytes) = (self.order.len(), self.bytes);
+        let mut out = Vec::new();
+        let mut seen = 0usize;
+        // Cheapest first; among equals newest first (the oldest keeps its place, as in blocks).
+        for &(p, Reverse(id)) in &self.by_price {
+            if count < self.max_txs && bytes.saturating_add(len) <= self.max_bytes {
+                break;
+            }
+            seen = seen.saturating_add(1);
+            if p >= price || out.len() >= MAX_EVICTIONS || seen > MAX_EVICTIONS.saturating_mul(16) {
+                return None;
+            }
+            let Some(e) = self.order.get(&id) else { continue };
+            let is_last = self.per_sender.get(&e.tx.signer).and_then(|ids| ids.last()) == Some(&id);
+            if e.tx.signer == *signer || !is_last {
+                continue;
+            }
+            out.push(id);
+            count = count.saturating_sub(1);
+            bytes = bytes.saturating_sub(e.bytes.len());
+        }
+        (count < self.max_txs && bytes.saturating_add(len) <= self.max_bytes).then_some(out)
+    }
+
+    /// Adds an admitted transaction, evicting cheaper ones when full (see the module's notes).
+    /// Returns the hashes evicted.
+    pub fn insert(&mut self, hash: [u8; 32], bytes: Arc<Vec<u8>>, tx: Arc<DecodedTx>) -> Result<Vec<[u8; 32]>, TxError> {
         if self.contains(&hash) {
             return Err(SdkError::TxInMempoolCache.into());
         }
-        self.check_room(bytes.len())?;
-        let waiting = self.per_sender.get(&tx.signer).copied().unwrap_or(0);
+        let waiting = self.per_sender.get(&tx.signer).map_or(0, BTreeSet::len);
         if waiting >= self.max_per_sender {
             return Err(SdkError::MempoolIsFull(format!(
                 "{} has {waiting} transactions waiting, the most one sender may (mempool.max_txs_per_sender); send more once some are in a block",
@@ -89,29 +155,42 @@ impl Mempool {
             ))
             .into());
         }
-        self.per_sender.insert(tx.signer, waiting.saturating_add(1));
+        let price = fee_per_gas(&tx);
+        let mut evicted = Vec::new();
+        if !self.has_room(bytes.len()) {
+            let Some(victims) = self.victims(bytes.len(), price, &tx.signer) else {
+                return Err(self.full(Some(price)));
+            };
+            for id in victims {
+                if let Some(e) = self.order.get(&id) {
+                    evicted.push(e.hash);
+                }
+            }
+            self.remove(evicted.iter().copied());
+        }
         let id = self.next;
         self.next = self.next.saturating_add(1);
+        self.per_sender.entry(tx.signer).or_default().insert(id);
         self.bytes = self.bytes.saturating_add(bytes.len());
         self.by_hash.insert(hash, id);
+        self.by_price.insert((price, Reverse(id)));
         self.order.insert(id, Entry { hash, bytes, tx });
-        Ok(())
+        Ok(evicted)
     }
 
     /// The entries for a block, highest fee per gas first, at most `max_txs` of them within
-    /// `max_bytes`. One sender's entries keep their admission order (their sequence order): a
+    /// `max_bytes` and, when given, a sum of gas limits within `max_gas`. One sender's entries keep their admission order (their sequence order): a
     /// sender's next entry is a candidate only once the one before it is taken, and a sender
     /// whose next entry does not fit is passed over for this block. Equal prices go oldest
     /// first.
-    pub fn reap(&self, max_bytes: usize, max_txs: usize) -> Vec<Entry> {
-        use std::cmp::Reverse;
+    pub fn reap(&self, max_bytes: usize, max_txs: usize, max_gas: Option<u64>) -> Vec<Entry> {
         use std::collections::{BinaryHeap, VecDeque};
         // Per sender, in admission order; BTreeMap so that the walk does not depend on hashing.
         let mut queues: BTreeMap<Address, VecDeque<(u64, &Entry)>> = BTreeMap::new();
         for (id, e) in &self.order {
             queues.entry(e.tx.signer).or_default().push_back((*id, e));
         }
-        let price = |e: &Entry| e.tx.fee.0 / u128::from(e.tx.gas_limit.max(1));
+        let price = |e: &Entry| fee_per_gas(&e.tx);
         let mut heads: BinaryHeap<(u128, Reverse<u64>, Address)> = BinaryHeap::new();
         for (signer, q) in &queues {
             if let Some((id, e)) = q.front() {
@@ -119,16 +198,17 @@ impl Mempool {
             }
         }
         let mut out = Vec::new();
-        let mut total = 0usize;
+        let (mut total, mut gas) = (0usize, 0u64);
         while out.len() < max_txs {
             let Some((_, _, signer)) = heads.pop() else { break };
             let Some(q) = queues.get_mut(&signer) else { continue };
             let Some((_, e)) = q.pop_front() else { continue };
             let next = total.saturating_add(e.bytes.len());
-            if next > max_bytes {
+            let next_gas = gas.saturating_add(e.tx.gas_limit);
+            if next > max_bytes || max_gas.is_some_and(|m| next_gas > m) {
                 continue; // this sender waits for the next block
             }
-            total = next;
+            (total, gas) = (next, next_gas);
             out.push(e.clone());
             if let Some((id, e)) = q.front() {
                 heads.push((price(e), Reverse(*id), signer));
@@ -143,9 +223,10 @@ impl Mempool {
             if let Some(id) = self.by_hash.remove(&h) {
                 if let Some(e) = self.order.remove(&id) {
                     self.bytes = self.bytes.saturating_sub(e.bytes.len());
-                    if let Some(n) = self.per_sender.get_mut(&e.tx.signer) {
-                        *n = n.saturating_sub(1);
-                        if *n == 0 {
+                    self.by_price.remove(&(fee_per_gas(&e.tx), Reverse(id)));
+                    if let Some(ids) = self.per_sender.get_mut(&e.tx.signer) {
+                        ids.remove(&id);
+                        if ids.is_empty() {
                             self.per_sender.remove(&e.tx.signer);
                         }
                     }
@@ -200,7 +281,7 @@ mod tests {
     }
 
     fn put(m: &mut Mempool, h: u8) -> Result<(), TxError> {
-        m.insert([h; 32], Arc::new(vec![0; 10]), tx([h; 32]))
+        m.insert([h; 32], Arc::new(vec![0; 10]), tx([h; 32])).map(|_| ())
     }
 
     #[test]
@@ -210,8 +291,8 @@ mod tests {
         assert_eq!(put(&mut m, 1).unwrap_err().code, 19);
         put(&mut m, 2).unwrap();
         assert_eq!(put(&mut m, 3).unwrap_err().code, 20);
-        assert_eq!(m.reap(15, 10).len(), 1);
-        assert_eq!(m.reap(100, 10)[1].hash, [2; 32]);
+        assert_eq!(m.reap(15, 10, None).len(), 1);
+        assert_eq!(m.reap(100, 10, None)[1].hash, [2; 32]);
         m.remove([[1; 32]]);
         assert_eq!(m.size(), (1, 10));
     }
@@ -263,9 +344,44 @@ mod tests {
         add(3, 2, 3_000, 1_000); // sender 2: price 3
         add(4, 3, 3_000, 1_000); // sender 3: price 3, admitted after sender 2's
         add(5, 4, 2_000, 100); // sender 4: price 20
-        let order: Vec<u8> = m.reap(1_000, 10).iter().map(|e| e.hash[0]).collect();
+        let order: Vec<u8> = m.reap(1_000, 10, None).iter().map(|e| e.hash[0]).collect();
         assert_eq!(order, vec![5, 3, 4, 1, 2]);
         // A block of two takes the two best heads.
-        assert_eq!(m.reap(1_000, 2).iter().map(|e| e.hash[0]).collect::<Vec<_>>(), vec![5, 3]);
+        assert_eq!(m.reap(1_000, 2, None).iter().map(|e| e.hash[0]).collect::<Vec<_>>(), vec![5, 3]);
+        // A block of at most 2,000 gas takes 5 (100) and 3 (1,000); the others would pass it.
+        assert_eq!(m.reap(1_000, 10, Some(2_000)).iter().map(|e| e.hash[0]).collect::<Vec<_>>(), vec![5, 3]);
+    }
+
+    #[test]
+    fn a_full_mempool_gives_the_cheapest_senders_last_entries_to_a_better_price() {
+        let mut m = Mempool::new(3, 1_000, 10);
+        let add = |m: &mut Mempool, h: u8, signer: u8, fee: u128| m.insert([h; 32], Arc::new(vec![0; 10]), priced(h, signer, fee, 1_000));
+        add(&mut m, 1, 1, 2_000).unwrap(); // sender 1: price 2 then 1 (its last)
+        add(&mut m, 2, 1, 1_000).unwrap();
+        add(&mut m, 3, 2, 1_000).unwrap(); // sender 2: price 1 (its last, newer than 2)
+        // Not better than the cheapest: refused, saying what would get in.
+        let e = add(&mut m, 4, 3, 1_000).unwrap_err();
+        assert_eq!(e.code, 20);
+        assert!(e.log.contains("pay more than 1 per gas"), "{}", e.log);
+        assert!(m.check_room(10, Some(1)).is_err() && m.check_room(10, Some(2)).is_ok() && m.check_room(10, None).is_err());
+        // Better: the newest of the cheapest last entries goes (sender 2's).
+        assert_eq!(add(&mut m, 5, 3, 5_000).unwrap(), vec![[3; 32]]);
+        // Again: sender 1's last entry goes, never its first (that would leave a gap).
+        assert_eq!(add(&mut m, 6, 4, 5_000).unwrap(), vec![[2; 32]]);
+        // Now only sender 1's price-2 entry is cheaper than 3, but it is the sender's own: a
+        // sender never evicts itself.
+        let e = m.insert([7; 32], Arc::new(vec![0; 10]), priced(7, 1, 3_000, 1_000)).unwrap_err();
+        assert_eq!(e.code, 20);
+        assert_eq!(m.size().0, 3);
+        let left: Vec<u8> = m.entries().iter().map(|e| e.hash[0]).collect();
+        assert_eq!(left, vec![1, 5, 6]);
+        // Bytes count too: one large, well-paying transaction evicts several small ones.
+        let mut m = Mempool::new(10, 30, 10);
+        for h in 1..=3u8 {
+            add(&mut m, h, h, 1_000).unwrap();
+        }
+        let evicted = m.insert([9; 32], Arc::new(vec![0; 25]), priced(9, 9, 9_000, 1_000)).unwrap();
+        assert_eq!(evicted.len(), 3);
+        assert_eq!(m.size(), (1, 25));
     }
 }

@@ -60,15 +60,32 @@ impl EmbeddedNode {
             let e = lantau_app::module_api::TxError::from(lantau_app::module_api::SdkError::TxInMempoolCache);
             return BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 };
         }
-        // A full mempool answers before any decoding or signature work (checked again, under
-        // the check lock, at insert).
-        if let Err(e) = self.mempool.lock().check_room(tx.len()) {
-            return BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 };
+        // A full mempool answers before any signature work (checked again, under the check
+        // lock, at insert): the transaction is only decoded, to learn whether its fee per gas
+        // could take the place of cheaper ones.
+        let room = self.mempool.lock().check_room(tx.len(), None);
+        if room.is_err() {
+            let refusal = match lantau_app::tx::decode(&tx, self.app.config()) {
+                Ok(d) => self.mempool.lock().check_room(tx.len(), Some(crate::mempool::fee_per_gas(&d))).err(),
+                Err(e) => Some(e),
+            };
+            if let Some(e) = refusal {
+                return BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 };
+            }
         }
         let bytes = Arc::new(tx);
         let mempool = self.mempool.clone();
         let b2 = bytes.clone();
-        let out = self.app.check_tx_admit(&bytes, move |d| mempool.lock().insert(d.hash, b2, d.clone())).await;
+        let out = self
+            .app
+            .check_tx_admit(&bytes, move |d| {
+                let evicted = mempool.lock().insert(d.hash, b2, d.clone())?;
+                if !evicted.is_empty() {
+                    tracing::debug!(count = evicted.len(), "evicted cheaper transactions from the full mempool");
+                }
+                Ok(())
+            })
+            .await;
         match out.result {
             Ok(()) => BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: out.gas_wanted, gas_used: out.gas_used },
             Err(e) => BroadcastResult { hash, code: e.code, codespace: e.codespace.to_string(), log: e.log, gas_wanted: out.gas_wanted, gas_used: out.gas_used },

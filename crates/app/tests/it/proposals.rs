@@ -101,4 +101,21 @@ async fn a_proposal_is_judged_in_order_through_the_ante_the_gates_and_the_block_
     assert_eq!(app.prepare_proposal(prepare(mixed.clone())).await.txs, vec![mixed[1].clone()]);
     // Nothing was written: the first transfer still passes on the committed state.
     assert_eq!(app.process_proposal(process(good)).await, accept);
+
+    // Admission refuses a transaction no block could carry (sdk 41), and changes nothing.
+    let big = TxBuilder::new(vec![msg_send(&keys[1].address(), &keys[2].address(), &[Coin::new(DENOM, 500u128)])]).gas(1_000_001);
+    let big = big.sign(&keys[1], &SignerData { chain_id: CHAIN.into(), account_number: 1, sequence: 0 });
+    let out = app.check_tx_bytes(&big).await;
+    let e = out.result.unwrap_err();
+    assert_eq!(e.code, 41, "{}", e.log);
+    assert!(e.log.contains("block.max_gas"), "{}", e.log);
+    assert_eq!(app.max_block_gas().await.unwrap(), Some(1_000_000));
+
+    // Should a block over the limit be decided anyway, the transactions past it fail (code 11)
+    // without executing, and the ones within it execute.
+    let resp = app.finalize_block(crate::compliance_props::block_req(1, three.iter().map(|t| t.to_vec()).collect())).await.unwrap();
+    let codes: Vec<u32> = resp.tx_results.iter().map(|r| r.code.value()).collect();
+    assert_eq!(codes, vec![0, 0, 11], "{:?}", resp.tx_results.last().map(|r| &r.log));
+    assert_eq!(resp.tx_results[2].gas_used, 0);
+    assert!(resp.tx_results[2].log.contains("not executed"), "{}", resp.tx_results[2].log);
 }

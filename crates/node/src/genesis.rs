@@ -17,6 +17,10 @@ pub struct GenesisFile {
     /// Empty: the app computes its own.
     #[serde(default)]
     pub app_hash: String,
+    /// CometBFT's consensus parameters (its JSON layout: integers as strings); `block.max_gas`
+    /// bounds the gas of a block. Absent in homes written before it existed: the defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consensus_params: Option<lantau_app::tendermint::consensus::Params>,
     /// The app's genesis state.
     pub app_state: AppGenesis,
 }
@@ -30,6 +34,11 @@ impl GenesisFile {
     pub fn load(path: &std::path::Path) -> anyhow::Result<Self> {
         let bytes = std::fs::read(path)?;
         serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    /// The consensus parameters: the file's, or the defaults.
+    pub fn consensus_params(&self) -> lantau_app::tendermint::consensus::Params {
+        self.consensus_params.clone().unwrap_or_else(crate::node::default_consensus_params)
     }
 
     /// The genesis time.

@@ -202,6 +202,7 @@ pub fn init_home(home: &Path, opts: &InitOptions) -> anyhow::Result<Vec<DevAccou
         chain_id: opts.chain_id.clone(),
         initial_height: "1".into(),
         app_hash: String::new(),
+        consensus_params: Some(crate::node::default_consensus_params()),
         app_state,
     };
     std::fs::write(h.genesis(), serde_json::to_vec_pretty(&genesis)?)?;

@@ -179,10 +179,12 @@ impl Mempool {
     }
 
     /// The entries for a block, highest fee per gas first, at most `max_txs` of them within
-    /// `max_bytes` and, when given, a sum of gas limits within `max_gas`. One sender's entries keep their admission order (their sequence order): a
-    /// sender's next entry is a candidate only once the one before it is taken, and a sender
-    /// whose next entry does not fit is passed over for this block. Equal prices go oldest
-    /// first.
+    /// `max_bytes` and, when given, a sum of gas limits within `max_gas`. One sender's entries
+    /// keep their admission order (their sequence order): a sender's next entry is a candidate
+    /// only once the one before it is taken, and a sender whose next entry does not fit is
+    /// passed over for this block. At equal prices senders take turns (a sender's n-th entry
+    /// of the block goes before anyone's (n+1)-th, so a queue of one account's transactions at
+    /// the floor price does not keep everyone else's out), then the oldest goes first.
     pub fn reap(&self, max_bytes: usize, max_txs: usize, max_gas: Option<u64>) -> Vec<Entry> {
         use std::collections::{BinaryHeap, VecDeque};
         // Per sender, in admission order; BTreeMap so that the walk does not depend on hashing.
@@ -191,16 +193,17 @@ impl Mempool {
             queues.entry(e.tx.signer).or_default().push_back((*id, e));
         }
         let price = |e: &Entry| fee_per_gas(&e.tx);
-        let mut heads: BinaryHeap<(u128, Reverse<u64>, Address)> = BinaryHeap::new();
+        // (price, turn: how many of this sender's are already in, age, sender)
+        let mut heads: BinaryHeap<(u128, Reverse<u32>, Reverse<u64>, Address)> = BinaryHeap::new();
         for (signer, q) in &queues {
             if let Some((id, e)) = q.front() {
-                heads.push((price(e), Reverse(*id), *signer));
+                heads.push((price(e), Reverse(0), Reverse(*id), *signer));
             }
         }
         let mut out = Vec::new();
         let (mut total, mut gas) = (0usize, 0u64);
         while out.len() < max_txs {
-            let Some((_, _, signer)) = heads.pop() else { break };
+            let Some((_, Reverse(turn), _, signer)) = heads.pop() else { break };
             let Some(q) = queues.get_mut(&signer) else { continue };
             let Some((_, e)) = q.pop_front() else { continue };
             let next = total.saturating_add(e.bytes.len());
@@ -211,7 +214,7 @@ impl Mempool {
             (total, gas) = (next, next_gas);
             out.push(e.clone());
             if let Some((id, e)) = q.front() {
-                heads.push((price(e), Reverse(*id), signer));
+                heads.push((price(e), Reverse(turn.saturating_add(1)), Reverse(*id), signer));
             }
         }
         out
@@ -383,5 +386,18 @@ mod tests {
         let evicted = m.insert([9; 32], Arc::new(vec![0; 25]), priced(9, 9, 9_000, 1_000)).unwrap();
         assert_eq!(evicted.len(), 3);
         assert_eq!(m.size(), (1, 25));
+    }
+
+    #[test]
+    fn at_one_price_senders_take_turns() {
+        let mut m = Mempool::new(10, 1_000, 10);
+        // Sender 1 queues three at the floor, then sender 2 and 3 send one each.
+        for (h, signer) in [(1, 1), (2, 1), (3, 1), (4, 2), (5, 3)] {
+            m.insert([h; 32], Arc::new(vec![0; 10]), priced(h, signer, 1_000, 1_000)).unwrap();
+        }
+        let order: Vec<u8> = m.reap(1_000, 10, None).iter().map(|e| e.hash[0]).collect();
+        assert_eq!(order, vec![1, 4, 5, 2, 3]);
+        // A block with room for two: sender 1's first and sender 2's.
+        assert_eq!(m.reap(1_000, 10, Some(2_000)).iter().map(|e| e.hash[0]).collect::<Vec<_>>(), vec![1, 4]);
     }
 }

@@ -383,7 +383,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         "genesis_time": genesis.genesis_time,
         "chain_id": genesis.chain_id,
         "initial_height": genesis.initial_height,
-        "consensus_params": serde_json::to_value(default_consensus_params())?,
+        "consensus_params": serde_json::to_value(genesis.consensus_params())?,
         "validators": [{
             "address": hex::encode_upper(addr),
             "pub_key": {"type": "tendermint/PubKeyEd25519", "value": vk.pub_key.value},
@@ -406,7 +406,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         app.init_chain(request::InitChain {
             time: genesis.time()?,
             chain_id: genesis.chain_id.clone(),
-            consensus_params: default_consensus_params(),
+            consensus_params: genesis.consensus_params(),
             validators: vec![],
             app_state_bytes: app_state.into(),
             initial_height: 1u32.into(),
@@ -555,12 +555,17 @@ async fn serve(listener: tokio::net::TcpListener, router: axum::Router, limits: 
     lantau_rpc::http::serve(listener, router, limits, stop).await;
 }
 
-/// CometBFT's default consensus parameters (the embedded engine does not use them; InitChain
-/// requires some).
+/// The default `block.max_gas`: the most gas (summed gas limits) one block may carry. Sized so
+/// that a full block of the dearest work per gas executes and commits well inside the default
+/// one-second block time on the project's machine kind; see `docs/performance.md`, "Block gas".
+pub const DEFAULT_MAX_BLOCK_GAS: i64 = 100_000_000;
+
+/// The consensus parameters a new genesis gets: CometBFT's defaults, with a block gas limit
+/// ([`DEFAULT_MAX_BLOCK_GAS`]).
 pub fn default_consensus_params() -> lantau_app::tendermint::consensus::Params {
     use lantau_app::tendermint::{block, consensus, evidence, public_key};
     consensus::Params {
-        block: block::Size { max_bytes: 22_020_096, max_gas: -1, time_iota_ms: 1000 },
+        block: block::Size { max_bytes: 22_020_096, max_gas: DEFAULT_MAX_BLOCK_GAS, time_iota_ms: 1000 },
         evidence: evidence::Params {
             max_age_num_blocks: 100_000,
             max_age_duration: evidence::Duration(std::time::Duration::from_secs(172_800)),

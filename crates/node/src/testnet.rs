@@ -158,7 +158,7 @@ fn run(cmd: &mut Command) -> anyhow::Result<String> {
 /// CometBFT's consensus parameters for the network (its genesis `consensus_params`).
 fn consensus_params() -> Value {
     json!({
-        "block": {"max_bytes": "22020096", "max_gas": "-1"},
+        "block": {"max_bytes": "22020096", "max_gas": crate::node::DEFAULT_MAX_BLOCK_GAS.to_string()},
         "evidence": {"max_age_num_blocks": "100000", "max_age_duration": "172800000000000", "max_bytes": "1048576"},
         "validator": {"pub_key_types": ["ed25519"]},
         "version": {"app": "1"},

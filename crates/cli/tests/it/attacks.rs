@@ -55,6 +55,52 @@ impl Drop for Chain {
     }
 }
 
+/// Signs and submits transactions.
+#[derive(Clone)]
+struct Sender {
+    client: RestClient,
+    chain_id: String,
+}
+
+impl Sender {
+    /// Signs `msgs` for `key` at `seq` and broadcasts SYNC (admission must accept it).
+    async fn submit(&self, key: &SecretKey, seq: u64, b: TxBuilder) -> String {
+        let (num, _) = self.client.account(&key.address()).await.unwrap().unwrap();
+        let tx = b.sign(key, &SignerData { chain_id: self.chain_id.clone(), account_number: num, sequence: seq });
+        let r = self.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.expect("REST takes a broadcast");
+        assert_eq!(r.code, 0, "{}", r.raw_log);
+        r.txhash
+    }
+
+    /// `count` multi-sends of `outputs` fresh outputs each (one transfer event per output)
+    /// from `key`, sent without waiting, each with the simulated gas of the first plus a
+    /// fifth; the hashes.
+    async fn multi_sends(&self, key: &SecretKey, count: u8, outputs: u16, tag: u8) -> Vec<String> {
+        let (num, mut seq) = self.client.account(&key.address()).await.unwrap().unwrap();
+        let build = |t: u8, gas: u64| {
+            let outs: Vec<(Address, Vec<Coin>)> = (0..outputs)
+                .map(|i| {
+                    let mut a = [tag; 20];
+                    a[0] = t;
+                    a[1..3].copy_from_slice(&i.to_be_bytes());
+                    (Address(a), vec![Coin::new(NATIVE_DENOM, 1u128)])
+                })
+                .collect();
+            let msg = msg_multi_send(&key.address(), &[Coin::new(NATIVE_DENOM, u128::from(outputs))], &outs);
+            TxBuilder::new(vec![msg]).gas(gas)
+        };
+        let probe = build(0, 30_000_000).sign(key, &SignerData { chain_id: self.chain_id.clone(), account_number: num, sequence: seq });
+        let gas = self.client.simulate(&probe).await.expect("a multi-send simulates");
+        let gas = gas + gas / 5;
+        let mut hashes = Vec::new();
+        for t in 0..count {
+            hashes.push(self.submit(key, seq, build(t, gas)).await);
+            seq += 1;
+        }
+        hashes
+    }
+}
+
 impl Chain {
     /// Starts the binary through `wrapper` (e.g. `prlimit --nofile=…`; empty: directly).
     async fn start(home: &std::path::Path, wrapper: &[&str], block_ms: u64) -> Chain {
@@ -91,13 +137,17 @@ impl Chain {
         times.windows(2).map(|w| w[1] - w[0]).max().unwrap_or_default()
     }
 
-    /// Signs `msgs` for `key` at `seq` and broadcasts SYNC (admission must accept it).
+    /// What signs and submits transactions to this chain (usable from another task).
+    fn sender(&self) -> Sender {
+        Sender { client: self.client.clone(), chain_id: self.chain_id.clone() }
+    }
+
     async fn submit(&self, key: &SecretKey, seq: u64, b: TxBuilder) -> String {
-        let (num, _) = self.client.account(&key.address()).await.unwrap().unwrap();
-        let tx = b.sign(key, &SignerData { chain_id: self.chain_id.clone(), account_number: num, sequence: seq });
-        let r = self.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.expect("REST takes a broadcast");
-        assert_eq!(r.code, 0, "{}", r.raw_log);
-        r.txhash
+        self.sender().submit(key, seq, b).await
+    }
+
+    async fn multi_sends(&self, key: &SecretKey, count: u8, outputs: u16, tag: u8) -> Vec<String> {
+        self.sender().multi_sends(key, count, outputs, tag).await
     }
 
     /// Ordinary transfers from `key`, each confirmed, and `/status` of the CometBFT RPC asked
@@ -120,25 +170,17 @@ impl Chain {
         landed
     }
 
-    /// `count` multi-sends of 200 fresh outputs each (200 transfer events) from `key`, sent
-    /// without waiting; the last one's hash.
-    async fn multi_sends(&self, key: &SecretKey, count: u8, tag: u8) -> String {
-        let (_, mut seq) = self.client.account(&key.address()).await.unwrap().unwrap();
-        let mut last = String::new();
-        for t in 0..count {
-            let outputs: Vec<(Address, Vec<Coin>)> = (0..200u8)
-                .map(|i| {
-                    let mut a = [tag; 20];
-                    a[0] = t;
-                    a[1] = i;
-                    (Address(a), vec![Coin::new(NATIVE_DENOM, 1u128)])
-                })
-                .collect();
-            let msg = msg_multi_send(&key.address(), &[Coin::new(NATIVE_DENOM, 200u128)], &outputs);
-            last = self.submit(key, seq, TxBuilder::new(vec![msg]).gas(20_000_000)).await;
-            seq += 1;
-        }
-        last
+    /// The consensus parameter `block.max_gas`, from the node's genesis.
+    async fn max_block_gas(&self) -> u64 {
+        let v: Value = reqwest::get(format!("{}/genesis", self.rpc_url)).await.unwrap().json().await.unwrap();
+        v["result"]["genesis"]["consensus_params"]["block"]["max_gas"].as_str().and_then(|s| s.parse().ok()).expect("a block gas limit")
+    }
+
+    /// The gas limits of block `h`'s transactions, summed.
+    async fn block_gas_wanted(&self, h: u64) -> u64 {
+        let v: Value = reqwest::get(format!("{}/block_results?height={h}", self.rpc_url)).await.unwrap().json().await.unwrap();
+        let results = v["result"]["txs_results"].as_array().cloned().unwrap_or_default();
+        results.iter().map(|r| r["gas_wanted"].as_str().and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)).sum()
     }
 
     /// The issue's bounds over an attack that ran from `first_height` until now: transfers kept
@@ -161,6 +203,45 @@ impl Chain {
 
     /// Stops the node (also done on drop: a failing test leaves no node running).
     fn stop(self) {}
+}
+
+/// Attack 1 of issue 15: a funded account sends sixty multi-sends of 1,000 outputs each, every
+/// output to an address that has never held anything (each creates an account, a balance and
+/// index rows), as fast as REST takes them, while bob sends ordinary transfers. No block
+/// carries more than `block.max_gas`, so no block takes long to execute: blocks keep their
+/// pace, the transfers keep landing (they pay the same fee per gas and are older than most of
+/// the queue), every multi-send lands in time, and the node's memory stays bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_sends_to_fresh_addresses_fill_blocks_only_up_to_the_block_gas() {
+    const BLOCK_MS: u64 = 1000;
+    let home = tempfile::tempdir().unwrap();
+    let chain = Chain::start(home.path(), &[], BLOCK_MS).await;
+    let max_gas = chain.max_block_gas().await;
+    let pid = chain.child.id();
+    let rss_before = rss_bytes(pid);
+    let first_height = chain.latest_height().await;
+
+    let alice = dev_key("alice");
+    let sender = chain.sender();
+    let flood = tokio::spawn(async move { sender.multi_sends(&alice, 60, 1_000, 11).await });
+    let landed = chain.steady_transfers(&dev_key("bob"), Duration::from_secs(10)).await;
+    let rss_attacked = rss_bytes(pid);
+    let hashes = flood.await.unwrap();
+    let mut heights = std::collections::BTreeSet::new();
+    for h in &hashes {
+        let r = chain.client.wait_for_tx(h, Duration::from_secs(120), Duration::from_millis(200)).await.expect("every multi-send lands");
+        assert_eq!(r.code, 0, "{}", r.raw_log);
+        heights.insert(r.height.parse::<u64>().unwrap());
+    }
+    let last_height = chain.latest_height().await;
+    let mut widest_gas = 0;
+    for h in first_height..=last_height {
+        widest_gas = widest_gas.max(chain.block_gas_wanted(h).await);
+    }
+    eprintln!("multi-sends: 60 landed in {} blocks; the fullest block wanted {widest_gas} gas of {max_gas}", heights.len());
+    assert!(widest_gas <= max_gas, "a block wanted {widest_gas} gas, over block.max_gas {max_gas}");
+    chain.check_live("multi-sends", landed, first_height, BLOCK_MS, (rss_before, rss_attacked), 512 << 20).await;
+    chain.stop();
 }
 
 /// Attack 4 of issue 15, as reported: 1,100 sockets on each of REST and the CometBFT RPC that
@@ -198,8 +279,9 @@ async fn a_flood_of_broad_queries_does_not_stop_blocks_transfers_or_the_apis() {
     let home = tempfile::tempdir().unwrap();
     let chain = Chain::start(home.path(), &[], BLOCK_MS).await;
     let alice = dev_key("alice");
-    let last = chain.multi_sends(&alice, 20, 7).await;
-    chain.client.wait_for_tx(&last, Duration::from_secs(60), Duration::from_millis(100)).await.expect("the multi-sends land");
+    let sent = chain.multi_sends(&alice, 20, 200, 7).await;
+    let last = sent.last().unwrap();
+    chain.client.wait_for_tx(last, Duration::from_secs(60), Duration::from_millis(100)).await.expect("the multi-sends land");
 
     let pid = chain.child.id();
     let rss_before = rss_bytes(pid);
@@ -277,10 +359,10 @@ async fn subscribers_that_do_not_read_do_not_stop_blocks_transfers_or_the_apis()
     }
     let pid = chain.child.id();
     let rss_before = rss_bytes(pid);
-    let last = chain.multi_sends(&dev_key("alice"), 30, 9).await;
+    let sent = chain.multi_sends(&dev_key("alice"), 30, 200, 9).await;
     // Measured from the block after they executed (what executing them costs is attack 1's):
     // their events reach the subscribers during the window.
-    let landed_at = chain.client.wait_for_tx(&last, Duration::from_secs(60), Duration::from_millis(50)).await.expect("the multi-sends land").height.parse::<u64>().unwrap();
+    let landed_at = chain.client.wait_for_tx(sent.last().unwrap(), Duration::from_secs(60), Duration::from_millis(50)).await.expect("the multi-sends land").height.parse::<u64>().unwrap();
     let first_height = landed_at + 1;
     poll(Duration::from_secs(10), || async { chain.latest_height().await >= first_height }).await.unwrap();
     let landed = chain.steady_transfers(&dev_key("bob"), Duration::from_secs(8)).await;

@@ -60,10 +60,24 @@ pub(crate) struct BenchArgs {
     evm: bool,
     /// Send MsgMultiSend transactions of this many outputs each, every output to an address
     /// that has never held anything (issue 15's attack 1), instead of transfers. Their gas
-    /// limit is the simulated gas of the first one plus a fifth. The report gives what a
+    /// limit is the simulated gas of the first one plus a fifth (at most the per-transaction
+    /// maximum, 30,000,000: about 700 fresh outputs fit). The report gives what a
     /// block's gas costs in time (`--output json`: `finalize_and_commit_us_per_mgas`).
     #[arg(long, default_value_t = 0)]
     multi_send: usize,
+    /// The genesis consensus parameter `block.max_gas` (-1: unlimited), instead of the
+    /// default; to measure what blocks cost without it.
+    #[arg(long, allow_hyphen_values = true)]
+    max_block_gas: Option<i64>,
+}
+
+/// Sets the genesis `block.max_gas`.
+fn set_max_block_gas(home: &std::path::Path, max_gas: i64) -> anyhow::Result<()> {
+    let path = home.join("config/genesis.json");
+    let mut g: serde_json::Value = serde_json::from_slice(&std::fs::read(&path)?)?;
+    g["consensus_params"]["block"]["max_gas"] = json!(max_gas.to_string());
+    std::fs::write(&path, serde_json::to_vec_pretty(&g)?)?;
+    Ok(())
 }
 
 /// The `k`-th fresh output of multi-send `seq` from bench account `i`: an address no one holds.
@@ -181,6 +195,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     if a.stablecoin || a.evm {
         stablecoin_genesis(dir.path(), &keys)?;
     }
+    if let Some(g) = a.max_block_gas {
+        set_max_block_gas(dir.path(), g)?;
+    }
     let node = start(
         dir.path(),
         StartOptions {
@@ -214,12 +231,43 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         let probe = multi_send_builder(&keys, 0, 0, a.multi_send, lantau_app::AppConfig::default().max_gas_per_tx)
             .sign(&keys[0], &SignerData { chain_id: chain_id.clone(), account_number: numbers[0], sequence: 0 });
         let used = client.simulate(&probe).await?;
-        let gas = used.saturating_add(used / 5);
+        let gas = used.saturating_add(used / 5).min(lantau_app::AppConfig::default().max_gas_per_tx);
         eprintln!("bench: a multi-send of {} fresh outputs simulates to {used} gas; signing with {gas}", a.multi_send);
         gas
     } else {
         0
     };
+
+    // A transfer's gas limit, as a wallet sets it: the simulated gas (Cosmos) or the estimate
+    // (Ethereum) of the first one, times 1.3 (CosmJS's "auto" multiplier); the block's gas
+    // counts limits, not use.
+    let transfer_gas = if a.multi_send > 0 {
+        0
+    } else if a.evm {
+        use prost::Message as _;
+        let input = lantau_app::evm::sign::transfer_with_travel_rule_calldata(&keys[1].address(), 1, &bench_payload(0, 1).encode_to_vec());
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "eth_estimateGas", "params": [{
+            "from": format!("0x{}", hex::encode(keys[0].address().0)),
+            "to": format!("0x{}", hex::encode(token.0)),
+            "data": format!("0x{}", hex::encode(&input)),
+        }]});
+        let v: serde_json::Value = reqwest::Client::new().post(&eth_url).json(&call).send().await?.json().await?;
+        let hexgas = v["result"].as_str().ok_or_else(|| anyhow::anyhow!("eth_estimateGas: {v}"))?;
+        let est = u64::from_str_radix(hexgas.trim_start_matches("0x"), 16)?;
+        est.saturating_mul(13) / 10
+    } else {
+        let to = keys[1].address();
+        let b = if a.stablecoin {
+            TxBuilder::new(vec![msg_send(&keys[0].address(), &to, &[Coin::new("hkd.demo", 1u128)])]).travel_rule(&bench_payload(0, 1))
+        } else {
+            TxBuilder::new(vec![msg_send(&keys[0].address(), &to, &[Coin::new(NATIVE_DENOM, 1u128)])])
+        };
+        let probe = b.gas(1_000_000).sign(&keys[0], &SignerData { chain_id: chain_id.clone(), account_number: numbers[0], sequence: 0 });
+        client.simulate(&probe).await?.saturating_mul(13) / 10
+    };
+    if transfer_gas > 0 {
+        eprintln!("bench: transfers signed with a gas limit of {transfer_gas} (estimate x 1.3)");
+    }
 
     // Pre-sign on all cores.
     let t_sign = Instant::now();
@@ -250,7 +298,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                             let u = lantau_app::evm::sign::Unsigned {
                                 chain_id: Some(evm_chain_id),
                                 nonce: seq,
-                                gas_limit: 250_000,
+                                gas_limit: transfer_gas,
                                 max_fee_per_gas: lantau_primitives::MIN_GAS_PRICE,
                                 max_priority_fee_per_gas: Some(0),
                                 to: Some(token),
@@ -277,10 +325,10 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                 let b = if stablecoin {
                     let payload = bench_payload(i, j);
                     let msg = msg_send(&keys[i].address(), &to, &[Coin::new("hkd.demo", 1u128)]);
-                    TxBuilder::new(vec![msg]).gas(400_000).travel_rule(&payload)
+                    TxBuilder::new(vec![msg]).gas(transfer_gas).travel_rule(&payload)
                 } else {
                     let msg = msg_send(&keys[i].address(), &to, &[Coin::new(NATIVE_DENOM, 1u128)]);
-                    TxBuilder::new(vec![msg]).gas(100_000)
+                    TxBuilder::new(vec![msg]).gas(transfer_gas)
                 };
                 let txs = (0..per)
                     .map(|seq| {

@@ -193,7 +193,7 @@ impl Default for ConsensusConfig {
 
 impl Default for MempoolConfig {
     fn default() -> Self {
-        Self { max_txs: 50_000, max_bytes: 64 * 1024 * 1024, max_txs_per_sender: 1_000 }
+        Self { max_txs: 10_000, max_bytes: 64 * 1024 * 1024, max_txs_per_sender: 1_000 }
     }
 }
 

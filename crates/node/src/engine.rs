@@ -129,6 +129,8 @@ pub struct Engine {
     timings: Mutex<std::collections::VecDeque<BlockTiming>>,
     /// One block at a time.
     producing: tokio::sync::Mutex<()>,
+    /// The last reap left transactions out for a block limit.
+    backlog: std::sync::atomic::AtomicBool,
     /// The last block this engine committed.
     last: Mutex<Option<LastBlock>>,
 }
@@ -160,6 +162,7 @@ impl Engine {
             validator,
             timings: Mutex::new(std::collections::VecDeque::new()),
             producing: tokio::sync::Mutex::new(()),
+            backlog: std::sync::atomic::AtomicBool::new(false),
             last: Mutex::new(None),
         }
     }
@@ -190,6 +193,13 @@ impl Engine {
                         tracing::error!(error = %e, "block production failed; stopping the engine");
                         return;
                     }
+                    // A block limit (gas, bytes, count) left transactions waiting: the next
+                    // block starts now rather than at the next tick, so a backlog is worked off
+                    // in back-to-back blocks, each bounded by `block.max_gas` (as CometBFT's
+                    // `skip_timeout_commit` would). Without a backlog blocks keep the interval.
+                    if self.backlog.load(std::sync::atomic::Ordering::Relaxed) {
+                        tick.reset_immediately();
+                    }
                 }
                 changed = shutdown.changed() => {
                     // A dropped sender stops the engine too.
@@ -205,7 +215,8 @@ impl Engine {
         let _one_at_a_time = self.producing.lock().await;
         let t_start = std::time::Instant::now();
         let max_gas = self.app.max_block_gas().await?;
-        let reaped = self.mempool.lock().reap(self.cfg.max_block_bytes, self.cfg.max_block_txs, max_gas);
+        let (reaped, backlog) = self.mempool.lock().reap_with_backlog(self.cfg.max_block_bytes, self.cfg.max_block_txs, max_gas);
+        self.backlog.store(backlog, std::sync::atomic::Ordering::Relaxed);
         if reaped.is_empty() && !self.cfg.create_empty_blocks {
             return Ok(None);
         }

@@ -186,6 +186,11 @@ impl Mempool {
     /// of the block goes before anyone's (n+1)-th, so a queue of one account's transactions at
     /// the floor price does not keep everyone else's out), then the oldest goes first.
     pub fn reap(&self, max_bytes: usize, max_txs: usize, max_gas: Option<u64>) -> Vec<Entry> {
+        self.reap_with_backlog(max_bytes, max_txs, max_gas).0
+    }
+
+    /// Like [`Mempool::reap`], and whether a limit left entries out (a backlog remains).
+    pub fn reap_with_backlog(&self, max_bytes: usize, max_txs: usize, max_gas: Option<u64>) -> (Vec<Entry>, bool) {
         use std::collections::{BinaryHeap, VecDeque};
         // Per sender, in admission order; BTreeMap so that the walk does not depend on hashing.
         let mut queues: BTreeMap<Address, VecDeque<(u64, &Entry)>> = BTreeMap::new();
@@ -202,6 +207,7 @@ impl Mempool {
         }
         let mut out = Vec::new();
         let (mut total, mut gas) = (0usize, 0u64);
+        let mut left_out = false;
         while out.len() < max_txs {
             let Some((_, Reverse(turn), _, signer)) = heads.pop() else { break };
             let Some(q) = queues.get_mut(&signer) else { continue };
@@ -209,6 +215,7 @@ impl Mempool {
             let next = total.saturating_add(e.bytes.len());
             let next_gas = gas.saturating_add(e.tx.gas_limit);
             if next > max_bytes || max_gas.is_some_and(|m| next_gas > m) {
+                left_out = true;
                 continue; // this sender waits for the next block
             }
             (total, gas) = (next, next_gas);
@@ -217,7 +224,8 @@ impl Mempool {
                 heads.push((price(e), Reverse(turn.saturating_add(1)), Reverse(*id), signer));
             }
         }
-        out
+        let backlog = left_out || !heads.is_empty();
+        (out, backlog)
     }
 
     /// Removes entries by hash.

@@ -76,6 +76,7 @@ pub trait AuthWrite: StateWrite + AuthRead {
             if let Some(a) = self.account(gas, addr).await? {
                 return Ok(a);
             }
+            gas.consume(lantau_module_api::gas::ACCOUNT_CREATION, "account creation")?;
             let number = self.next_account_number(gas).await?;
             let next = number.checked_add(1).ok_or_else(|| internal("account numbers exhausted"))?;
             store::put(self, gas, state_key::NEXT_ACCOUNT_NUMBER.to_string(), next.to_be_bytes().to_vec())?;

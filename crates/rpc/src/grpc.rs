@@ -117,6 +117,9 @@ impl tonic::server::UnaryService<Vec<u8>> for Unary {
                     .ok_or_else(|| Status::invalid_argument(format!("invalid {HEIGHT_HEADER} header")))?,
             };
             let body = req.into_inner();
+            // Searches and the audit log take turns with the REST and RPC ones (UNAVAILABLE,
+            // retryable, when no turn comes in time).
+            let _turn = crate::heavy::turn_for_method(&method).await.map_err(Status::unavailable)?;
             let out = if method == BROADCAST_TX {
                 broadcast(&node, &body).await.map_err(status)?
             } else {

@@ -20,6 +20,19 @@ fn turns() -> &'static Semaphore {
     })
 }
 
+/// The gRPC methods (also reachable through CometBFT's `abci_query` by path) that are heavy:
+/// transaction search and the audit log.
+pub const HEAVY_METHODS: &[&str] = &[crate::grpc::GET_TXS_EVENT, lantau_app::compliance::QUERY_AUDIT_LOG];
+
+/// A turn when `method` is one of [`HEAVY_METHODS`], nothing otherwise.
+pub async fn turn_for_method(method: &str) -> Result<Option<SemaphorePermit<'static>>, String> {
+    if HEAVY_METHODS.contains(&method) {
+        turn().await.map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
 /// Waits (bounded) for a heavy query's turn; held while the query runs and its answer renders.
 pub async fn turn() -> Result<SemaphorePermit<'static>, String> {
     match tokio::time::timeout(WAIT, turns().acquire()).await {

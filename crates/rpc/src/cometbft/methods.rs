@@ -198,6 +198,7 @@ async fn abci_query(node: &Node, p: &Params) -> Result<Value, RpcError> {
         height: lantau_app::tendermint::block::Height::try_from(height).map_err(|e| RpcError::invalid_params(e.to_string()))?,
         prove,
     };
+    let _turn = crate::heavy::turn_for_method(&req.path).await.map_err(RpcError::limit_exceeded)?;
     let r = node.app().abci_query(req).await;
     let proof = r.proof.as_ref().map(|ops| {
         json!({"ops": ops.ops.iter().map(|o| json!({"type": o.field_type, "key": render::b64(&o.key), "data": render::b64(&o.data)})).collect::<Vec<_>>()})

@@ -26,7 +26,7 @@ pub struct GenesisState {
 }
 
 /// Mints the genesis balances (stablecoins under the genesis exemption), row by row, so
-/// accounts are numbered in row order.
+/// accounts are numbered in row order; then creates the fee collector's account.
 pub async fn init_genesis<S: StateWrite + Send + Sync>(state: &mut S, genesis: &GenesisState, block: &BlockCtx) -> Result<(), TxError> {
     let gas = GasMeter::infinite();
     let mut events = Vec::new();
@@ -34,5 +34,9 @@ pub async fn init_genesis<S: StateWrite + Send + Sync>(state: &mut S, genesis: &
         let legs = b.coins.iter().map(|c| exempt_genesis(block, &b.address, c).map(Leg::Exempt)).collect::<Result<Vec<_>, _>>()?;
         state.transfer(&gas, legs, &mut events).await?;
     }
+    // The fee collector exists from genesis (numbered after the balance rows), as the SDK's
+    // module accounts do: otherwise the chain's first fee payment would create it and that one
+    // transaction would pay for an account creation (and simulate to twice a transfer's gas).
+    crate::deps::AccountKeeper::ensure_account_exists(state, &gas, &crate::fee_collector()).await?;
     Ok(())
 }

@@ -720,8 +720,8 @@ impl App {
     // === FinalizeBlock / Commit ===
 
     /// Executes one transaction on the block overlay.
-    async fn deliver_tx(&self, block_state: &mut StateDelta<CachedSnapshot>, bytes: &[u8], block: &BlockCtx) -> ExecTxResult {
-        let decoded = match self.decode_known(bytes) {
+    async fn deliver_tx(&self, block_state: &mut StateDelta<CachedSnapshot>, decoded: Result<Arc<DecodedTx>, TxError>, block: &BlockCtx) -> ExecTxResult {
+        let decoded = match decoded {
             Ok(d) => d,
             Err(e) => return exec_err(&e, 0, 0, vec![]),
         };
@@ -760,7 +760,8 @@ impl App {
         // the transactions past the limit fail (code 11) without executing, on every replica.
         let mut block_gas = 0u64;
         for t in &req.txs {
-            let wanted = self.decode_known(t).map(|d| d.gas_limit).unwrap_or(0);
+            let decoded = self.decode_known(t);
+            let wanted = decoded.as_ref().map(|d| d.gas_limit).unwrap_or(0);
             block_gas = block_gas.saturating_add(wanted);
             if let Some(max) = max_gas.filter(|m| block_gas > *m) {
                 let e = TxError::from(SdkError::OutOfGas(format!(
@@ -769,7 +770,7 @@ impl App {
                 tx_results.push(exec_err(&e, wanted, 0, vec![]));
                 continue;
             }
-            tx_results.push(self.deliver_tx(&mut state, t, &block).await);
+            tx_results.push(self.deliver_tx(&mut state, decoded, &block).await);
         }
         // The offered decodings served this block.
         self.known.lock().clear();

@@ -254,7 +254,8 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         let v: serde_json::Value = reqwest::Client::new().post(&eth_url).json(&call).send().await?.json().await?;
         let hexgas = v["result"].as_str().ok_or_else(|| anyhow::anyhow!("eth_estimateGas: {v}"))?;
         let est = u64::from_str_radix(hexgas.trim_start_matches("0x"), 16)?;
-        est.saturating_mul(13) / 10
+        // Gated: room for the flags the run raises later (see below).
+        est.saturating_mul(25) / 10
     } else {
         let to = keys[1].address();
         let b = if a.stablecoin {

@@ -116,11 +116,7 @@ pub enum ComplianceError {
     /// 26: a review message is malformed (flag_id not a decimal id, a hash too long).
     #[error("invalid flag message: {0}")]
     InvalidFlagMsg(String),
-    /// 5: an audit entry handed to `append_audit` is malformed (bad tx_type, tx_hash or
-    /// address). Rows are built by this module's own code, so this signals a bug, reported
-    /// instead of writing an unindexable row.
-    #[error("invalid audit entry: {0}")]
-    InvalidAuditEntry(String),
+    // 5: an invalid audit entry, refused by the audit log's writer (`lantau_audit::InvalidAuditEntry`).
     /// 27: a handler tried to move a stablecoin that the transaction's gate chain did not
     /// screen (no proof of screening for exactly that movement). A bug in the handler, refused
     /// rather than executed.
@@ -152,7 +148,6 @@ impl ErrorCode for ComplianceError {
             ComplianceError::VaspSanctioned(_) => 19,
             ComplianceError::TravelRuleIncomplete(_) => 20,
             ComplianceError::TravelRuleTier(_) => 21,
-            ComplianceError::InvalidAuditEntry(_) => 5,
             ComplianceError::FlagNotFound(_) => 6,
             ComplianceError::FlagNotEmitted { .. } => 7,
             ComplianceError::FlagNotPendingOfficer { .. } => 8,

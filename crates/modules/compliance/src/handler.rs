@@ -49,7 +49,7 @@ impl MsgHandler for ComplianceMsg {
                 let mut added_addresses = Vec::new();
                 let mut events = Vec::new();
                 for a in &m.addresses {
-                    if state.blacklist(ctx.gas, ctx.block, a, &m.reason, &m.evidence_ref, &mut events).await? {
+                    if state.blacklist(ctx.gas, ctx.block, ctx.tx_hash, a, &m.reason, &m.evidence_ref, &mut events).await? {
                         added_addresses.push(a.to_bech32());
                     }
                 }

@@ -150,7 +150,7 @@ async fn resolve<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'
     if blocked {
         let subject = Address::from_bech32(&flag.subject).map_err(|_| lantau_module_api::error::internal("corrupt flag subject"))?;
         let evidence = format!("flag/{}", flag.flag_id);
-        state.blacklist(ctx.gas, ctx.block, &subject, BLOCKED_REASON, &evidence, &mut ctx.events).await?;
+        state.blacklist(ctx.gas, ctx.block, ctx.tx_hash, &subject, BLOCKED_REASON, &evidence, &mut ctx.events).await?;
     }
     persist(state, ctx, m.flag_id, &flag, tx_type, &m.signer, extra).await?;
     ctx.emit_typed(&pb::EventFlagResolved {

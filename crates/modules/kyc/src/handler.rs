@@ -8,7 +8,7 @@ use lantau_proto::chain::kyc::v1 as pb;
 
 use crate::error::KycError;
 use crate::msg::{IdentityFields, KycMsg};
-use crate::state::{level_of, KycRead, KycWrite};
+use crate::state::{audit_identity, level_of, KycRead, KycWrite};
 use crate::{Identity, Level};
 
 async fn ensure_registrar<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, who: &Address) -> Result<(), TxError> {
@@ -37,6 +37,13 @@ impl MsgHandler for KycMsg {
                 }
                 let id = record(m, Some(now), Some(now));
                 state.put_identity(ctx.gas, &m.address, &id)?;
+                let meta = [
+                    ("level", m.level.as_str_name().to_string()),
+                    ("vasp_identifier", m.vasp_identifier.clone()),
+                    ("ivms101_off_chain_ref", m.ivms101_off_chain_ref.clone()),
+                    ("registrar", m.registrar.to_bech32()),
+                ];
+                audit_identity(state, ctx.gas, ctx.block, ctx.tx_hash, "identity_enrolled", &m.address, &meta).await?;
                 ctx.emit_typed(&pb::EventIdentityEnrolled {
                     address: m.address.to_bech32(),
                     level: m.level as i32,
@@ -64,6 +71,13 @@ impl MsgHandler for KycMsg {
                     registrar: m.registrar.to_bech32(),
                 });
                 if changed {
+                    let meta = [
+                        ("previous_level", previous.as_str_name().to_string()),
+                        ("level", m.level.as_str_name().to_string()),
+                        ("reason", "registrar_update".to_string()),
+                        ("registrar", m.registrar.to_bech32()),
+                    ];
+                    audit_identity(state, ctx.gas, ctx.block, ctx.tx_hash, "level_change", &m.address, &meta).await?;
                     ctx.emit_typed(&pb::EventLevelChanged {
                         address: m.address.to_bech32(),
                         previous_level: previous as i32,
@@ -80,7 +94,7 @@ impl MsgHandler for KycMsg {
                     return Err(KycError::NotComplianceAuthority { expected: expected.to_bech32(), signer: m.authority.to_bech32() }.into());
                 }
                 let mut events = Vec::new();
-                state.blacklist(ctx.gas, ctx.block, &m.address, &m.reason, &m.evidence_ref, &mut events).await?;
+                state.blacklist(ctx.gas, ctx.block, ctx.tx_hash, &m.address, &m.reason, &m.evidence_ref, &mut events).await?;
                 ctx.events.extend(events);
                 Ok(())
             }

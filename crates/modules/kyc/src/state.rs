@@ -71,6 +71,7 @@ pub trait KycWrite: StateWrite + KycRead {
         &mut self,
         gas: &GasMeter,
         block: &BlockCtx,
+        tx_hash: &str,
         addr: &Address,
         reason: &str,
         evidence_ref: &str,
@@ -97,6 +98,12 @@ pub trait KycWrite: StateWrite + KycRead {
             id.level = Level::Blacklisted as i32;
             id.last_level_change = Some(now);
             self.put_identity(gas, addr, &id)?;
+            let meta = [
+                ("reason", reason.to_string()),
+                ("evidence_ref", evidence_ref.to_string()),
+                ("previous_level", previous.as_str_name().to_string()),
+            ];
+            audit_identity(self, gas, block, tx_hash, "blacklist", addr, &meta).await?;
             events.push(event::typed(&lantau_proto::chain::kyc::v1::EventLevelChanged {
                 address: addr.to_bech32(),
                 previous_level: previous as i32,
@@ -117,6 +124,7 @@ pub trait KycWrite: StateWrite + KycRead {
         &mut self,
         gas: &GasMeter,
         block: &BlockCtx,
+        tx_hash: &str,
         addr: &Address,
         authority: &Address,
         events: &mut Vec<Event>,
@@ -137,6 +145,8 @@ pub trait KycWrite: StateWrite + KycRead {
                         last_level_change: Some(now),
                     };
                     self.put_identity(gas, addr, &id)?;
+                    let meta = [("level", Level::LicensedIssuer.as_str_name().to_string()), ("registrar", authority.to_bech32())];
+                    audit_identity(self, gas, block, tx_hash, "identity_enrolled", addr, &meta).await?;
                     events.push(event::typed(&lantau_proto::chain::kyc::v1::EventIdentityEnrolled {
                         address: addr.to_bech32(),
                         level: Level::LicensedIssuer as i32,
@@ -151,6 +161,13 @@ pub trait KycWrite: StateWrite + KycRead {
                     id.level = Level::LicensedIssuer as i32;
                     id.last_level_change = Some(now);
                     self.put_identity(gas, addr, &id)?;
+                    let meta = [
+                        ("previous_level", previous.as_str_name().to_string()),
+                        ("level", Level::LicensedIssuer.as_str_name().to_string()),
+                        ("reason", "issuer_whitelisted".to_string()),
+                        ("authority", authority.to_bech32()),
+                    ];
+                    audit_identity(self, gas, block, tx_hash, "level_change", addr, &meta).await?;
                     events.push(event::typed(&lantau_proto::chain::kyc::v1::EventLevelChanged {
                         address: addr.to_bech32(),
                         previous_level: previous as i32,
@@ -166,3 +183,30 @@ pub trait KycWrite: StateWrite + KycRead {
 }
 
 impl<T: StateWrite + ?Sized> KycWrite for T {}
+
+/// Appends an identity audit row (`identity_enrolled`, `level_change`, `blacklist`) through the
+/// audit log's one writer: subject the address, the rest in metadata. Not at genesis (height
+/// 0), whose file is its own record.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn audit_identity<S: StateWrite + Send + Sync + ?Sized>(
+    state: &mut S,
+    gas: &GasMeter,
+    block: &BlockCtx,
+    tx_hash: &str,
+    tx_type: &str,
+    addr: &Address,
+    metadata: &[(&str, String)],
+) -> Result<(), TxError> {
+    use lantau_audit::AuditWrite;
+    if block.height == 0 {
+        return Ok(());
+    }
+    let entry = lantau_audit::AuditEntry {
+        tx_type: tx_type.into(),
+        subject: addr.to_bech32(),
+        tx_hash: tx_hash.to_string(),
+        metadata: metadata.iter().map(|(k, v)| ((*k).to_string(), v.clone())).collect(),
+        ..Default::default()
+    };
+    state.append_audit(gas, block, entry).await.map(|_| ())
+}

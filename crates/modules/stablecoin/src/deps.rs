@@ -26,6 +26,7 @@ pub trait IdentityKeeper: StateWrite {
         &mut self,
         gas: &GasMeter,
         block: &BlockCtx,
+        tx_hash: &str,
         issuer: &Address,
         authority: &Address,
         events: &mut Vec<Event>,
@@ -33,7 +34,7 @@ pub trait IdentityKeeper: StateWrite {
     where
         Self: Sync + Send,
     {
-        async move { self.ensure_licensed_issuer(gas, block, issuer, authority, events).await }
+        async move { self.ensure_licensed_issuer(gas, block, tx_hash, issuer, authority, events).await }
     }
 }
 

@@ -35,7 +35,7 @@ pub async fn init_genesis<S: StateWrite + Send + Sync>(
         if state.issuer_denom(&gas, &issuer).await?.is_some() {
             return Err(bad(format!("issuer {} has two denoms", d.issuer)));
         }
-        state.make_licensed_issuer(&gas, block, &issuer, governance, &mut events).await?;
+        state.make_licensed_issuer(&gas, block, "", &issuer, governance, &mut events).await?;
         state.register_pair(&gas, &d.denom).await?;
         let mut rec = d.clone();
         rec.issuer = issuer.to_bech32();

@@ -60,7 +60,7 @@ impl MsgHandler for StablecoinMsg {
                     return Err(StablecoinError::IssuerBlacklisted(m.issuer.to_bech32()).into());
                 }
                 let mut events = Vec::new();
-                state.make_licensed_issuer(ctx.gas, ctx.block, &m.issuer, &m.authority, &mut events).await?;
+                state.make_licensed_issuer(ctx.gas, ctx.block, ctx.tx_hash, &m.issuer, &m.authority, &mut events).await?;
                 let erc20 = state.register_pair(ctx.gas, denom).await?;
                 let rec = DenomRecord { denom: denom.to_string(), display: m.display.clone(), issuer: m.issuer.to_bech32(), decimals: DECIMALS };
                 state.put_denom_record(ctx.gas, &m.issuer, &rec)?;
@@ -102,6 +102,7 @@ impl MsgHandler for StablecoinMsg {
                     return Err(StablecoinError::AlreadyPaused(denom).into());
                 }
                 state.set_send_paused(ctx.gas, &denom, true)?;
+                enforcement_row(state, ctx, "pause", issuer, &[("denom", denom.clone())]).await?;
                 ctx.emit_typed(&pb::EventPaused { issuer: issuer.to_bech32(), denom });
                 Ok(())
             }
@@ -111,6 +112,7 @@ impl MsgHandler for StablecoinMsg {
                     return Err(StablecoinError::NotPaused(denom).into());
                 }
                 state.set_send_paused(ctx.gas, &denom, false)?;
+                enforcement_row(state, ctx, "unpause", issuer, &[("denom", denom.clone())]).await?;
                 ctx.emit_typed(&pb::EventUnpaused { issuer: issuer.to_bech32(), denom });
                 Ok(())
             }
@@ -120,6 +122,7 @@ impl MsgHandler for StablecoinMsg {
                     return Err(StablecoinError::AlreadyFrozen(addr.to_bech32()).into());
                 }
                 state.set_frozen(ctx.gas, addr, true)?;
+                enforcement_row(state, ctx, "freeze", addr, &[("authority", authority.to_bech32())]).await?;
                 ctx.emit_typed(&pb::EventFrozen { address: addr.to_bech32(), authority: authority.to_bech32() });
                 Ok(())
             }
@@ -129,9 +132,24 @@ impl MsgHandler for StablecoinMsg {
                     return Err(StablecoinError::NotFrozen(addr.to_bech32()).into());
                 }
                 state.set_frozen(ctx.gas, addr, false)?;
+                enforcement_row(state, ctx, "unfreeze", addr, &[("authority", authority.to_bech32())]).await?;
                 ctx.emit_typed(&pb::EventUnfrozen { address: addr.to_bech32(), authority: authority.to_bech32() });
                 Ok(())
             }
         }
     }
+}
+
+/// The audit row of a pause, an unpause, a freeze or an unfreeze (subject: the issuer paused or
+/// resumed, the address frozen or unfrozen), through the audit log's one writer.
+async fn enforcement_row<S: StateWrite + Send + Sync>(state: &mut S, ctx: &ExecCtx<'_>, tx_type: &str, subject: &Address, metadata: &[(&str, String)]) -> Result<(), TxError> {
+    use lantau_compliance::audit::AuditWrite;
+    let entry = lantau_compliance::audit::AuditEntry {
+        tx_type: tx_type.into(),
+        subject: subject.to_bech32(),
+        tx_hash: ctx.tx_hash.to_string(),
+        metadata: metadata.iter().map(|(k, v)| ((*k).to_string(), v.clone())).collect(),
+        ..Default::default()
+    };
+    state.append_audit(ctx.gas, ctx.block, entry).await.map(|_| ())
 }

@@ -6,6 +6,8 @@ use cnidarium::{StateDelta, TempStorage};
 use cosmos_sdk_proto::cosmos::base::v1beta1::Coin;
 
 use super::*;
+use lantau_module_api::BlockCtx;
+use prost::Message;
 use crate::query::audit_log;
 
 fn addr(i: u8) -> Address {

@@ -121,6 +121,8 @@ async fn a_wallet_reads_the_stablecoin_sends_a_travel_rule_transfer_and_confirms
     // The block carries it; eth_getLogs finds the Transfer by address and topic.
     let block = ok(&n, "eth_getBlockByNumber", json!([r["blockNumber"], false])).await;
     assert!(block["transactions"].as_array().unwrap().iter().any(|h| h == &json!(hash)), "{block}");
+    // Its gas capacity is the consensus parameter block.max_gas.
+    assert_eq!(block["gasLimit"], json!(format!("{:#x}", lantau_node::node::DEFAULT_MAX_BLOCK_GAS)));
     let by_block_hash = ok(&n, "eth_getBlockByHash", json!([block["hash"], true])).await;
     assert_eq!(by_block_hash["number"], block["number"]);
     let found = ok(&n, "eth_getLogs", json!([{"fromBlock": "0x1", "toBlock": "latest", "address": t, "topics": [logs[0]["topics"][0]]}])).await;

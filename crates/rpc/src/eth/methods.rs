@@ -480,7 +480,7 @@ impl EthServer {
         let Some(b) = self.node.block(Some(height)).await.map_err(internal)? else { return Ok(Value::Null) };
         let results = self.node.block_results(Some(height)).await.map_err(internal)?;
         let gas_used: u64 = results.as_ref().map_or(0, |r| r.tx_results.iter().map(|t| u64::try_from(t.gas_used).unwrap_or(0)).sum());
-        Ok(render::block(&b, height, gas_used, full))
+        Ok(render::block(&b, height, gas_used, self.block_gas_limit().await, full))
     }
 
     async fn logs(&self, f: LogFilter) -> Result<Value, EthError> {

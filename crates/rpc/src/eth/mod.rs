@@ -39,6 +39,15 @@ pub struct EthServer {
 }
 
 impl EthServer {
+    /// A block's gas capacity as Ethereum clients read it (`gasLimit`): the consensus
+    /// parameter `block.max_gas`, or, when unlimited, the most one transaction may ask for.
+    pub async fn block_gas_limit(&self) -> u64 {
+        match self.node.app().max_block_gas().await {
+            Ok(Some(g)) => g,
+            _ => lantau_app::AppConfig::default().max_gas_per_tx,
+        }
+    }
+
     /// A server over `node`.
     pub fn new(node: Arc<dyn NodeApi>) -> Arc<Self> {
         Arc::new(Self { node, pending: Mutex::new(BTreeMap::new()) })
@@ -190,7 +199,7 @@ async fn notifications(s: &EthServer, ev: &NodeEvent, sub: &Sub) -> Vec<Value> {
     match (ev, sub) {
         (NodeEvent::NewBlock { block, .. }, Sub::NewHeads) => {
             let height = block.header.height.value();
-            let mut v = render::block(block, height, 0, false);
+            let mut v = render::block(block, height, 0, s.block_gas_limit().await, false);
             if let Some(o) = v.as_object_mut() {
                 o.remove("transactions");
                 o.remove("uncles");

@@ -200,8 +200,9 @@ pub fn receipt(r: &Receipt) -> Value {
 }
 
 /// A block object (`full`: transaction objects rather than hashes). Only the Ethereum
-/// transactions of the block appear in it.
-pub fn block(b: &Block, height: u64, gas_used: u64, full: bool) -> Value {
+/// transactions of the block appear in it. `gas_limit`: the block's gas capacity
+/// ([`EthServer::block_gas_limit`](super::EthServer::block_gas_limit)).
+pub fn block(b: &Block, height: u64, gas_used: u64, gas_limit: u64, full: bool) -> Value {
     let hash = block_hash(b);
     let parent = b.header.last_block_id.map(|id| id.hash.as_bytes().to_vec()).unwrap_or_else(|| vec![0; 32]);
     let mut txs = Vec::new();
@@ -231,7 +232,7 @@ pub fn block(b: &Block, height: u64, gas_used: u64, full: bool) -> Value {
         "totalDifficulty": "0x0",
         "extraData": "0x",
         "size": hex_u64(b.data.iter().map(|t| t.len() as u64).sum::<u64>()),
-        "gasLimit": hex_u64(lantau_app::AppConfig::default().max_gas_per_tx),
+        "gasLimit": hex_u64(gas_limit),
         "gasUsed": hex_u64(gas_used),
         "timestamp": hex_u64(u64::try_from(b.header.time.unix_timestamp()).unwrap_or(0)),
         "transactions": txs,

@@ -71,13 +71,21 @@ pub(crate) struct BenchArgs {
     max_block_gas: Option<i64>,
 }
 
-/// Sets the genesis `block.max_gas`.
-fn set_max_block_gas(home: &std::path::Path, max_gas: i64) -> anyhow::Result<()> {
+/// Reads the home's genesis file, lets `edit` change it, and writes it back.
+fn edit_genesis(home: &std::path::Path, edit: impl FnOnce(&mut serde_json::Value) -> anyhow::Result<()>) -> anyhow::Result<()> {
     let path = home.join("config/genesis.json");
     let mut g: serde_json::Value = serde_json::from_slice(&std::fs::read(&path)?)?;
-    g["consensus_params"]["block"]["max_gas"] = json!(max_gas.to_string());
+    edit(&mut g)?;
     std::fs::write(&path, serde_json::to_vec_pretty(&g)?)?;
     Ok(())
+}
+
+/// Sets the genesis `block.max_gas`.
+fn set_max_block_gas(home: &std::path::Path, max_gas: i64) -> anyhow::Result<()> {
+    edit_genesis(home, |g| {
+        g["consensus_params"]["block"]["max_gas"] = json!(max_gas.to_string());
+        Ok(())
+    })
 }
 
 /// The `k`-th fresh output of multi-send `seq` from bench account `i`: an address no one holds.
@@ -97,9 +105,10 @@ fn multi_send_builder(keys: &[SecretKey], i: usize, seq: u64, n: usize, gas: u64
 
 /// Gives every bench account a full-tier identity and `hkd.demo` in the genesis file.
 fn stablecoin_genesis(home: &std::path::Path, keys: &[SecretKey]) -> anyhow::Result<()> {
-    let path = home.join("config/genesis.json");
-    let mut g: serde_json::Value = serde_json::from_slice(&std::fs::read(&path)?)?;
-    let app = &mut g["app_state"];
+    edit_genesis(home, |g| stablecoin_app_state(&mut g["app_state"], keys))
+}
+
+fn stablecoin_app_state(app: &mut serde_json::Value, keys: &[SecretKey]) -> anyhow::Result<()> {
     let ids = app["kyc"]["identities"].as_array_mut().ok_or_else(|| anyhow::anyhow!("genesis has no kyc identities"))?;
     for (i, k) in keys.iter().enumerate() {
         ids.push(json!({
@@ -119,7 +128,6 @@ fn stablecoin_genesis(home: &std::path::Path, keys: &[SecretKey]) -> anyhow::Res
             }
         }
     }
-    std::fs::write(&path, serde_json::to_vec_pretty(&g)?)?;
     Ok(())
 }
 

@@ -153,6 +153,18 @@ pub fn index_entries(entry: &AuditEntry, subject: Option<&Address>, time: &Times
     nv
 }
 
+/// The row of an enforcement action (an enrolment, a level change, a blacklisting, a freeze, a
+/// pause…): `subject` the address acted on, the transaction's hash, the rest in `metadata`.
+pub fn action_entry(tx_type: &str, subject: &Address, tx_hash: &str, metadata: &[(&str, String)]) -> AuditEntry {
+    AuditEntry {
+        tx_type: tx_type.into(),
+        subject: subject.to_bech32(),
+        tx_hash: tx_hash.to_string(),
+        metadata: metadata.iter().map(|(k, v)| ((*k).to_string(), v.clone())).collect(),
+        ..Default::default()
+    }
+}
+
 /// The next hash-chain head: `sha256(head ‖ sha256(row))`.
 pub fn chain_head(head: &[u8; 32], row: &[u8]) -> [u8; 32] {
     let row_hash = Sha256::digest(row);

@@ -32,7 +32,7 @@ const ROW_READS_IN_FLIGHT: usize = 32;
 /// A set of `n` sequences spanning fewer than `n * DENSE_SPAN` rows is read with one range scan.
 const DENSE_SPAN: u64 = 8;
 
-pub use lantau_audit::{chain_head, AuditRead, AuditWrite, InvalidAuditEntry, MAX_TX_HASH_LEN, MAX_TX_TYPE_LEN};
+pub use lantau_audit::{action_entry, chain_head, AuditRead, AuditWrite, InvalidAuditEntry, MAX_TX_HASH_LEN, MAX_TX_TYPE_LEN};
 use lantau_audit::{index_entries, validate_entry};
 
 /// After a state-sync restore, which carries the rows but not the indexes: checks that the

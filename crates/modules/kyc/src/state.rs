@@ -201,12 +201,5 @@ pub(crate) async fn audit_identity<S: StateWrite + Send + Sync + ?Sized>(
     if block.height == 0 {
         return Ok(());
     }
-    let entry = lantau_audit::AuditEntry {
-        tx_type: tx_type.into(),
-        subject: addr.to_bech32(),
-        tx_hash: tx_hash.to_string(),
-        metadata: metadata.iter().map(|(k, v)| ((*k).to_string(), v.clone())).collect(),
-        ..Default::default()
-    };
-    state.append_audit(gas, block, entry).await.map(|_| ())
+    state.append_audit(gas, block, lantau_audit::action_entry(tx_type, addr, tx_hash, metadata)).await.map(|_| ())
 }

@@ -3,6 +3,7 @@
 use cnidarium::StateWrite;
 use lantau_authority::AuthorityRead;
 use lantau_bank::{BankRead, BankWrite, Leg};
+use lantau_compliance::audit::{action_entry, AuditWrite};
 use lantau_compliance::screening::{exempt_issuance, ExemptKind};
 use lantau_module_api::{pb_coin, ExecCtx, MsgHandler, TxError};
 use lantau_primitives::Address;
@@ -102,7 +103,7 @@ impl MsgHandler for StablecoinMsg {
                     return Err(StablecoinError::AlreadyPaused(denom).into());
                 }
                 state.set_send_paused(ctx.gas, &denom, true)?;
-                enforcement_row(state, ctx, "pause", issuer, &[("denom", denom.clone())]).await?;
+                state.append_audit(ctx.gas, ctx.block, action_entry("pause", issuer, ctx.tx_hash, &[("denom", denom.clone())])).await?;
                 ctx.emit_typed(&pb::EventPaused { issuer: issuer.to_bech32(), denom });
                 Ok(())
             }
@@ -112,7 +113,7 @@ impl MsgHandler for StablecoinMsg {
                     return Err(StablecoinError::NotPaused(denom).into());
                 }
                 state.set_send_paused(ctx.gas, &denom, false)?;
-                enforcement_row(state, ctx, "unpause", issuer, &[("denom", denom.clone())]).await?;
+                state.append_audit(ctx.gas, ctx.block, action_entry("unpause", issuer, ctx.tx_hash, &[("denom", denom.clone())])).await?;
                 ctx.emit_typed(&pb::EventUnpaused { issuer: issuer.to_bech32(), denom });
                 Ok(())
             }
@@ -122,7 +123,7 @@ impl MsgHandler for StablecoinMsg {
                     return Err(StablecoinError::AlreadyFrozen(addr.to_bech32()).into());
                 }
                 state.set_frozen(ctx.gas, addr, true)?;
-                enforcement_row(state, ctx, "freeze", addr, &[("authority", authority.to_bech32())]).await?;
+                state.append_audit(ctx.gas, ctx.block, action_entry("freeze", addr, ctx.tx_hash, &[("authority", authority.to_bech32())])).await?;
                 ctx.emit_typed(&pb::EventFrozen { address: addr.to_bech32(), authority: authority.to_bech32() });
                 Ok(())
             }
@@ -132,24 +133,10 @@ impl MsgHandler for StablecoinMsg {
                     return Err(StablecoinError::NotFrozen(addr.to_bech32()).into());
                 }
                 state.set_frozen(ctx.gas, addr, false)?;
-                enforcement_row(state, ctx, "unfreeze", addr, &[("authority", authority.to_bech32())]).await?;
+                state.append_audit(ctx.gas, ctx.block, action_entry("unfreeze", addr, ctx.tx_hash, &[("authority", authority.to_bech32())])).await?;
                 ctx.emit_typed(&pb::EventUnfrozen { address: addr.to_bech32(), authority: authority.to_bech32() });
                 Ok(())
             }
         }
     }
-}
-
-/// The audit row of a pause, an unpause, a freeze or an unfreeze (subject: the issuer paused or
-/// resumed, the address frozen or unfrozen), through the audit log's one writer.
-async fn enforcement_row<S: StateWrite + Send + Sync>(state: &mut S, ctx: &ExecCtx<'_>, tx_type: &str, subject: &Address, metadata: &[(&str, String)]) -> Result<(), TxError> {
-    use lantau_compliance::audit::AuditWrite;
-    let entry = lantau_compliance::audit::AuditEntry {
-        tx_type: tx_type.into(),
-        subject: subject.to_bech32(),
-        tx_hash: ctx.tx_hash.to_string(),
-        metadata: metadata.iter().map(|(k, v)| ((*k).to_string(), v.clone())).collect(),
-        ..Default::default()
-    };
-    state.append_audit(ctx.gas, ctx.block, entry).await.map(|_| ())
 }

@@ -18,6 +18,7 @@ mod txfile;
 mod evm;
 mod registry;
 mod testnet;
+mod web;
 
 /// The Lantau node and CLI.
 #[derive(Debug, Parser)]
@@ -136,6 +137,12 @@ enum Cmd {
     /// Local networks of validators under real CometBFT.
     #[command(subcommand)]
     Testnet(testnet::TestnetCmd),
+    /// The onboarding portal of a test network: faucets and identity applications (a page and
+    /// a JSON API, docs/portal.md).
+    Portal(web::PortalCmd),
+    /// The reviewers' console: a local web application for a reviewer's or officer's key
+    /// (docs/reviewer-workflow.md).
+    Console(web::ConsoleCmd),
     /// The client defaults in `<home>/config/client.toml` (node, output).
     #[command(subcommand)]
     Config(ConfigCmd),
@@ -221,6 +228,13 @@ struct StartArgs {
     /// `unix:///PATH`) instead of running the embedded engine.
     #[arg(long, value_name = "ADDR")]
     abci: Option<lantau_node::abci::AbciAddr>,
+    /// Also serve the onboarding portal (faucets, identity applications) on --portal.address.
+    #[arg(long)]
+    portal: bool,
+    #[command(flatten)]
+    portal_args: web::PortalArgs,
+    #[command(flatten)]
+    kr: KeyringArgs,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -604,16 +618,35 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 }).await?;
             let evm_chain_id = lantau_rpc::NodeApi::app(&*node.node).evm_chain_id().await?;
             print_banner(&h, &node, evm_chain_id)?;
+            let (portal_stop, portal_stopped) = tokio::sync::oneshot::channel::<()>();
+            let portal = if a.portal {
+                let mut args = a.portal_args.clone();
+                // The wallet URL is this node's own Ethereum JSON-RPC unless given.
+                if args.evm_rpc_url == "http://127.0.0.1:8545" {
+                    args.evm_rpc_url = format!("http://{}", node.eth_addr);
+                }
+                Some(web::spawn_portal(&home, &args, &a.kr, format!("http://{}", node.api_addr), async move {
+                    let _ = portal_stopped.await;
+                }).await?)
+            } else {
+                None
+            };
             let failed = tokio::select! {
                 r = tokio::signal::ctrl_c() => { r?; false }
                 _ = node.engine_stopped() => true,
             };
             eprintln!("shutting down");
+            let _ = portal_stop.send(());
+            if let Some(p) = portal {
+                let _ = p.await;
+            }
             node.stop().await;
             if failed {
                 anyhow::bail!("block production stopped (see the log above)");
             }
         }
+        Cmd::Portal(c) => web::portal(&home, c).await?,
+        Cmd::Console(c) => web::console(&home, c).await?,
         Cmd::Keys(k) => keys(&home, out, k)?,
         Cmd::Tx(TxCmd::Bank(BankTx::Send { from, to, amount, travel_rule, dry_run, tx })) => {
             let kr = tx.kr.open(&home)?;
@@ -726,9 +759,6 @@ fn print_banner(h: &Home, node: &lantau_node::RunningNode, evm_chain_id: u64) ->
     Ok(())
 }
 
-/// The gas limit of a transaction whose simulation was refused.
-const AUTO_GAS_FALLBACK: u64 = 400_000;
-
 async fn send_tx(out: Output, a: &TxArgs, key: &SecretKey, msgs: Vec<cosmos_sdk_proto::Any>) -> anyhow::Result<()> {
     send_tx_with(out, a, key, msgs, vec![]).await
 }
@@ -741,23 +771,11 @@ async fn send_tx_with(
     extension_options: Vec<cosmos_sdk_proto::Any>,
 ) -> anyhow::Result<()> {
     let client = RestClient::new(a.node.url());
-    let chain_id = client.chain_id().await?;
-    let addr = key.address();
-    // The next sequence as the node sees it, counting what it admitted and has not committed:
-    // consecutive sends without waiting each get their own.
-    let (account_number, sequence) = client.next_sequence(&addr).await?.with_context(|| format!("account {addr} does not exist on chain"))?;
-    let signer = SignerData { chain_id, account_number, sequence };
+    let signer = lantau_client::sender::signer_data(&client, key).await?;
     let mut b = TxBuilder::new(msgs).memo(a.memo.clone());
     b.extension_options = extension_options;
     b.gas_limit = if a.gas == "auto" {
-        match client.simulate(&b.clone().gas(200_000).fee(0).sign(key, &signer)).await {
-            Ok(sim) => sim.saturating_mul(13) / 10,
-            // The simulation refused it (a gate, a frozen account...): broadcast with a fixed
-            // limit anyway, so the node's admission verdict (hash, codespace, code, log) is
-            // what the user sees; a refused transaction costs nothing.
-            Err(lantau_client::ClientError::Api { status: 400, .. }) => AUTO_GAS_FALLBACK,
-            Err(e) => return Err(e.into()),
-        }
+        lantau_client::sender::auto_gas(&client, &b, key, &signer).await?
     } else {
         a.gas.parse().context("--gas must be a number or auto")?
     };

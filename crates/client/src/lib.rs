@@ -4,6 +4,7 @@
 //!
 //! - [`tx`]: messages and SIGN_MODE_DIRECT signing with eth_secp256k1 keys.
 //! - [`rest`]: a typed client of the Cosmos REST surface.
+//! - [`sender`]: sign, simulate, broadcast and confirm, as a wallet does (one key, one at a time).
 //! - [`compliance`]: the compliance module's client rules for delegation and flags: fail-closed
 //!   SubRoleParent, agent policies and their remaining capacity, a flag-event consumer.
 
@@ -13,6 +14,7 @@
 
 pub mod compliance;
 pub mod rest;
+pub mod sender;
 pub mod tx;
 
 pub use compliance::{

@@ -25,9 +25,10 @@ use crate::genesis::GenesisFile;
 pub const DEV_MNEMONIC: &str = "test test test test test test test test test test test junk";
 
 /// Named dev accounts, at HD indices 0.. of [`DEV_MNEMONIC`]. Later capabilities give these
-/// names their roles (governance, compliance authority, issuer, registrar, auditor, customers).
-pub const DEV_ACCOUNT_NAMES: [&str; 8] =
-    ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol"];
+/// names their roles (governance, compliance authority, issuer, registrar, auditor, customers,
+/// and the onboarding portal's faucet, which holds only native coin and no identity).
+pub const DEV_ACCOUNT_NAMES: [&str; 9] =
+    ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol", "faucet"];
 
 /// Native coin each dev account starts with: 1,000,000 LANTAU.
 pub const DEV_NATIVE_BALANCE: u128 = 1_000_000 * 1_000_000_000_000_000_000;

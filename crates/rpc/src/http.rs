@@ -166,7 +166,7 @@ pub async fn serve(listener: TcpListener, router: Router, limits: HttpLimits, st
             _ = &mut stop => break,
             a = listener.accept() => a,
         };
-        let (mut stream, _) = match accepted {
+        let (mut stream, peer) = match accepted {
             Ok(s) => s,
             Err(e) => {
                 // Out of descriptors or a transient network error: do not spin.
@@ -185,8 +185,10 @@ pub async fn serve(listener: TcpListener, router: Router, limits: HttpLimits, st
         let (router, table, closing, header_timeout) = (router.clone(), table.clone(), closing.clone(), limits.header_read_timeout);
         tokio::spawn(async move {
             let served = slot.clone();
-            let svc = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+            let svc = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
                 served.served.store(true, Ordering::Relaxed);
+                // The peer, for handlers that limit per client (`ConnectInfo<SocketAddr>`).
+                req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
                 let mut r = router.clone();
                 async move { tower::Service::call(&mut r, req.map(axum::body::Body::new)).await }
             });

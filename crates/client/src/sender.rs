@@ -105,10 +105,15 @@ impl Sender {
     /// Signs `messages` (gas by simulation), broadcasts (SYNC), and when admitted waits for
     /// inclusion. A confirmation timeout is [`ClientError::Timeout`]: neither failure nor success.
     pub async fn send(&self, messages: Vec<Any>, memo: &str) -> Result<Sent, ClientError> {
+        self.send_tx(TxBuilder::new(messages).memo(memo)).await
+    }
+
+    /// Like [`Sender::send`] for a built transaction (extension options, a memo…); its gas
+    /// limit is replaced by the simulation's.
+    pub async fn send_tx(&self, mut b: TxBuilder) -> Result<Sent, ClientError> {
         let broadcast = {
             let _one_at_a_time = self.lock.lock().await;
             let signer = signer_data(&self.client, &self.key).await?;
-            let mut b = TxBuilder::new(messages).memo(memo);
             b.gas_limit = auto_gas(&self.client, &b, &self.key, &signer).await?;
             let bytes = b.sign(&self.key, &signer);
             self.client.broadcast(&bytes, "BROADCAST_MODE_SYNC").await?

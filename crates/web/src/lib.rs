@@ -10,6 +10,7 @@
 //! uses) and send transactions through [`lantau_client::sender`]. The wire format is in
 //! `docs/web-api.md`.
 
+#![cfg_attr(test, allow(unused_crate_dependencies))]
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // off-chain services, not state machine
 
 pub mod console;

@@ -149,7 +149,7 @@ impl Store {
         if c.used {
             return Err(StoreError::Used);
         }
-        if now_unix > c.expires_unix {
+        if now_unix >= c.expires_unix {
             return Err(StoreError::Expired);
         }
         Ok(c)
@@ -265,7 +265,7 @@ mod tests {
         s.put_challenge("n1", &c("a")).unwrap();
         s.put_challenge("n2", &c("a")).unwrap();
         s.put_challenge("n3", &c("a")).unwrap();
-        assert!(matches!(s.live_challenge("n1", 101), Err(StoreError::Expired)));
+        assert!(matches!(s.live_challenge("n1", 100), Err(StoreError::Expired)));
         assert!(matches!(s.live_challenge("nope", 1), Err(StoreError::NoChallenge)));
         let a = s.use_challenge_and_apply("n1", 50, app("0xAB")).unwrap();
         assert_eq!(a.id, "1");

@@ -1,0 +1,239 @@
+//! The reviewers' console over HTTP against a dev chain: token and CSRF protection (refusals
+//! write nothing), the worklist and the case from the node's queries, and the review chain:
+//! a reviewer escalates with a note, an officer closes BLOCKED, the subject's next transfer is
+//! refused with code 18.
+
+#![allow(missing_docs, unused_crate_dependencies, clippy::disallowed_types, clippy::disallowed_methods)]
+
+use std::time::Duration;
+
+use lantau_client::sender::Sender;
+use lantau_client::{msg_send, to_any, TxBuilder};
+use lantau_crypto::SecretKey;
+use lantau_primitives::Coin;
+use lantau_proto::chain::compliance::v1 as cpb;
+use lantau_test_utils::{dev_addr, dev_key, TestNode};
+use lantau_web::console::{Console, ConsoleConfig};
+use serde_json::{json, Value};
+
+struct Served {
+    url: String,
+    token: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+async fn serve(n: &TestNode, key: &SecretKey, name: &str, dir: &std::path::Path) -> Served {
+    let cfg = ConsoleConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        node: n.rest_url.clone(),
+        rpc: n.rpc_url.clone(),
+        key: key.clone(),
+        key_name: name.into(),
+        notes_path: dir.join(format!("{name}-notes.jsonl")),
+        token: None,
+        confirm_timeout: Duration::from_secs(20),
+    };
+    let c = Console::new(cfg).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    assert!(c.url(addr).starts_with(&format!("http://{addr}/#token=")));
+    let token = c.token().to_string();
+    let (stop, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(c.serve(listener, async move {
+        let _ = rx.await;
+    }));
+    Served { url: format!("http://{addr}"), token, stop, task }
+}
+
+impl Served {
+    async fn get(&self, path: &str) -> (u16, Value) {
+        let r = reqwest::Client::new().get(format!("{}{path}", self.url)).bearer_auth(&self.token).send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn csrf(&self) -> String {
+        self.get("/api/session").await.1["csrf_token"].as_str().unwrap().to_string()
+    }
+
+    async fn act(&self, path: &str, body: &Value) -> (u16, Value) {
+        let csrf = self.csrf().await;
+        let r = reqwest::Client::new()
+            .post(format!("{}{path}", self.url))
+            .bearer_auth(&self.token)
+            .header("x-csrf-token", csrf)
+            .header("origin", &self.url)
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+    }
+}
+
+async fn send(n: &TestNode, key: &SecretKey, b: TxBuilder) -> lantau_client::sender::Sent {
+    Sender::new(n.client.clone(), key.clone(), Duration::from_secs(20)).send_tx(b).await.unwrap()
+}
+
+fn code(v: &Value) -> &str {
+    v["code"].as_str().unwrap_or("")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewer_escalates_and_an_officer_blocks_through_their_consoles() {
+    let n = TestNode::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (reviewer, officer) = (SecretKey::from_hex(&"21".repeat(32)).unwrap(), SecretKey::from_hex(&"22".repeat(32)).unwrap());
+    let issuer = dev_key("issuer");
+    for (k, role, label) in [(&reviewer, cpb::SubRole::Reviewer, "review desk"), (&officer, cpb::SubRole::Officer, "MLRO")] {
+        let fund = msg_send(&issuer.address(), &k.address(), &[Coin::new("alantau", 10u128.pow(18))]);
+        assert!(send(&n, &issuer, TxBuilder::new(vec![fund])).await.is_success());
+        let bind = cpb::MsgBindSubRole {
+            parent: issuer.address().to_bech32(),
+            sub_addr: k.address().to_bech32(),
+            role: role as i32,
+            label: label.into(),
+            policy_envelope: None,
+        };
+        assert!(send(&n, &issuer, TxBuilder::new(vec![to_any(&bind)])).await.is_success());
+    }
+    // A large transfer from alice: the threshold gate raises a flag.
+    let (alice, bob) = (dev_key("alice"), dev_addr("bob"));
+    let payload = n.client.travel_rule_payload(&alice.address(), &dev_addr("issuer")).await.unwrap();
+    let big = TxBuilder::new(vec![msg_send(&alice.address(), &dev_addr("issuer"), &[Coin::new("hkd.demo", 800_000)])]).travel_rule(&payload);
+    let sent = send(&n, &alice, big).await;
+    assert!(sent.is_success(), "{sent:?}");
+    let hash = sent.txhash().to_string();
+
+    let desk = serve(&n, &reviewer, "desk", dir.path()).await;
+    let mlro = serve(&n, &officer, "mlro", dir.path()).await;
+
+    // No token, a wrong token: 401. The page itself needs none.
+    let r = reqwest::get(format!("{}/api/flags", desk.url)).await.unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    assert_eq!(code(&r.json::<Value>().await.unwrap()), "unauthorized");
+    let r = reqwest::Client::new().get(format!("{}/api/session", desk.url)).bearer_auth("0".repeat(32)).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    assert_eq!(reqwest::get(format!("{}/", desk.url)).await.unwrap().status().as_u16(), 200);
+
+    let (s, session) = desk.get("/api/session").await;
+    assert_eq!(s, 200, "{session}");
+    assert_eq!((session["role"].as_str(), session["parent"].as_str()), (Some("reviewer"), Some(issuer.address().to_bech32().as_str())));
+    assert_eq!(session["hkd"]["decimals"], 2);
+    assert_eq!(mlro.get("/api/session").await.1["role"], "officer");
+
+    // The worklist: the flag, EMITTED.
+    let (s, flags) = desk.get("/api/flags?status=FLAG_STATUS_EMITTED").await;
+    assert_eq!(s, 200, "{flags}");
+    let flag = flags["flags"].as_array().unwrap().iter().find(|f| f["tx_hash"].as_str().unwrap().eq_ignore_ascii_case(&hash)).cloned().expect("the flag");
+    let id = flag["flag_id"].as_str().unwrap().to_string();
+    assert_eq!(flag["subject"], alice.address().to_bech32());
+    let (s, v) = desk.get("/api/flags?status=NOT_A_STATUS").await;
+    assert_eq!((s, code(&v)), (400, "node_refused"), "{v}");
+
+    // The case: the live trace (seven rows), the payload, the identity, the subject's audit
+    // history.
+    let (s, case) = desk.get(&format!("/api/case/{id}")).await;
+    assert_eq!(s, 200, "{case}");
+    assert_eq!(case["trace"]["source"], "tx_trace", "{case}");
+    assert_eq!(case["trace"]["trace"]["results"].as_array().unwrap().len(), 7);
+    assert_eq!(case["travel_rule_payload"]["originator_ref"], payload.originator_ref);
+    assert_eq!(case["identity"]["level"], "LEVEL_RETAIL_PLUS");
+    assert!(case["subject_audit"].as_array().unwrap().iter().any(|e| e["tx_type"] == "threshold_flag"), "{case}");
+    assert_eq!(case["tx"]["txhash"].as_str().map(str::to_uppercase), Some(hash.to_uppercase()));
+    let (s, v) = desk.get("/api/case/no-such-flag").await;
+    assert_eq!((s, code(&v)), (404, "not_found"));
+
+    // Actions without the CSRF token, with a forged one, from another origin: refused, and
+    // the flag is unchanged.
+    let post = |headers: Vec<(&'static str, String)>| {
+        let mut r = reqwest::Client::new().post(format!("{}/api/flags/{id}/escalate", desk.url)).bearer_auth(&desk.token).json(&json!({"note": "x"}));
+        for (k, v) in headers {
+            r = r.header(k, v);
+        }
+        async move {
+            let r = r.send().await.unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }
+    };
+    let csrf = desk.csrf().await;
+    for (what, headers) in [
+        ("no CSRF token", vec![]),
+        ("a forged CSRF token", vec![("x-csrf-token", "f".repeat(32))]),
+        ("another origin", vec![("x-csrf-token", csrf.clone()), ("origin", "http://evil.example".to_string())]),
+    ] {
+        let (s, v) = post(headers).await;
+        assert_eq!((s, code(&v)), (403, "csrf"), "{what}: {v}");
+    }
+    let status = |c: &Served| {
+        let (url, token, id) = (c.url.clone(), c.token.clone(), id.clone());
+        async move {
+            let v: Value = reqwest::Client::new().get(format!("{url}/api/flags")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+            v["flags"].as_array().unwrap().iter().find(|f| f["flag_id"] == id.as_str()).unwrap()["status"].as_str().unwrap().to_string()
+        }
+    };
+    assert_eq!(status(&desk).await, "FLAG_STATUS_EMITTED");
+    // An escalation needs a note; an officer's key cannot review (the chain refuses, code shown).
+    let (s, v) = desk.act(&format!("/api/flags/{id}/escalate"), &json!({"note": "  "})).await;
+    assert_eq!((s, code(&v)), (400, "invalid_request"), "{v}");
+    let (s, v) = mlro.act(&format!("/api/flags/{id}/review"), &json!({"decision": "APPROVED"})).await;
+    assert_eq!((s, code(&v)), (422, "tx_refused"), "{v}");
+    assert_eq!((v["codespace"].as_str(), v["tx_code"].as_u64()), (Some("compliance"), Some(11)), "{v}");
+    assert!(!v["raw_log"].as_str().unwrap().is_empty());
+    assert_eq!(status(&desk).await, "FLAG_STATUS_EMITTED");
+
+    // The reviewer escalates with a note (its hash on chain, the note kept by the console).
+    let note = "Amount is 10x this customer's usual; source of funds unclear.";
+    let (s, v) = desk.act(&format!("/api/flags/{id}/escalate"), &json!({"note": note})).await;
+    assert_eq!((s, v["code"].as_u64()), (200, Some(0)), "{v}");
+    assert_eq!(status(&desk).await, "FLAG_STATUS_PENDING_OFFICER");
+    let (_, case) = desk.get(&format!("/api/case/{id}")).await;
+    let note_hash = hex::encode(lantau_crypto::sha256(note.as_bytes()));
+    assert_eq!(case["flag"]["officer_note_hash"], note_hash.as_str());
+    assert_eq!(case["notes"][0]["text"], note);
+
+    // The officer closes it BLOCKED; alice's next transfer is refused with code 18.
+    let (s, v) = mlro.act(&format!("/api/flags/{id}/close"), &json!({"decision": "BLOCKED", "evidence": "case file 42"})).await;
+    assert_eq!((s, v["code"].as_u64()), (200, Some(0)), "{v}");
+    assert_eq!(status(&mlro).await, "FLAG_STATUS_RESOLVED_BLOCKED");
+    let again = TxBuilder::new(vec![msg_send(&alice.address(), &bob, &[Coin::new("hkd.demo", 100)])])
+        .travel_rule(&n.client.travel_rule_payload(&alice.address(), &bob).await.unwrap());
+    match send(&n, &alice, again).await {
+        lantau_client::sender::Sent::Refused(b) => assert_eq!((b.codespace.as_str(), b.code), ("compliance", 18), "{b:?}"),
+        other => panic!("alice's transfer was not refused at admission: {other:?}"),
+    }
+    // The audit explorer's queries and the report come through.
+    let (s, v) = mlro.get("/api/audit_log?tx_type=flag_close").await;
+    assert_eq!((s, v["entries"].as_array().map(Vec::len)), (200, Some(1)), "{v}");
+    let (s, v) = mlro.get("/api/report").await;
+    assert_eq!((s, v["sections"].as_array().map(Vec::len)), (200, Some(4)), "{v}");
+    assert_eq!(mlro.get("/api/params").await.0, 200);
+
+    desk.stop().await;
+    mlro.stop().await;
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_refuses_to_listen_beyond_loopback() {
+    let n = TestNode::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = ConsoleConfig {
+        listen: "0.0.0.0:0".parse().unwrap(),
+        node: n.rest_url.clone(),
+        rpc: n.rpc_url.clone(),
+        key: dev_key("alice"),
+        key_name: "alice".into(),
+        notes_path: dir.path().join("n.jsonl"),
+        token: None,
+        confirm_timeout: Duration::from_secs(5),
+    };
+    let e = Console::new(cfg).await.unwrap_err().to_string();
+    assert!(e.contains("loopback"), "{e}");
+    n.stop().await;
+}

@@ -40,8 +40,8 @@ if ! cargo nextest --version >/dev/null 2>&1; then
 fi
 
 # The real-client tests' npm packages: viem and solc-js (tests/evm-client), CosmJS
-# (tests/cosmos-client); each installed outside the work tree (a cache keyed by its lock file)
-# and linked in as node_modules.
+# (tests/cosmos-client), playwright-core and viem (tests/browser); each installed outside the
+# work tree (a cache keyed by its lock file) and linked in as node_modules.
 ROOT_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "prereqs: installing nodejs and npm (for the client tests)" >&2
@@ -50,7 +50,7 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
 fi
-for CLIENT in evm-client cosmos-client; do
+for CLIENT in evm-client cosmos-client browser; do
   CLIENT_DIR="$ROOT_DIR/tests/$CLIENT"
   LOCK_SUM="$(sha256sum "$CLIENT_DIR/package-lock.json" | cut -c1-16)"
   NPM_CACHE_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-$CLIENT-$LOCK_SUM"
@@ -63,6 +63,16 @@ for CLIENT in evm-client cosmos-client; do
   fi
   ln -sfn "$NPM_CACHE_DIR/node_modules" "$CLIENT_DIR/node_modules"
 done
+
+# Debian's chromium for the browser tests of the portal and the reviewers' console
+# (playwright-core drives it through executablePath; no test tool downloads a browser).
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "prereqs: installing chromium (Debian) for the browser tests" >&2
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
 
 # The Python test packages, each in a virtualenv outside the work tree (keyed by its
 # requirements), linked in as tests/<client>/.venv: the gRPC client test's grpcio with the

@@ -26,9 +26,10 @@ pub const DEV_MNEMONIC: &str = "test test test test test test test test test tes
 
 /// Named dev accounts, at HD indices 0.. of [`DEV_MNEMONIC`]. Later capabilities give these
 /// names their roles (governance, compliance authority, issuer, registrar, auditor, customers,
-/// and the onboarding portal's faucet, which holds only native coin and no identity).
-pub const DEV_ACCOUNT_NAMES: [&str; 9] =
-    ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol", "faucet"];
+/// the onboarding portal's faucet, which holds only native coin and no identity, and the issuer's
+/// reviewer and officer, bound at genesis, for the reviewers' console).
+pub const DEV_ACCOUNT_NAMES: [&str; 11] =
+    ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol", "faucet", "reviewer", "officer"];
 
 /// Native coin each dev account starts with: 1,000,000 LANTAU.
 pub const DEV_NATIVE_BALANCE: u128 = 1_000_000 * 1_000_000_000_000_000_000;
@@ -218,8 +219,13 @@ pub fn init_home(home: &Path, opts: &InitOptions) -> anyhow::Result<Vec<DevAccou
     Ok(accounts)
 }
 
+fn lantau_compliance_genesis_binding(parent: String, sub_addr: String, role: &str, label: &str) -> lantau_app::compliance::genesis::GenesisBinding {
+    lantau_app::compliance::genesis::GenesisBinding { parent, sub_addr, role: role.into(), label: label.into() }
+}
+
 /// Gives the named dev accounts their roles: governance; the compliance authority; `issuer`
-/// (LEVEL_LICENSED_ISSUER with a VASP id, issuer of `hkd.demo`); `registrar`; `auditor`;
+/// (LEVEL_LICENSED_ISSUER with a VASP id, issuer of `hkd.demo`, with `reviewer` and `officer`
+/// bound as its sub-keys); `registrar`; `auditor`;
 /// `alice` (full tier, VASP and reference), `bob` (minimal tier, reference), `carol` (no
 /// identity); the customers hold `hkd.demo`.
 fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) -> anyhow::Result<()> {
@@ -244,6 +250,9 @@ fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) ->
         authority: addr("compliance_authority")?,
         rules: Some(lantau_app::compliance::default_rules()),
     });
+    for (name, role, label) in [("reviewer", "SUB_ROLE_REVIEWER", "dev review desk"), ("officer", "SUB_ROLE_OFFICER", "dev MLRO")] {
+        g.compliance.sub_roles.push(lantau_compliance_genesis_binding(addr("issuer")?, addr(name)?, role, label));
+    }
     let mut kyc_params = lantau_app::kyc::tier::default_params();
     kyc_params.registrars.push(addr("registrar")?);
     g.kyc.params = Some(kyc_params);

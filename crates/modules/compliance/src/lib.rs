@@ -86,7 +86,8 @@ impl lantau_module_api::Module for Compliance {
     ) -> Result<(), lantau_module_api::TxError> {
         use lantau_authority::AuthorityRead;
         let governance = state.governance_authority(&lantau_module_api::GasMeter::infinite()).await?;
-        genesis::init_genesis(state, g, &governance)
+        genesis::init_genesis(state, g, &governance)?;
+        genesis::init_bindings(state, g).await
     }
 
     fn decode(any: &cosmos_sdk_proto::Any) -> Option<Result<Self::Msg, lantau_module_api::TxError>> {

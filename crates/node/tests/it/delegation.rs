@@ -154,9 +154,11 @@ async fn binding_rules_upsert_conflicts_and_revocation() {
     ok(&n, &dev_key("issuer"), &bind(&issuer, &k2.address(), cpb::SubRole::Reviewer, "desk", None)).await;
     let r = sync_key(&n, &dev_key("issuer"), &bind(&issuer, &key(53).address(), cpb::SubRole::Agent, "bot", None)).await;
     confirm(&n, &r.txhash).await;
-    assert_eq!(bindings(&n, &issuer, "").await.len(), 2);
-    assert_eq!(bindings(&n, &issuer, "SUB_ROLE_REVIEWER").await.len(), 1);
-    assert_eq!(bindings(&n, &issuer, "SUB_ROLE_OFFICER").await.len(), 0);
+    // (The dev chain's genesis binds a reviewer and an officer to the issuer.)
+    assert_eq!(bindings(&n, &issuer, "").await.len(), 4);
+    assert_eq!(bindings(&n, &issuer, "SUB_ROLE_REVIEWER").await.len(), 2);
+    assert_eq!(bindings(&n, &issuer, "SUB_ROLE_OFFICER").await.len(), 1);
+    assert_eq!(bindings(&n, &issuer, "SUB_ROLE_AGENT").await.len(), 1);
     // A policy for a reviewer (23), for nobody's sub-key (17), for another parent's (17).
     let (_, c, _) = code(&n, &dev_key("issuer"), &policy(&issuer, &k2.address(), Coin::new("hkd.demo", 5), Coin::new("hkd.demo", 5))).await;
     assert_eq!(c, 23);
@@ -288,5 +290,21 @@ async fn a_blacklisted_sub_key_is_refused_whoever_it_acts_for() {
     .await;
     let r = sync_key(&n, &second, &hkd(&n, &second.address(), &alice, 100, &bob, &alice).await).await;
     assert_eq!((r.codespace.as_str(), r.code), ("compliance", 18), "{r:?}");
+    n.stop().await;
+}
+
+/// A dev chain starts with the issuer's reviewer and officer bound (genesis `sub_roles`), so
+/// the reviewers' console works on it at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dev_chain_starts_with_the_issuers_reviewer_and_officer_bound() {
+    let n = TestNode::start().await.unwrap();
+    for (name, role) in [("reviewer", "SUB_ROLE_REVIEWER"), ("officer", "SUB_ROLE_OFFICER")] {
+        let v = n.client.query(&format!("/chain/compliance/v1/sub_role_parent/{}", dev_addr(name).to_bech32())).await.unwrap();
+        assert_eq!(v["parent"], dev_addr("issuer").to_bech32(), "{v}");
+        assert_eq!((v["binding"]["role"].as_str(), v["binding"]["revoked_at"].as_str()), (Some(role), Some("1970-01-01T00:00:00Z")), "{v}");
+    }
+    // Genesis writes no audit rows.
+    let log = n.client.query("/chain/compliance/v1/audit_log").await.unwrap();
+    assert!(log["entries"].as_array().unwrap().is_empty(), "{log}");
     n.stop().await;
 }

@@ -1,0 +1,388 @@
+#!/usr/bin/env node
+// End-to-end browser test of the portal and the reviewers' console: Debian's chromium driven by
+// playwright-core (never a downloaded browser), an injected EIP-1193 wallet (wallet.mjs).
+//
+//   node e2e.mjs onboarding    env PORTAL_URL, EVM_RPC_URL, NEWCOMER_KEY, RECIPIENT, ARTIFACTS_DIR
+//   node e2e.mjs review        env REVIEWER_CONSOLE_URL, OFFICER_CONSOLE_URL (each with #token=…),
+//                              FLAG_TX_HASH, ARTIFACTS_DIR
+//   optional: CHROMIUM (default /usr/bin/chromium), STEP_TIMEOUT_MS (default 30000),
+//             TX_TIMEOUT_MS (waits that include a block or a receipt; default 120000)
+//
+// One line per step; screenshots of every step at 1280x800 and 390x844 into ARTIFACTS_DIR
+// (`<page>-<step>-desktop.png`, `…-phone.png`). Exits non-zero with the reason on the first
+// failed expectation, an uncaught page error or a console error. Every wait is bounded.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { installWallet } from './wallet.mjs';
+
+const phase = process.argv[2];
+const STEP = Number(process.env.STEP_TIMEOUT_MS || 30000);
+const TX = Number(process.env.TX_TIMEOUT_MS || 120000);
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+class Failure extends Error {}
+function env(name) {
+  const v = process.env[name];
+  if (!v) throw new Failure(`environment variable ${name} is required for phase ${phase}`);
+  return v;
+}
+let stepNo = 0;
+const step = (text) => console.log(`[${phase}] ${String(++stepNo).padStart(2)}. ${text}`);
+const note = (text) => console.log(`[${phase}]     ${text}`);
+const sel = (testid, extra = '') => `[data-testid="${testid}"]${extra}`;
+
+let artifacts;
+const problems = []; // page errors and console errors, across pages
+
+function watch(page, name) {
+  page.on('pageerror', (e) => problems.push(`${name}: uncaught error in the page: ${e.message}`));
+  page.on('console', (m) => {
+    // A refused request (4xx the page shows as a message) is logged by the browser as a failed
+    // resource load: expected, the page handles it.
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(`${name}: console error: ${m.text()}`);
+  });
+}
+function checkProblems() {
+  if (problems.length) throw new Failure(problems.join('\n'));
+}
+
+// Both viewports, full page; the page is left at the desktop size.
+async function shot(page, name) {
+  checkProblems();
+  await page.setViewportSize(DESKTOP);
+  await page.screenshot({ path: path.join(artifacts, `${name}-desktop.png`), fullPage: true });
+  await page.setViewportSize(PHONE);
+  await page.screenshot({ path: path.join(artifacts, `${name}-phone.png`), fullPage: true });
+  await page.setViewportSize(DESKTOP);
+}
+
+// Waits until `fn(arg)` is truthy in the page; `what` says what was expected.
+async function until(page, what, fn, arg, timeout = STEP) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout, polling: 200 });
+  } catch (e) {
+    throw new Failure(`${what}: not seen within ${timeout / 1000} s${e.message.includes('Timeout') ? '' : ` (${e.message.split('\n')[0]})`}`);
+  }
+}
+
+// Waits until a message box leaves "pending"; fails unless it ends in `want` (ok|error), with
+// what the page said.
+async function outcome(page, testid, want, timeout = STEP) {
+  await until(page, `${testid} to show an outcome`, (id) => {
+    const el = document.querySelector(`[data-testid="${id}"]`);
+    return el && (el.dataset.state === 'ok' || el.dataset.state === 'error');
+  }, testid, timeout);
+  const box = page.locator(sel(testid));
+  const state = await box.getAttribute('data-state');
+  const text = (await box.innerText()).replace(/\s+/g, ' ').trim();
+  if (state !== want) throw new Failure(`${testid}: expected ${want}, the page says (${state}): ${text}`);
+  return { text, code: await box.getAttribute('data-code') };
+}
+
+const attr = (page, testid, name) => page.locator(sel(testid)).first().getAttribute(name);
+async function expectAttr(page, testid, name, predicate, what, timeout = STEP) {
+  await until(page, what, ([id, n, p]) => {
+    const el = document.querySelector(`[data-testid="${id}"]`);
+    // eslint-disable-next-line no-new-func
+    return el && new Function('v', `return (${p})(v)`)(el.getAttribute(n));
+  }, [testid, name, predicate.toString()], timeout);
+}
+
+async function launch() {
+  const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+  if (!fs.existsSync(executablePath)) throw new Failure(`no browser at ${executablePath} (apt-get install chromium, or set CHROMIUM)`);
+  return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+// ---- onboarding ------------------------------------------------------------------------------
+
+async function onboarding(browser) {
+  const portalUrl = env('PORTAL_URL'), rpcUrl = env('EVM_RPC_URL'), key = env('NEWCOMER_KEY'), recipient = env('RECIPIENT');
+  const ctx = await browser.newContext({ viewport: DESKTOP });
+  const page = await ctx.newPage();
+  watch(page, 'portal');
+  const wallet = await installWallet(page, { privateKey: key, rpcUrl });
+  note(`newcomer ${wallet.address}, recipient ${recipient}`);
+
+  step('open the portal with a wallet');
+  await page.goto(portalUrl);
+  await page.locator(sel('portal-app', '[data-config-loaded="true"]')).waitFor({ timeout: STEP });
+  await page.locator(sel('connect-wallet')).waitFor({ timeout: STEP });
+  await shot(page, 'portal-start');
+
+  step('connect the wallet (eth_requestAccounts)');
+  await page.locator(sel('connect-wallet')).click();
+  await outcome(page, 'connect-result', 'ok');
+  await expectAttr(page, 'wallet-address', 'data-value', (v) => !!v, 'the connected address');
+  const shownAddr = await attr(page, 'wallet-address', 'data-value');
+  if (shownAddr.toLowerCase() !== wallet.address.toLowerCase()) throw new Failure(`wallet-address shows ${shownAddr}, the wallet is ${wallet.address}`);
+
+  step('add the network (wallet_addEthereumChain 0x354, then switch)');
+  await page.locator(sel('add-network')).click();
+  await outcome(page, 'connect-result', 'ok');
+  await expectAttr(page, 'wallet-chain', 'data-on-lantau', (v) => v === 'true', 'the wallet on the Lantau chain');
+  const added = wallet.addedChains[0];
+  if (!added || added.chainId.toLowerCase() !== '0x354') throw new Failure(`wallet_addEthereumChain was not called with 0x354: ${JSON.stringify(wallet.addedChains)}`);
+  if (added.nativeCurrency.symbol !== 'LANTAU' || added.nativeCurrency.decimals !== 18 || !added.rpcUrls[0]) throw new Failure(`wallet_addEthereumChain parameters: ${JSON.stringify(added)}`);
+  note(`added ${added.chainName} rpc ${added.rpcUrls[0]}`);
+  await page.locator(sel('balance-native')).waitFor({ timeout: STEP });
+  await shot(page, 'portal-connect');
+
+  step('native faucet for the connected address');
+  const native0 = BigInt(await attr(page, 'balance-native', 'data-raw'));
+  const prefilled = await page.locator(sel('native-address')).inputValue();
+  if (prefilled.toLowerCase() !== wallet.address.toLowerCase()) throw new Failure(`native-address is prefilled with "${prefilled}", not the wallet's address`);
+  await page.locator(sel('native-faucet')).click();
+  await outcome(page, 'native-faucet-result', 'ok', TX);
+  await expectAttr(page, 'balance-native', 'data-raw', `(v) => BigInt(v || 0) > ${native0}n`, 'the native balance to grow');
+  note(`native balance ${await page.locator(sel('balance-native')).innerText()}`);
+  await shot(page, 'portal-gas');
+
+  step('apply for an identity (challenge, personal_sign, apply)');
+  await page.locator(sel('identity-status', '[data-status="none"]')).waitFor({ timeout: STEP }).catch(async () => {
+    throw new Failure(`identity-status should be "none" for a newcomer, it is "${await attr(page, 'identity-status', 'data-status')}"`);
+  });
+  await page.locator(sel('kyc-given-name')).fill('Mei');
+  await page.locator(sel('kyc-family-name')).fill('Chan');
+  await page.locator(sel('kyc-dob')).fill('1990-04-01');
+  await page.locator(sel('kyc-country')).fill('HK');
+  await page.locator(sel('kyc-id-number')).fill('A1234563');
+  await page.locator(sel('kyc-id-type')).selectOption('NATIONAL_IDENTITY_NUMBER');
+  await shot(page, 'portal-kyc-form');
+  await page.locator(sel('kyc-apply')).click();
+  const kyc = await outcome(page, 'kyc-result', 'ok', TX);
+  note(kyc.text);
+  const signCall = wallet.log.find((r) => r.method === 'personal_sign');
+  if (!signCall) throw new Failure('the page never asked the wallet for personal_sign');
+  if (!/^0x[0-9a-f]+$/i.test(signCall.params[0]) || signCall.params[1].toLowerCase() !== wallet.address.toLowerCase()) throw new Failure(`personal_sign params should be [hex message, address]: ${JSON.stringify(signCall.params).slice(0, 200)}`);
+  const siwe = Buffer.from(signCall.params[0].slice(2), 'hex').toString('utf8');
+  if (!/Chain ID: 852/.test(siwe) || !siwe.includes(wallet.address)) throw new Failure(`the signed message is not the EIP-4361 challenge for ${wallet.address} on chain 852:\n${siwe}`);
+  await expectAttr(page, 'identity-status', 'data-status', (v) => v === 'enrolled', 'identity-status "enrolled" (the portal auto-approves on a dev network)', TX);
+  await expectAttr(page, 'application-status', 'data-status', (v) => v === 'enrolled', 'application-status "enrolled"');
+  await shot(page, 'portal-kyc');
+
+  step('HKD faucet for the enrolled address');
+  const hkd0 = BigInt(await attr(page, 'balance-hkd', 'data-raw'));
+  await page.locator(sel('hkd-faucet')).click();
+  await outcome(page, 'hkd-faucet-result', 'ok', TX);
+  await expectAttr(page, 'balance-hkd', 'data-raw', `(v) => BigInt(v || 0) > ${hkd0}n`, 'the HKD balance to grow');
+  const hkd1 = BigInt(await attr(page, 'balance-hkd', 'data-raw'));
+  note(`HKD balance ${await page.locator(sel('balance-hkd')).innerText()}`);
+  await shot(page, 'portal-hkd');
+
+  step(`send HKD 1.00 to ${recipient} through the wallet`);
+  await page.locator(sel('send-to')).fill(recipient);
+  await page.locator(sel('send-amount')).fill('1.00');
+  await page.locator(sel('send-submit')).click();
+  await until(page, 'send-result pending (submitted)', () => document.querySelector('[data-testid="send-result"]')?.dataset.state !== 'empty');
+  const sent = await outcome(page, 'send-result', 'ok', TX);
+  if ((await attr(page, 'send-result', 'data-receipt-status')) !== '0x1') throw new Failure(`send-result does not carry receipt status 0x1: ${sent.text}`);
+  if (!wallet.log.some((r) => r.method === 'eth_sendTransaction')) throw new Failure('the page did not use eth_sendTransaction');
+  note(sent.text);
+  await expectAttr(page, 'balance-hkd', 'data-raw', `(v) => BigInt(v || 0) === ${hkd1 - 100n}n`, `the HKD balance to drop by 1.00 to ${hkd1 - 100n}`, TX);
+  await shot(page, 'portal-send');
+  await ctx.close();
+
+  step('without a wallet: paste an address into the gas faucet');
+  const ctx2 = await browser.newContext({ viewport: DESKTOP });
+  const page2 = await ctx2.newPage();
+  watch(page2, 'portal (no wallet)');
+  await page2.goto(portalUrl);
+  await page2.locator(sel('no-wallet')).waitFor({ timeout: STEP });
+  const pasted = privateKeyToAccount(generatePrivateKey()).address;
+  await page2.locator(sel('native-address')).fill(pasted);
+  await page2.locator(sel('native-faucet')).click();
+  await outcome(page2, 'native-faucet-result', 'ok', TX);
+  await expectAttr(page2, 'account-hex', 'data-value', `(v) => (v || '').toLowerCase() === '${pasted.toLowerCase()}'`, 'the pasted address in the account panel');
+  await expectAttr(page2, 'balance-native', 'data-raw', (v) => BigInt(v || 0) > 0n, 'a native balance for the pasted address');
+  await shot(page2, 'portal-paste');
+
+  step('a second request inside the window is refused with the rate-limit message');
+  await page2.locator(sel('native-faucet')).click();
+  const limited = await outcome(page2, 'native-faucet-result', 'error', TX);
+  if (limited.code !== 'rate_limited') throw new Failure(`expected code rate_limited, got ${limited.code}: ${limited.text}`);
+  await page2.locator(sel('native-faucet-result-retry')).waitFor({ timeout: STEP }).catch(() => { throw new Failure(`the rate-limit message shows no retry time: ${limited.text}`); });
+  note(limited.text);
+  await shot(page2, 'portal-rate-limited');
+  await ctx2.close();
+}
+
+// ---- review ------------------------------------------------------------------------------------
+
+async function openConsole(browser, url, name) {
+  const ctx = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
+  const page = await ctx.newPage();
+  watch(page, name);
+  await page.goto(url);
+  await page.locator(sel('console-app', '[data-ready="true"]')).waitFor({ timeout: STEP }).catch(async () => {
+    const err = await page.locator(sel('session-error')).innerText().catch(() => '');
+    throw new Failure(`${name}: the console did not start${err ? `: ${err}` : ''}`);
+  });
+  if (/token=/.test(page.url())) throw new Failure(`${name}: the token is still in the address bar: ${page.url()}`);
+  return { ctx, page };
+}
+
+// Finds the flag row of the transaction in the worklist (refreshing while it is not there yet).
+async function findFlag(page, txHash, status) {
+  const h = txHash.replace(/^0x/i, '').toUpperCase();
+  await page.locator(sel('filter-status')).selectOption(status);
+  await until(page, `a ${status} flag for tx ${h} in the worklist`, (hash) => {
+    const rows = [...document.querySelectorAll('[data-testid="flag-row"]')];
+    if (rows.some((r) => r.dataset.txHash.replace(/^0x/i, '').toUpperCase() === hash)) return true;
+    const wl = document.querySelector('[data-testid="worklist"]');
+    if (wl && wl.dataset.loading === 'false') document.querySelector('[data-testid="worklist-refresh"]').click();
+    return false;
+  }, h, TX);
+  const id = await page.locator(sel('flag-row')).evaluateAll((rows, hash) => {
+    const r = rows.find((x) => x.dataset.txHash.replace(/^0x/i, '').toUpperCase() === hash);
+    return r ? r.dataset.flagId : null;
+  }, h);
+  const row = page.locator(sel('flag-row', `[data-flag-id="${id}"]`));
+  return { row, id };
+}
+
+async function decide(page, button, noteText) {
+  await page.locator(sel('action-note')).fill(noteText);
+  await page.locator(sel(button)).click();
+  await page.locator(sel('confirm-dialog')).waitFor({ timeout: STEP });
+  await page.locator(sel('action-confirm')).click();
+  await until(page, 'the spinner while the server answers', () => {
+    const el = document.querySelector('[data-testid="action-result"]');
+    return el && el.dataset.state !== 'empty';
+  });
+  const r = await outcome(page, 'action-result', 'ok', TX);
+  const hash = await attr(page, 'action-tx-hash', 'data-value');
+  if (!hash) throw new Failure(`no tx hash in the confirmation: ${r.text}`);
+  return { ...r, hash };
+}
+
+async function review(browser) {
+  const reviewerUrl = env('REVIEWER_CONSOLE_URL'), officerUrl = env('OFFICER_CONSOLE_URL'), txHash = env('FLAG_TX_HASH');
+
+  step('reviewer opens the console');
+  const r = await openConsole(browser, reviewerUrl, 'reviewer console');
+  const role = await attr(r.page, 'session-role', 'data-value');
+  if (role !== 'reviewer') throw new Failure(`the reviewer console's key has role "${role}"`);
+  note(`reviewer ${await attr(r.page, 'session-address', 'data-value')}`);
+
+  step('the worklist shows the flag (EMITTED)');
+  const { row, id } = await findFlag(r.page, txHash, 'FLAG_STATUS_EMITTED');
+  note(`flag #${id}`);
+  await shot(r.page, 'console-worklist');
+
+  step('open the case: trace (7 rows), Travel Rule payload, identity, history');
+  await row.locator(sel('open-case')).click();
+  await r.page.locator(sel('case-view', `[data-flag-id="${id}"][data-loading="false"]`)).waitFor({ timeout: STEP });
+  await r.page.locator(sel('case-flag-status', '[data-status="FLAG_STATUS_EMITTED"]')).waitFor({ timeout: STEP });
+  const source = await attr(r.page, 'trace-source', 'data-source');
+  const traceRows = await r.page.locator(sel('trace-row')).count();
+  if (traceRows !== 7) throw new Failure(`the trace shows ${traceRows} rows (source ${source}), 7 expected: ${await r.page.locator(sel('case-trace')).innerText()}`);
+  const flagged = await r.page.locator(sel('trace-row', '[data-gate="threshold_gate"]')).getAttribute('data-status').catch(() => null);
+  note(`trace from ${source}; threshold_gate ${flagged}`);
+  const tr = await r.page.locator(sel('travel-rule-originator-ref')).innerText().catch(() => '');
+  if (!tr.trim()) throw new Failure(`no Travel Rule payload in the case: ${await r.page.locator(sel('case-travel-rule')).innerText()}`);
+  await r.page.locator(sel('case-identity')).locator(sel('identity-level')).waitFor({ timeout: STEP }).catch(async () => {
+    throw new Failure(`no identity record in the case: ${await r.page.locator(sel('case-identity')).innerText()}`);
+  });
+  const history = await r.page.locator(sel('timeline-row')).count();
+  if (!history) throw new Failure('the subject\'s audit history is empty');
+  note(`${history} audit rows in the subject's history`);
+  await shot(r.page, 'console-case');
+
+  step('escalate with a note, confirmed');
+  const disabled = await r.page.locator(sel('action-escalate')).isDisabled();
+  if (!disabled) throw new Failure('escalate is enabled without a note');
+  const esc = await decide(r.page, 'action-escalate', 'Large transfer by a retail-plus customer; source of funds unclear. Please decide.');
+  note(`${esc.text}`);
+  await r.page.locator(sel('case-flag-status', '[data-status="FLAG_STATUS_PENDING_OFFICER"]')).waitFor({ timeout: STEP }).catch(async () => {
+    throw new Failure(`after escalation the case shows ${await attr(r.page, 'case-flag-status', 'data-status')}`);
+  });
+  await shot(r.page, 'console-escalated');
+
+  step('officer opens the console and finds the flag under PENDING_OFFICER');
+  const o = await openConsole(browser, officerUrl, 'officer console');
+  const orole = await attr(o.page, 'session-role', 'data-value');
+  if (orole !== 'officer') throw new Failure(`the officer console's key has role "${orole}"`);
+  const def = await o.page.locator(sel('filter-status')).inputValue();
+  if (def !== 'FLAG_STATUS_PENDING_OFFICER') throw new Failure(`the officer's worklist starts on ${def}, not PENDING_OFFICER`);
+  const found = await findFlag(o.page, txHash, 'FLAG_STATUS_PENDING_OFFICER');
+  if (found.id !== id) throw new Failure(`the officer sees flag #${found.id} for the transaction, the reviewer escalated #${id}`);
+  await shot(o.page, 'console-officer-worklist');
+
+  step('officer closes it BLOCKED, confirmed, and the status changes');
+  await found.row.locator(sel('open-case')).click();
+  await o.page.locator(sel('case-view', `[data-flag-id="${id}"][data-loading="false"]`)).waitFor({ timeout: STEP });
+  const notes = await o.page.locator(sel('note-row')).count();
+  note(`${notes} escalation note(s) shown to the officer`);
+  const closed = await decide(o.page, 'action-close-blocked', 'Blocked after review of the escalation.');
+  note(closed.text);
+  await o.page.locator(sel('case-flag-status', '[data-status="FLAG_STATUS_RESOLVED_BLOCKED"]')).waitFor({ timeout: STEP }).catch(async () => {
+    throw new Failure(`after closing, the case shows ${await attr(o.page, 'case-flag-status', 'data-status')}`);
+  });
+  await o.page.locator(sel('no-actions')).waitFor({ timeout: STEP });
+  await o.page.locator(sel('timeline-row', '[data-tx-type="flag_close"]')).first().waitFor({ timeout: STEP }).catch(() => { throw new Failure('no flag_close row in the subject\'s history after closing'); });
+  await shot(o.page, 'console-closed');
+
+  step('dashboards render their charts');
+  await o.page.locator(sel('tab-dashboards')).click();
+  await o.page.locator(sel('dashboards', '[data-ready="true"]')).waitFor({ timeout: TX });
+  for (const c of ['chart-flags-per-day', 'chart-resolution-time', 'chart-volume-hourly', 'chart-events']) {
+    const ok = await o.page.locator(sel(c)).evaluate((el) => !!(window.Chart && window.Chart.getChart(el)) && el.width > 0 && el.height > 0).catch(() => false);
+    if (!ok) throw new Failure(`chart ${c} was not drawn`);
+  }
+  await shot(o.page, 'console-dashboards');
+
+  step('audit log explorer: rows, CSV export, report');
+  await o.page.locator(sel('tab-audit')).click();
+  await o.page.locator(sel('audit-tx-hash')).fill(txHash);
+  await o.page.locator(sel('audit-search')).click();
+  await expectAttr(o.page, 'audit-count', 'data-count', (v) => Number(v) > 0, 'audit rows for the flagged transaction');
+  const types = await o.page.locator(sel('audit-row')).evaluateAll((rows) => rows.map((x) => x.dataset.txType));
+  note(`audit rows for the tx: ${types.join(', ')}`);
+  const [dl] = await Promise.all([o.page.waitForEvent('download', { timeout: STEP }), o.page.locator(sel('audit-export-csv')).click()]);
+  const csvPath = path.join(artifacts, dl.suggestedFilename());
+  await dl.saveAs(csvPath);
+  const csv = fs.readFileSync(csvPath, 'utf8').split(/\r?\n/).filter(Boolean);
+  if (!/^sequence,block_height,block_time,tx_type,/.test(csv[0] || '')) throw new Failure(`the CSV has no header line: ${csv[0]}`);
+  if (csv.length - 1 !== types.length) throw new Failure(`the CSV has ${csv.length - 1} rows, the page shows ${types.length}`);
+  note(`CSV ${path.basename(csvPath)}: header + ${csv.length - 1} rows`);
+  await o.page.locator(sel('report-run')).click();
+  await until(o.page, 'the report\'s four sections', () => document.querySelectorAll('[data-testid="report-section"]').length === 4);
+  await shot(o.page, 'console-audit');
+
+  step('the reviewer console is readable on a phone (worklist)');
+  await r.page.locator(sel('tab-worklist')).click();
+  await r.page.locator(sel('worklist', '[data-loading="false"]')).waitFor({ timeout: STEP });
+  await shot(r.page, 'console-reviewer-after');
+  await r.ctx.close();
+  await o.ctx.close();
+}
+
+// ---- main --------------------------------------------------------------------------------------
+
+const phases = { onboarding, review };
+async function main() {
+  if (!phases[phase]) {
+    console.error(`usage: node e2e.mjs <${Object.keys(phases).join('|')}> (see the top of this file for the environment)`);
+    process.exit(2);
+  }
+  artifacts = path.resolve(env('ARTIFACTS_DIR'));
+  fs.mkdirSync(artifacts, { recursive: true });
+  const browser = await launch();
+  try {
+    await phases[phase](browser);
+    checkProblems();
+    console.log(`[${phase}] passed (${stepNo} steps; screenshots in ${artifacts})`);
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((e) => {
+  console.error(`[${phase}] FAILED at step ${stepNo}: ${e instanceof Failure ? e.message : e.stack || e}`);
+  process.exit(1);
+});

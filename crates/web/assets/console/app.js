@@ -156,21 +156,21 @@ function Worklist({ session, filters, setFilters, onOpen }) {
     <p class="small muted" style="margin:.6rem 0">
       <span data-testid="worklist-count" data-count=${flags ? flags.length : ''}>${flags ? flags.length : '…'}</span> flags, oldest first.</p>
     <div class="table-wrap">
-      <table>
+      <table class="cards">
         <thead><tr><th>#</th><th>status</th><th>decorator</th><th>subject</th><th>counterparty</th><th class="num">amount</th><th>VASP</th><th>raised (UTC)</th><th>age</th><th>tx</th><th></th></tr></thead>
         <tbody>
           ${(flags || []).map((f) => html`<tr class="clickable" data-testid="flag-row" data-flag-id=${f.flag_id} data-tx-hash=${f.tx_hash} data-status=${f.status} onClick=${() => onOpen(f.flag_id)}>
-            <td>${f.flag_id}</td>
-            <td><${StatusBadge} status=${f.status} /></td>
-            <td>${f.decorator}</td>
-            <td><${Mono} value=${f.subject} /></td>
-            <td><${Mono} value=${f.counterparty} /></td>
-            <td class="num">${formatCoin(f.amount)}</td>
-            <td>${f.vasp || html`<span class="muted">—</span>`}</td>
-            <td>${formatUtc(f.created_at)}</td>
-            <td>${ageOf(f.created_at)}</td>
-            <td><${Mono} value=${f.tx_hash} short=${shortHash} /></td>
-            <td><button class="secondary" data-testid="open-case" onClick=${(e) => { e.stopPropagation(); onOpen(f.flag_id); }}>Open</button></td>
+            <td data-label="#">${f.flag_id}</td>
+            <td data-label="status"><${StatusBadge} status=${f.status} /></td>
+            <td data-label="decorator">${f.decorator}</td>
+            <td data-label="subject"><${Mono} value=${f.subject} /></td>
+            <td data-label="counterparty"><${Mono} value=${f.counterparty} /></td>
+            <td data-label="amount" class="num">${formatCoin(f.amount)}</td>
+            <td data-label="VASP">${f.vasp || html`<span class="muted">—</span>`}</td>
+            <td data-label="raised (UTC)">${formatUtc(f.created_at)}</td>
+            <td data-label="age">${ageOf(f.created_at)}</td>
+            <td data-label="tx"><${Mono} value=${f.tx_hash} short=${shortHash} /></td>
+            <td data-label=""><button class="secondary" data-testid="open-case" onClick=${(e) => { e.stopPropagation(); onOpen(f.flag_id); }}>Open</button></td>
           </tr>`)}
         </tbody>
       </table>
@@ -205,19 +205,30 @@ function Trace({ trace }) {
   return html`<div>
     <div class=${`label-box ${cls}`} data-testid="trace-source" data-source=${t.source}><strong>${title}.</strong> ${t.label}</div>
     ${t.trace ? html`<p class="small">accepted: <strong data-testid="trace-accepted">${t.trace.accepted ? 'yes' : 'no'}</strong></p>
-      <div class="table-wrap"><table>
+      <div class="table-wrap"><table class="cards">
         <thead><tr><th>#</th><th>gate</th><th>result</th><th>kind</th><th>reason</th><th class="num">gas</th></tr></thead>
         <tbody>${rows.map((r, i) => html`<tr class=${`status-${gateShort(r.status)}`} data-testid="trace-row" data-gate=${r.name} data-status=${r.status}>
-          <td>${i + 1}</td><td><code>${r.name}</code></td><td><strong>${gateShort(r.status)}</strong></td>
-          <td>${r.blocking ? 'blocking' : 'advisory'}</td><td class="wrap">${r.reason}</td><td class="num">${r.gas_used}</td></tr>`)}</tbody>
+          <td data-label="#">${i + 1}</td><td data-label="gate"><code>${r.name}</code></td><td data-label="result"><strong>${gateShort(r.status)}</strong></td>
+          <td data-label="kind">${r.blocking ? 'blocking' : 'advisory'}</td><td data-label="reason" class="wrap">${r.reason}</td><td data-label="gas" class="num">${r.gas_used}</td></tr>`)}</tbody>
       </table></div>` : null}
   </div>`;
 }
 
+// Every row that is not a plain transfer is always shown (flags, reviews, enforcement); of the
+// transfers, the latest TIMELINE_TRANSFERS unless the reader asks for all.
+const TIMELINE_TRANSFERS = 20;
 function Timeline({ entries, subject }) {
-  const list = (entries || []).slice().sort((a, b) => Number(a.sequence) - Number(b.sequence));
-  if (!list.length) return html`<p class="muted">No audit rows for this subject.</p>`;
-  return html`<ol class="timeline">${list.map((e) => {
+  const [all, setAll] = useState(false);
+  const sorted = (entries || []).slice().sort((a, b) => Number(a.sequence) - Number(b.sequence));
+  if (!sorted.length) return html`<p class="muted">No audit rows for this subject.</p>`;
+  const transfers = sorted.filter((e) => e.tx_type === 'transfer');
+  const keep = new Set(all ? transfers : transfers.slice(-TIMELINE_TRANSFERS));
+  const list = sorted.filter((e) => e.tx_type !== 'transfer' || keep.has(e));
+  const hidden = transfers.length - keep.size;
+  return html`<div>
+    <p class="small muted" data-testid="timeline-summary">${sorted.length} rows, ${sorted.length - transfers.length} of them flags, reviews and enforcement (all shown)${hidden ? `; ${hidden} older transfers hidden` : ''}.
+      ${transfers.length > TIMELINE_TRANSFERS ? html` <button class="secondary" data-testid="timeline-show-all" onClick=${() => setAll(!all)}>${all ? 'Latest transfers only' : `Show all ${transfers.length} transfers`}</button>` : null}</p>
+    <ol class="timeline">${list.map((e) => {
     const kind = ENFORCEMENT.has(e.tx_type) ? 'enforcement' : /flag/.test(e.tx_type) ? 'flag' : '';
     const meta = Object.entries(e.metadata || {});
     return html`<li class=${kind} data-testid="timeline-row" data-tx-type=${e.tx_type} data-sequence=${e.sequence}>
@@ -228,7 +239,7 @@ function Timeline({ entries, subject }) {
         ${e.tx_hash ? html` · tx <${Mono} value=${e.tx_hash} short=${shortHash} />` : null}</div>
       ${meta.length ? html`<div class="small muted">${meta.map(([k, v]) => html`<span style="margin-right:.6rem">${k}=<code>${v.length > 24 ? shortHash(v) : v}</code></span>`)}</div>` : null}
     </li>`;
-  })}</ol>`;
+  })}</ol></div>`;
 }
 
 // What the key's role may do with a flag in `status`.
@@ -664,13 +675,13 @@ function AuditExplorer() {
         ${shownFilter ? ` for ${Object.entries(shownFilter).filter(([, v]) => v).map(([k, v]) => `${k}=${v}`).join(', ') || 'no filter'}` : ''}
         ${entries && entries.length > MAX_ROWS ? ` — the table shows the first ${MAX_ROWS}; the CSV holds all ${entries.length}` : ''}</p>
       <div class="table-wrap" style="max-height:60vh">
-        <table>
+        <table class="cards">
           <thead><tr><th>#</th><th>time (UTC)</th><th>height</th><th>tx_type</th><th>subject</th><th>counterparty</th><th class="num">amount</th><th>tx</th><th>metadata</th></tr></thead>
           <tbody>${shown.map((e) => html`<tr data-testid="audit-row" data-sequence=${e.sequence} data-tx-type=${e.tx_type}>
-            <td>${e.sequence}</td><td>${formatUtc(e.block_time)}</td><td>${e.block_height}</td><td><code>${e.tx_type}</code></td>
-            <td><${Mono} value=${e.subject} /></td><td><${Mono} value=${e.counterparty} /></td><td class="num">${formatCoin(e.amount)}</td>
-            <td><${Mono} value=${e.tx_hash} short=${shortHash} /></td>
-            <td class="wrap small">${Object.entries(e.metadata || {}).map(([k, v]) => html`<span style="margin-right:.5rem">${k}=<code title=${v}>${v.length > 24 ? shortHash(v) : v}</code></span>`)}</td></tr>`)}</tbody>
+            <td data-label="#">${e.sequence}</td><td data-label="time (UTC)">${formatUtc(e.block_time)}</td><td data-label="height">${e.block_height}</td><td data-label="tx_type"><code>${e.tx_type}</code></td>
+            <td data-label="subject"><${Mono} value=${e.subject} /></td><td data-label="counterparty"><${Mono} value=${e.counterparty} /></td><td data-label="amount" class="num">${formatCoin(e.amount)}</td>
+            <td data-label="tx"><${Mono} value=${e.tx_hash} short=${shortHash} /></td>
+            <td data-label="metadata" class="wrap small">${Object.entries(e.metadata || {}).map(([k, v]) => html`<span style="margin-right:.5rem">${k}=<code title=${v}>${v.length > 24 ? shortHash(v) : v}</code></span>`)}</td></tr>`)}</tbody>
         </table>
         ${entries && !entries.length ? html`<div class="empty">No entries match.</div>` : null}
       </div>

@@ -281,6 +281,8 @@ function Actions({ session, flag, onDone }) {
       onDone();
     } catch (e) {
       setResult(errorMsg(e, `${a.label}: refused`));
+      // The chain's refusal often means the flag moved meanwhile: show its state as it is now.
+      if (e.code === 'tx_refused') onDone();
     } finally {
       setBusy(false);
     }

@@ -340,7 +340,11 @@ async function review(browser) {
   await o.page.locator(sel('tab-audit')).click();
   await o.page.locator(sel('audit-tx-hash')).fill(txHash);
   await o.page.locator(sel('audit-search')).click();
-  await expectAttr(o.page, 'audit-count', 'data-count', (v) => Number(v) > 0, 'audit rows for the flagged transaction');
+  // Wait for the filtered answer (the unfiltered list is on screen until it arrives).
+  await until(o.page, 'audit rows of the flagged transaction only', ([want]) => {
+    const rows = [...document.querySelectorAll('[data-testid="audit-row"]')];
+    return rows.length > 0 && rows.every((r) => (r.dataset.txHash || '').toLowerCase().replace(/^0x/, '') === want);
+  }, [txHash.toLowerCase().replace(/^0x/, '')]);
   const types = await o.page.locator(sel('audit-row')).evaluateAll((rows) => rows.map((x) => x.dataset.txType));
   note(`audit rows for the tx: ${types.join(', ')}`);
   const [dl] = await Promise.all([o.page.waitForEvent('download', { timeout: STEP }), o.page.locator(sel('audit-export-csv')).click()]);

@@ -47,7 +47,7 @@
 //   -- Audit log
 //   audit                   section
 //   audit-subject, audit-tx-type, audit-tx-hash, audit-from, audit-to, audit-search
-//   audit-count (data-count), audit-row (data-sequence, data-tx-type), audit-export-csv, audit-error
+//   audit-count (data-count), audit-row (data-sequence, data-tx-type, data-tx-hash), audit-export-csv, audit-error
 //   report-start, report-end, report-run, report-section (data-name, data-rows), report-export-csv, report-error
 
 import {
@@ -679,7 +679,7 @@ function AuditExplorer() {
       <div class="table-wrap" style="max-height:60vh">
         <table class="cards">
           <thead><tr><th>#</th><th>time (UTC)</th><th>height</th><th>tx_type</th><th>subject</th><th>counterparty</th><th class="num">amount</th><th>tx</th><th>metadata</th></tr></thead>
-          <tbody>${shown.map((e) => html`<tr data-testid="audit-row" data-sequence=${e.sequence} data-tx-type=${e.tx_type}>
+          <tbody>${shown.map((e) => html`<tr data-testid="audit-row" data-sequence=${e.sequence} data-tx-type=${e.tx_type} data-tx-hash=${e.tx_hash}>
             <td data-label="#">${e.sequence}</td><td data-label="time (UTC)">${formatUtc(e.block_time)}</td><td data-label="height">${e.block_height}</td><td data-label="tx_type"><code>${e.tx_type}</code></td>
             <td data-label="subject"><${Mono} value=${e.subject} /></td><td data-label="counterparty"><${Mono} value=${e.counterparty} /></td><td data-label="amount" class="num">${formatCoin(e.amount)}</td>
             <td data-label="tx"><${Mono} value=${e.tx_hash} short=${shortHash} /></td>

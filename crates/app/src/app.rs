@@ -5,6 +5,8 @@ use std::sync::Arc;
 use cnidarium::{Snapshot, StateDelta, StateRead, StateWrite, StagedWriteBatch, Storage};
 use lantau_module_api::{store, BlockCtx, Event, GasMeter, SdkError, TxError};
 use lantau_primitives::Address;
+
+use crate::footprint::Footprint;
 use tendermint::abci::{request, response, types::ExecTxResult, Code};
 use tendermint::block::Height as TmHeight;
 use tendermint::AppHash;
@@ -44,6 +46,22 @@ pub struct CheckOutcome {
 pub struct CheckRebuild {
     state: StateDelta<CachedSnapshot>,
     block: BlockCtx,
+    /// The last block's verifiable writes, sorted by key.
+    block_writes: Arc<Vec<(String, Option<Vec<u8>>)>>,
+    /// Replays stand for rechecks (the block wrote nothing the gates read).
+    incremental: bool,
+    /// Senders one of whose waiting transactions ran again in full: their later ones run too.
+    rerun: std::collections::BTreeSet<lantau_primitives::Address>,
+    /// Transactions replayed, and run again in full.
+    replayed: usize,
+    rerun_txs: usize,
+}
+
+impl CheckRebuild {
+    /// `(replayed, run again)` so far.
+    pub fn counts(&self) -> (usize, usize) {
+        (self.replayed, self.rerun_txs)
+    }
 }
 
 impl std::fmt::Debug for CheckRebuild {
@@ -95,6 +113,12 @@ pub struct App {
     /// is committed: unknown history counts as changed). When it did not, every waiting
     /// transaction's verdict is what it was, and the recheck does not screen again.
     gates_dirty: std::sync::atomic::AtomicBool,
+    /// The last committed block's verifiable writes, sorted by key (what the recheck compares
+    /// waiting transactions' footprints with).
+    last_writes: parking_lot::RwLock<Arc<Vec<(String, Option<Vec<u8>>)>>>,
+    /// The fee collector's native balance key (credited by every admission; see
+    /// [`crate::footprint`]).
+    collector_balance: String,
     /// Transactions the driver already decoded (at admission), by hash, for the next block's
     /// PrepareProposal / ProcessProposal / FinalizeBlock. Decoding is pure, so a decoded
     /// transaction is exactly what decoding the same bytes again would give.
@@ -168,6 +192,8 @@ impl App {
             check_ctx: parking_lot::RwLock::new(None),
             traces: parking_lot::Mutex::new(Default::default()),
             gates_dirty: std::sync::atomic::AtomicBool::new(true),
+            last_writes: parking_lot::RwLock::new(Arc::new(Vec::new())),
+            collector_balance: lantau_bank::state_key::balance(&crate::ante::fee_collector(), lantau_primitives::NATIVE_DENOM),
             known: parking_lot::Mutex::new(std::collections::BTreeMap::new()),
             snapshots: std::sync::OnceLock::new(),
             restore: tokio::sync::Mutex::new(None),
@@ -425,7 +451,7 @@ impl App {
     /// ante effects of every transaction admitted since). Re-admitting after a commit (recheck)
     /// calls this again for each waiting transaction. A rejection writes nothing.
     pub async fn check_tx_bytes(&self, bytes: &[u8]) -> CheckOutcome {
-        self.check_tx_admit(bytes, |_| Ok(())).await
+        self.check_tx_admit(bytes, |_, _| Ok(())).await
     }
 
     /// Decodes `bytes`, or returns the decoding the driver offered for them.
@@ -452,7 +478,7 @@ impl App {
     pub async fn check_tx_admit(
         &self,
         bytes: &[u8],
-        admit: impl FnOnce(&Arc<DecodedTx>) -> Result<(), TxError> + Send,
+        admit: impl FnOnce(&Arc<DecodedTx>, Arc<Footprint>) -> Result<(), TxError> + Send,
     ) -> CheckOutcome {
         let (decoded, block) = match self.decode_for_check(bytes).await {
             Ok(x) => x,
@@ -481,10 +507,11 @@ impl App {
         let mut overlay = StateDelta::new(&mut *check);
         let mut result = self.run_tx(&mut overlay, &decoded, &block, &gas, Mode::Check).await.result;
         if result.is_ok() {
-            result = admit(&decoded);
-        }
-        if result.is_ok() {
-            overlay.apply();
+            let (check, changes) = overlay.flatten();
+            result = admit(&decoded, Arc::new(Footprint::of(&changes, &self.collector_balance)));
+            if result.is_ok() {
+                changes.apply_to(check);
+            }
         }
         CheckOutcome { hash, sender, gas_wanted, gas_used: gas.used(), result, decoded: Some(decoded) }
     }
@@ -584,35 +611,66 @@ impl App {
     pub async fn begin_check_rebuild(&self) -> Result<CheckRebuild, AppError> {
         let snap = self.cached_snapshot();
         let block = Self::next_block_ctx(Self::height_at(snap.snapshot()).await?, self.block_time_at(snap.snapshot()).await?, self.chain_id());
-        Ok(CheckRebuild { state: StateDelta::new(snap), block })
+        Ok(CheckRebuild {
+            state: StateDelta::new(snap),
+            block,
+            block_writes: self.last_writes.read().clone(),
+            incremental: !self.gates_dirty(),
+            rerun: Default::default(),
+            replayed: 0,
+            rerun_txs: 0,
+        })
     }
 
     /// Re-admits one waiting transaction on a rebuilt overlay: the same pipeline as CheckTx
     /// (ante and gate chain), so a transaction whose party was blacklisted since its
-    /// admission fails here with the gate's code and leaves the mempool.
-    pub async fn recheck(&self, r: &mut CheckRebuild, tx: &DecodedTx) -> Result<(), TxError> {
-        self.recheck_on(&mut r.state, tx, &r.block, &GasMeter::new(tx.gas_limit)).await
+    /// admission fails here with the gate's code and leaves the mempool. When the last block
+    /// wrote none of its keys nor anything the gates read, and it has no timeout height, its
+    /// admission's writes (`footprint`) are put in place instead ([`crate::footprint`]).
+    /// Returns the footprint the transaction now has.
+    pub async fn recheck(&self, r: &mut CheckRebuild, tx: &DecodedTx, footprint: &Arc<Footprint>) -> Result<Arc<Footprint>, TxError> {
+        if r.incremental && tx.timeout_height == 0 && !r.rerun.contains(&tx.signer) && footprint.replayable_after(&r.block_writes) {
+            for (k, v) in footprint.writes() {
+                match v {
+                    Some(v) => r.state.put_raw(k.clone(), v.clone()),
+                    None => r.state.delete(k.clone()),
+                }
+            }
+            r.replayed += 1;
+            return Ok(footprint.clone());
+        }
+        r.rerun.insert(tx.signer);
+        r.rerun_txs += 1;
+        let mut overlay = StateDelta::new(&mut r.state);
+        self.run_tx(&mut overlay, tx, &r.block, &GasMeter::new(tx.gas_limit), Mode::Recheck).await.result?;
+        let (state, changes) = overlay.flatten();
+        let fp = Arc::new(Footprint::of(&changes, &self.collector_balance));
+        changes.apply_to(state);
+        Ok(fp)
     }
 
     /// Under the check lock (so no admission runs meanwhile): re-admits what `late` returns
     /// (the transactions admitted on the old overlay since the driver listed its mempool, in
-    /// admission order), then makes the rebuilt overlay the check overlay. Returns the hashes
-    /// of the late transactions that no longer pass.
+    /// admission order, with their footprints), then makes the rebuilt overlay the check
+    /// overlay. Returns the hashes of the late transactions that no longer pass, and the new
+    /// footprints of those that do.
     pub async fn finish_check_rebuild(
         &self,
         mut r: CheckRebuild,
-        late: impl FnOnce() -> Vec<Arc<DecodedTx>> + Send,
-    ) -> Vec<[u8; 32]> {
+        late: impl FnOnce() -> Vec<(Arc<DecodedTx>, Arc<Footprint>)> + Send,
+    ) -> (Vec<[u8; 32]>, Vec<([u8; 32], Arc<Footprint>)>) {
         let mut check = self.check.lock().await;
         let mut failed = Vec::new();
-        for tx in late() {
-            if self.recheck(&mut r, &tx).await.is_err() {
-                failed.push(tx.hash);
+        let mut kept = Vec::new();
+        for (tx, fp) in late() {
+            match self.recheck(&mut r, &tx, &fp).await {
+                Ok(fp) => kept.push((tx.hash, fp)),
+                Err(_) => failed.push(tx.hash),
             }
         }
         *check = r.state;
         *self.check_ctx.write() = Some(r.block);
-        failed
+        (failed, kept)
     }
 
     // === Proposals ===
@@ -822,6 +880,7 @@ impl App {
         self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().map(|(k, v)| (k, v)));
         let dirty = staged.writes.iter().any(|(k, _)| lantau_compliance::state_key::read_by_gates(k));
         self.gates_dirty.store(dirty, std::sync::atomic::Ordering::Release);
+        *self.last_writes.write() = Arc::new(staged.writes);
         // One INFO line per block, under either driver.
         tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, app_hash = %hex::encode_upper(root), "committed block");
         if let Some(s) = self.snapshots.get() {

@@ -396,13 +396,19 @@ impl Engine {
         const MAX_ROUNDS: usize = 4;
         let mut rebuild = self.app.begin_check_rebuild().await?;
         let mut dropped = Vec::new();
+        let mut footprints = Vec::new();
         let (mut pending, mut mark) = self.mempool.lock().entries_since(0);
         let mut rechecked = 0;
         for _ in 0..MAX_ROUNDS {
             rechecked += pending.len();
             for e in &pending {
-                if self.app.recheck(&mut rebuild, &e.tx).await.is_err() {
-                    dropped.push(e.hash);
+                match self.app.recheck(&mut rebuild, &e.tx, &e.footprint).await {
+                    Ok(fp) => {
+                        if !Arc::ptr_eq(&fp, &e.footprint) {
+                            footprints.push((e.hash, fp));
+                        }
+                    }
+                    Err(_) => dropped.push(e.hash),
                 }
             }
             let (late, next) = self.mempool.lock().entries_since(mark);
@@ -412,17 +418,18 @@ impl Engine {
                 break;
             }
         }
+        let (replayed, rerun) = rebuild.counts();
         // The last round: under the check lock no admission runs, so everything admitted
         // since `mark` is known; `pending` (listed before) is re-admitted first.
         let mempool = self.mempool.clone();
         let locked_txs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counted = locked_txs.clone();
         let t = std::time::Instant::now();
-        let failed = self
+        let (failed, late_footprints) = self
             .app
             .finish_check_rebuild(rebuild, move || {
                 let (late, _) = mempool.lock().entries_since(mark);
-                let all: Vec<_> = pending.into_iter().chain(late).map(|e| e.tx).collect();
+                let all: Vec<_> = pending.into_iter().chain(late).map(|e| (e.tx, e.footprint)).collect();
                 counted.store(all.len(), std::sync::atomic::Ordering::Relaxed);
                 all
             })
@@ -430,10 +437,16 @@ impl Engine {
         let locked_ms = t.elapsed().as_secs_f64() * 1e3;
         let locked_txs = locked_txs.load(std::sync::atomic::Ordering::Relaxed);
         dropped.extend(failed);
-        if !dropped.is_empty() {
-            tracing::debug!(count = dropped.len(), "recheck dropped transactions");
-            self.mempool.lock().remove(dropped);
+        footprints.extend(late_footprints);
+        {
+            let mut m = self.mempool.lock();
+            if !dropped.is_empty() {
+                tracing::debug!(count = dropped.len(), "recheck dropped transactions");
+                m.remove(dropped);
+            }
+            m.set_footprints(footprints);
         }
+        tracing::trace!(replayed, rerun, "recheck");
         Ok(RecheckStats { rechecked: rechecked + locked_txs, locked_ms, locked_txs })
     }
 }

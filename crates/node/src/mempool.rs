@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use lantau_app::module_api::{SdkError, TxError};
-use lantau_app::DecodedTx;
+use lantau_app::{DecodedTx, Footprint};
 use lantau_primitives::Address;
 
 /// One admitted transaction.
@@ -33,6 +33,9 @@ pub struct Entry {
     pub bytes: Arc<Vec<u8>>,
     /// The transaction as admission decoded it (recheck and the block use it, no re-decoding).
     pub tx: Arc<DecodedTx>,
+    /// What its admission (or last recheck) wrote into the check overlay: a recheck replays it
+    /// when the block left its keys alone.
+    pub footprint: Arc<Footprint>,
 }
 
 /// Fee per unit of gas limit, in the fee's base unit (rounded down): the priority.
@@ -144,6 +147,11 @@ impl Mempool {
     /// Adds an admitted transaction, evicting cheaper ones when full (see the module's notes).
     /// Returns the hashes evicted.
     pub fn insert(&mut self, hash: [u8; 32], bytes: Arc<Vec<u8>>, tx: Arc<DecodedTx>) -> Result<Vec<[u8; 32]>, TxError> {
+        self.insert_with(hash, bytes, tx, Footprint::none())
+    }
+
+    /// Like [`Mempool::insert`], with the admission's footprint.
+    pub fn insert_with(&mut self, hash: [u8; 32], bytes: Arc<Vec<u8>>, tx: Arc<DecodedTx>, footprint: Arc<Footprint>) -> Result<Vec<[u8; 32]>, TxError> {
         if self.contains(&hash) {
             return Err(SdkError::TxInMempoolCache.into());
         }
@@ -174,7 +182,7 @@ impl Mempool {
         self.bytes = self.bytes.saturating_add(bytes.len());
         self.by_hash.insert(hash, id);
         self.by_price.insert((price, Reverse(id)));
-        self.order.insert(id, Entry { hash, bytes, tx });
+        self.order.insert(id, Entry { hash, bytes, tx, footprint });
         Ok(evicted)
     }
 
@@ -255,6 +263,15 @@ impl Mempool {
     /// time to get only those admitted after this call.
     pub fn entries_since(&self, mark: u64) -> (Vec<Entry>, u64) {
         (self.order.range(mark..).map(|(_, e)| e.clone()).collect(), self.next)
+    }
+
+    /// Records the footprints rechecks gave (entries gone since are skipped).
+    pub fn set_footprints(&mut self, footprints: impl IntoIterator<Item = ([u8; 32], Arc<Footprint>)>) {
+        for (hash, fp) in footprints {
+            if let Some(e) = self.by_hash.get(&hash).and_then(|id| self.order.get_mut(id)) {
+                e.footprint = fp;
+            }
+        }
     }
 
     /// Count and bytes.

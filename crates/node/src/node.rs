@@ -78,8 +78,8 @@ impl EmbeddedNode {
         let b2 = bytes.clone();
         let out = self
             .app
-            .check_tx_admit(&bytes, move |d| {
-                let evicted = mempool.lock().insert(d.hash, b2, d.clone())?;
+            .check_tx_admit(&bytes, move |d, footprint| {
+                let evicted = mempool.lock().insert_with(d.hash, b2, d.clone(), footprint)?;
                 if !evicted.is_empty() {
                     tracing::debug!(count = evicted.len(), "evicted cheaper transactions from the full mempool");
                 }

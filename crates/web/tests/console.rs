@@ -237,3 +237,42 @@ async fn the_console_refuses_to_listen_beyond_loopback() {
     assert!(e.contains("loopback"), "{e}");
     n.stop().await;
 }
+
+/// A node that no longer holds a transaction's live trace (its buffer keeps the latest 256):
+/// the case rebuilds it with SimulateTrace from the transaction's bytes, labelled so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_case_whose_live_trace_is_gone_is_rebuilt_by_simulate_trace_and_says_so() {
+    let n = TestNode::start().await.unwrap();
+    let alice = dev_key("alice");
+    let payload = n.client.travel_rule_payload(&alice.address(), &dev_addr("issuer")).await.unwrap();
+    let big = TxBuilder::new(vec![msg_send(&alice.address(), &dev_addr("issuer"), &[Coin::new("hkd.demo", 800_000)])]).travel_rule(&payload);
+    let sent = send(&n, &alice, big).await;
+    assert!(sent.is_success(), "{sent:?}");
+    // 300 more transactions push its trace out of the node's buffer.
+    let gov = dev_key("governance");
+    let (account_number, first) = n.client.next_sequence(&gov.address()).await.unwrap().unwrap();
+    let mut last = String::new();
+    for i in 0..300u64 {
+        let b = TxBuilder::new(vec![msg_send(&gov.address(), &dev_addr("carol"), &[Coin::new("alantau", 1)])]).gas(100_000);
+        let bytes = b.sign(&gov, &lantau_client::SignerData { chain_id: n.chain_id.clone(), account_number, sequence: first + i });
+        let r = n.client.broadcast(&bytes, "BROADCAST_MODE_SYNC").await.unwrap();
+        assert_eq!(r.code, 0, "{r:?}");
+        last = r.txhash;
+    }
+    n.client.wait_for_tx(&last, Duration::from_secs(60), Duration::from_millis(100)).await.unwrap();
+    let live = n.client.query(&format!("/chain/compliance/v1/tx_trace/{}", sent.txhash())).await.unwrap();
+    assert_eq!(live["found"], false, "the live trace is still held: {live}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let desk = serve(&n, &dev_key("reviewer"), "reviewer", dir.path()).await;
+    assert_eq!(desk.get("/api/session").await.1["role"], "reviewer", "the dev chain's genesis reviewer");
+    let (_, flags) = desk.get("/api/flags").await;
+    let id = flags["flags"][0]["flag_id"].as_str().unwrap().to_string();
+    let (s, case) = desk.get(&format!("/api/case/{id}")).await;
+    assert_eq!(s, 200, "{case}");
+    assert_eq!(case["trace"]["source"], "simulate_trace", "{case}");
+    assert!(case["trace"]["label"].as_str().unwrap().contains("SimulateTrace"), "{case}");
+    assert_eq!(case["trace"]["trace"]["results"].as_array().unwrap().len(), 7, "{case}");
+    desk.stop().await;
+    n.stop().await;
+}

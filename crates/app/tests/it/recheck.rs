@@ -34,9 +34,17 @@ async fn a_transfer_whose_recipient_is_blacklisted_after_admission_is_dropped_at
         0,
         TxBuilder::new(vec![msg_send(&keys[1].address(), &keys[2].address(), &[Coin::new(DENOM, 500u128)])]).gas(400_000).travel_rule(&payload),
     );
-    let admitted = app.check_tx_bytes(&transfer).await;
+    let footprint = std::sync::Arc::new(parking_lot::Mutex::new(None));
+    let kept = footprint.clone();
+    let admitted = app
+        .check_tx_admit(&transfer, move |_, fp| {
+            *kept.lock() = Some(fp);
+            Ok(())
+        })
+        .await;
     assert!(admitted.result.is_ok(), "{:?}", admitted.result);
     let decoded = admitted.decoded.expect("decoded at admission");
+    let footprint = footprint.lock().take().expect("a footprint");
 
     // A block without it blacklists k2 (a sanctions push naming its address).
     let push = signed(
@@ -58,10 +66,12 @@ async fn a_transfer_whose_recipient_is_blacklisted_after_admission_is_dropped_at
 
     // The recheck, as a driver runs it after the commit: the transfer fails the KYC gate.
     let mut rebuild = app.begin_check_rebuild().await.unwrap();
-    let err = app.recheck(&mut rebuild, &decoded).await.expect_err("the recheck must drop it");
+    // (Its footprint is not replayed: the block wrote what the gates read.)
+    let err = app.recheck(&mut rebuild, &decoded, &footprint).await.expect_err("the recheck must drop it");
     assert_eq!((err.codespace, err.code), ("compliance", 18), "{}", err.log);
     assert_eq!(err.log, format!("recipient={}: address is blacklisted", keys[2].address().to_bech32()));
-    assert!(app.finish_check_rebuild(rebuild, Vec::new).await.is_empty());
+    assert_eq!(rebuild.counts(), (0, 1));
+    assert!(app.finish_check_rebuild(rebuild, Vec::new).await.0.is_empty());
     // The gate trace this node keeps explains why.
     let trace = app.tx_trace(&decoded.hash).await.expect("trace kept at recheck");
     assert!(!trace.accepted);
@@ -75,4 +85,53 @@ async fn a_transfer_whose_recipient_is_blacklisted_after_admission_is_dropped_at
     let after = lantau_app::bank::query::balance(&app.snapshot(), &keys[2].address(), DENOM).await.unwrap();
     assert_eq!(before, after);
     app.release().await;
+}
+
+/// After a block that touched neither a waiting transaction's keys nor what the gates read,
+/// the recheck replays its admission's writes: the sender's next sequence is still taken.
+/// A waiting transaction whose sender the block touched runs again in full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_transaction_the_block_left_alone_is_replayed_and_one_it_touched_runs_again() {
+    let keys: Vec<SecretKey> = (0..7).map(key).collect();
+    let (_dir, app, init) = new_chain("recheck-1", genesis(&keys)).await;
+    init.unwrap();
+    let native = |from: usize, seq: u64, to: usize| {
+        signed(&keys[from], from as u64, seq, TxBuilder::new(vec![msg_send(&keys[from].address(), &keys[to].address(), &[Coin::new("alantau", 5u128)])]).gas(200_000))
+    };
+    let admit = |bytes: Vec<u8>| {
+        let app = &app;
+        async move {
+            let got = std::sync::Arc::new(parking_lot::Mutex::new(None));
+            let kept = got.clone();
+            let out = app.check_tx_admit(&bytes, move |_, fp| {
+                *kept.lock() = Some(fp);
+                Ok(())
+            })
+            .await;
+            assert!(out.result.is_ok(), "{:?}", out.result);
+            let fp = got.lock().take().expect("a footprint");
+            (out.decoded.expect("decoded"), fp)
+        }
+    };
+    // Waiting: k3's transfer (left alone by the block) and k4's (the block pays k4).
+    let (t3, fp3) = admit(native(3, 0, 5)).await;
+    let (t4, fp4) = admit(native(4, 0, 5)).await;
+    let r = app.finalize_block(block_req(1, vec![native(6, 0, 4)])).await.unwrap();
+    assert!(r.tx_results[0].code.is_ok(), "{}", r.tx_results[0].log);
+    app.commit_keeping_check_state().await.unwrap();
+
+    let mut rebuild = app.begin_check_rebuild().await.unwrap();
+    let same = app.recheck(&mut rebuild, &t3, &fp3).await.unwrap();
+    assert!(std::sync::Arc::ptr_eq(&same, &fp3), "replayed: the footprint stands");
+    let new4 = app.recheck(&mut rebuild, &t4, &fp4).await.unwrap();
+    assert_ne!(*new4, *fp4, "k4's balance changed: it ran again, with a new footprint");
+    assert_eq!(rebuild.counts(), (1, 1));
+    let (failed, _) = app.finish_check_rebuild(rebuild, Vec::new).await;
+    assert!(failed.is_empty());
+    // The new overlay holds both sequences: sequence 0 again is refused, 1 is admitted.
+    for from in [3, 4] {
+        let again = app.check_tx_bytes(&native(from, 0, 5)).await;
+        assert_eq!(again.result.expect_err("sequence 0 is taken").code, 32, "k{from}");
+        assert!(app.check_tx_bytes(&native(from, 1, 5)).await.result.is_ok(), "k{from}");
+    }
 }

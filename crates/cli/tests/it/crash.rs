@@ -57,7 +57,7 @@ async fn kill_minus_nine_loses_nothing_committed_and_restart_continues_the_chain
     let st = Command::new(env!("CARGO_BIN_EXE_lantaud")).args(["init", "--home"]).arg(home.path()).output().unwrap();
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     let dev_accounts: Value = serde_json::from_slice(&std::fs::read(home.path().join("dev-accounts.json")).unwrap()).unwrap();
-    assert_eq!(dev_accounts.as_array().unwrap().len(), 8);
+    assert_eq!(dev_accounts.as_array().unwrap().len(), lantau_node::home::DEV_ACCOUNT_NAMES.len());
 
     let (api, rpc) = (free_port(), free_port());
     let base = format!("http://127.0.0.1:{api}");
@@ -130,7 +130,7 @@ async fn start_on_a_fresh_home_creates_the_named_dev_accounts_with_their_roles()
 
     let accounts: Value = serde_json::from_slice(&std::fs::read(home.join("dev-accounts.json")).unwrap()).unwrap();
     let names: Vec<&str> = accounts.as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol"]);
+    assert_eq!(names, ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol", "faucet", "reviewer", "officer"]);
     let issuer = client.identity(&dev_addr("issuer")).await.unwrap().unwrap();
     assert_eq!(issuer.level, lantau_proto::chain::kyc::v1::Level::LicensedIssuer as i32);
     assert_eq!(client.balance(&dev_addr("alice"), "hkd.demo").await.unwrap().0, 100_000_000);

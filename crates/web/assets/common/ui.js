@@ -8,6 +8,14 @@ import htm from '/assets/vendor/htm/htm.module.js';
 export const html = htm.bind(h);
 export { render, useState, useEffect, useRef, useCallback, useMemo };
 
+// Replaces the page's no-script placeholder in #app with the application component.
+export function mount(App) {
+  const root = document.getElementById('app');
+  root.textContent = '';
+  root.removeAttribute('data-testid');
+  render(html`<${App} />`, root);
+}
+
 // ---- errors -------------------------------------------------------------------------------
 
 // An error answer of a server route: `{code, message, ...}` with the HTTP status, or a failure

@@ -51,7 +51,8 @@
 //   report-start, report-end, report-run, report-section (data-name, data-rows), report-export-csv, report-error
 
 import {
-  html, render, useState, useEffect, useRef, useMemo, useCallback,
+  mount,
+  html, useState, useEffect, useRef, useMemo, useCallback,
   fetchJson, Message, errorMsg, formatCoin, formatHkd, formatUtc, ageOf, formatDuration,
   localInputToUtc, utcToLocalInput, shortHash, shortAddr, Mono, toCsv, download,
 } from '/assets/common/ui.js';
@@ -760,7 +761,4 @@ function App() {
   </div>`;
 }
 
-const root = document.getElementById('app');
-root.textContent = '';
-root.removeAttribute('data-testid');
-render(html`<${App} />`, root);
+mount(App);

@@ -48,7 +48,8 @@
 //   send-payload                  the Travel Rule payload that was sent
 
 import {
-  html, render, useState, useEffect, useCallback, useRef,
+  mount,
+  html, useState, useEffect, useCallback, useRef,
   fetchJson, Message, errorMsg, walletErrorText,
   formatHkd, formatNative, parseUnits, utf8ToHex, isHexAddress, isBech32Address,
 } from '/assets/common/ui.js';
@@ -463,7 +464,4 @@ function App() {
   </div>`;
 }
 
-const root = document.getElementById('app');
-root.textContent = '';
-root.removeAttribute('data-testid');
-render(html`<${App} />`, root);
+mount(App);

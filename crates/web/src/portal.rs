@@ -107,12 +107,17 @@ impl PortalConfig {
     }
 }
 
-/// Which faucet a limit counts for.
+/// What a limit counts: a faucet's requests, or challenges issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Faucet {
     Native,
     Hkd,
+    /// `POST /kyc/challenge` per client (each one is stored until it expires).
+    Challenge,
 }
+
+/// Challenges one client may ask for per challenge lifetime.
+const CHALLENGES_PER_CLIENT: u32 = 30;
 
 /// Requests per key within a sliding window.
 #[derive(Debug, Default)]
@@ -414,7 +419,7 @@ async fn drip(p: &Portal, f: Faucet, ip: IpAddr, addr: Address, denom: &str, amo
     };
     let sender = match f {
         Faucet::Native => &p.faucet,
-        Faucet::Hkd => &p.hkd,
+        Faucet::Hkd | Faucet::Challenge => &p.hkd,
     };
     let sent = match sender.send(vec![msg], "lantau portal faucet").await {
         Ok(s) => s,
@@ -444,8 +449,19 @@ async fn drip(p: &Portal, f: Faucet, ip: IpAddr, addr: Address, denom: &str, amo
     })))
 }
 
-async fn challenge(State(p): State<Arc<Portal>>, Body(b): Body<AddressBody>) -> Result<Json<Value>, ApiError> {
+async fn challenge(State(p): State<Arc<Portal>>, ConnectInfo(peer): ConnectInfo<SocketAddr>, Body(b): Body<AddressBody>) -> Result<Json<Value>, ApiError> {
     let addr = parse_address(&b.address)?;
+    // Each challenge is stored until it expires: a client gets a bounded number per lifetime.
+    let (ip, at, ttl) = (peer.ip().to_string(), Instant::now(), p.cfg.challenge_ttl.max(Duration::from_secs(1)));
+    {
+        let mut l = p.limits.lock();
+        if let Some(w) = l.wait(Faucet::Challenge, &ip, CHALLENGES_PER_CLIENT, ttl, at) {
+            let secs = w.as_secs().max(1);
+            return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", format!("this client asked for {CHALLENGES_PER_CLIENT} challenges already: sign one of them, or try again in {secs} s"))
+                .with("retry_after_secs", secs));
+        }
+        l.take(Faucet::Challenge, &ip, at, ttl);
+    }
     let now = time::OffsetDateTime::now_utc().replace_nanosecond(0).unwrap_or_else(|_| time::OffsetDateTime::now_utc());
     let expires = now + p.cfg.challenge_ttl;
     let nonce = random_hex(16);
@@ -463,6 +479,10 @@ async fn challenge(State(p): State<Arc<Portal>>, Body(b): Body<AddressBody>) -> 
     p.store
         .put_challenge(&nonce, &StoredChallenge { address: addr.to_bech32(), message: message.clone(), expires_unix: expires.unix_timestamp(), used: false })
         .map_err(store_error)?;
+    // Challenges expired a day ago go (a later replay of one is refused as unknown).
+    if let Err(e) = p.store.forget_challenges_expired_before(now.unix_timestamp() - 86_400, 256) {
+        tracing::warn!(error = ?e, "portal: could not prune expired challenges");
+    }
     Ok(Json(json!({"nonce": nonce, "message": message, "issued_at": issued_at, "expires_at": expires_at})))
 }
 

@@ -5,6 +5,7 @@
 //! | key | value |
 //! | --- | --- |
 //! | `c/<nonce>` | a challenge (JSON) |
+//! | `e/<expiry, unix seconds, 20 digits>/<nonce>` | the expiry index of challenges (empty) |
 //! | `a/<id, 20 digits>` | an application with its IVMS101 record (JSON) |
 //! | `x/<address, lower-case hex>` | the id of the address's latest application |
 //! | `m/next_id` | the next application id |
@@ -113,6 +114,10 @@ impl std::fmt::Debug for Store {
     }
 }
 
+fn expiry_key(expires_unix: i64, nonce: &str) -> String {
+    format!("e/{:020}/{nonce}", expires_unix.max(0))
+}
+
 fn app_key(id: u64) -> String {
     format!("a/{id:020}")
 }
@@ -140,7 +145,32 @@ impl Store {
 
     /// Keeps an issued challenge.
     pub(crate) fn put_challenge(&self, nonce: &str, c: &StoredChallenge) -> Result<(), StoreError> {
-        self.put_json(&format!("c/{nonce}"), c)
+        let mut batch = rocksdb::WriteBatch::default();
+        batch.put(format!("c/{nonce}"), serde_json::to_vec(c).map_err(|e| StoreError::Db(e.to_string()))?);
+        batch.put(expiry_key(c.expires_unix, nonce), b"");
+        self.db.write(batch)?;
+        Ok(())
+    }
+
+    /// Deletes up to `most` challenges that expired before `before_unix` (oldest first).
+    pub(crate) fn forget_challenges_expired_before(&self, before_unix: i64, most: usize) -> Result<usize, StoreError> {
+        let _one = self.lock.lock();
+        let mut batch = rocksdb::WriteBatch::default();
+        let mut n = 0;
+        for item in self.db.iterator(rocksdb::IteratorMode::From(b"e/", rocksdb::Direction::Forward)) {
+            let (k, _) = item?;
+            let Some(rest) = k.strip_prefix(b"e/") else { break };
+            let text = String::from_utf8_lossy(rest).to_string();
+            let Some((at, nonce)) = text.split_once('/') else { break };
+            if at.parse::<i64>().map_or(true, |t| t >= before_unix) || n >= most {
+                break;
+            }
+            batch.delete(&k);
+            batch.delete(format!("c/{nonce}"));
+            n += 1;
+        }
+        self.db.write(batch)?;
+        Ok(n)
     }
 
     /// The challenge of `nonce`, unused and unexpired at `now_unix`.
@@ -282,6 +312,11 @@ mod tests {
         assert_eq!(s.list(Some(Status::Pending), 10).unwrap().len(), 1);
         assert_eq!(s.by_address("0xAB").unwrap().unwrap().id, "2");
         assert!(s.get("1").unwrap().public().person.is_none());
+        // Expired long ago: forgotten (then refused as unknown), the live one stays.
+        s.put_challenge("old", &StoredChallenge { address: "a".into(), message: "m".into(), expires_unix: 5, used: false }).unwrap();
+        assert_eq!(s.forget_challenges_expired_before(50, 10).unwrap(), 1, "n1..n3 expire at 100: only old is before 50");
+        assert!(matches!(s.live_challenge("old", 1), Err(StoreError::NoChallenge)));
+        assert!(s.live_challenge("n3", 1).is_ok());
         drop(s);
         // It survives a restart.
         let s = Store::open(dir.path()).unwrap();

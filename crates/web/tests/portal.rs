@@ -258,5 +258,15 @@ async fn an_expired_challenge_is_refused_and_an_operator_approves_or_rejects_by_
     assert!(p.n.client.identity(&b.address()).await.unwrap().is_none());
     let (s, v) = post("/admin/applications/999/approve".into(), json!({})).await;
     assert_eq!((s, code(&v)), (404, "not_found"), "{v}");
+    // Every challenge is stored until it expires: one client gets 30 per lifetime (2 asked above).
+    let mut last = (0, Value::Null);
+    for _ in 0..28 {
+        last = p.post("/kyc/challenge", &json!({"address": a.address().to_hex()})).await;
+    }
+    assert_eq!(last.0, 200, "{}", last.1);
+    let r = p.http.post(format!("{}/kyc/challenge", p.url)).json(&json!({"address": a.address().to_hex()})).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 429);
+    assert!(r.headers().contains_key("retry-after"));
+    assert_eq!(code(&r.json::<Value>().await.unwrap()), "rate_limited");
     p.stop().await;
 }

@@ -41,13 +41,16 @@ pub struct CheckOutcome {
     pub decoded: Option<Arc<DecodedTx>>,
 }
 
+/// A block's verifiable writes, sorted by key.
+type BlockWrites = Vec<(String, Option<Vec<u8>>)>;
+
 /// A check overlay being rebuilt on a newly committed state while admissions continue on the
 /// old one; see [`App::begin_check_rebuild`].
 pub struct CheckRebuild {
     state: StateDelta<CachedSnapshot>,
     block: BlockCtx,
     /// The last block's verifiable writes, sorted by key.
-    block_writes: Arc<Vec<(String, Option<Vec<u8>>)>>,
+    block_writes: Arc<BlockWrites>,
     /// Replays stand for rechecks (the block wrote nothing the gates read).
     incremental: bool,
     /// Senders one of whose waiting transactions ran again in full: their later ones run too.
@@ -115,7 +118,7 @@ pub struct App {
     gates_dirty: std::sync::atomic::AtomicBool,
     /// The last committed block's verifiable writes, sorted by key (what the recheck compares
     /// waiting transactions' footprints with).
-    last_writes: parking_lot::RwLock<Arc<Vec<(String, Option<Vec<u8>>)>>>,
+    last_writes: parking_lot::RwLock<Arc<BlockWrites>>,
     /// The fee collector's native balance key (credited by every admission; see
     /// [`crate::footprint`]).
     collector_balance: String,
@@ -636,11 +639,11 @@ impl App {
                     None => r.state.delete(k.clone()),
                 }
             }
-            r.replayed += 1;
+            r.replayed = r.replayed.saturating_add(1);
             return Ok(footprint.clone());
         }
         r.rerun.insert(tx.signer);
-        r.rerun_txs += 1;
+        r.rerun_txs = r.rerun_txs.saturating_add(1);
         let mut overlay = StateDelta::new(&mut r.state);
         self.run_tx(&mut overlay, tx, &r.block, &GasMeter::new(tx.gas_limit), Mode::Recheck).await.result?;
         let (state, changes) = overlay.flatten();

@@ -118,6 +118,7 @@ pub(crate) enum Output {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 enum Cmd {
     /// Create a node home: config, genesis, validator key (and dev accounts with --dev).
     Init(InitArgs),

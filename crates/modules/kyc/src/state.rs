@@ -67,6 +67,7 @@ pub trait KycWrite: StateWrite + KycRead {
     /// as it is and no event is emitted. Otherwise emits `EventLevelChanged` carrying `reason`
     /// and `evidence_ref`. Returns whether the level changed. Callers validate the lengths of
     /// `reason` and `evidence_ref`.
+    #[allow(clippy::too_many_arguments)]
     fn blacklist(
         &mut self,
         gas: &GasMeter,

@@ -107,7 +107,7 @@ impl PortalConfig {
     }
 }
 
-/// What a limit counts: a faucet's requests, or challenges issued.
+/// What a limit counts: a faucet's requests (native, HKD), or challenges issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Faucet {
     Native,
@@ -417,10 +417,7 @@ async fn drip(p: &Portal, f: Faucet, ip: IpAddr, addr: Address, denom: &str, amo
         l.give_back(f, &addr_key, now);
         l.give_back(f, &ip_key, now);
     };
-    let sender = match f {
-        Faucet::Native => &p.faucet,
-        Faucet::Hkd | Faucet::Challenge => &p.hkd,
-    };
+    let sender = if f == Faucet::Native { &p.faucet } else { &p.hkd };
     let sent = match sender.send(vec![msg], "lantau portal faucet").await {
         Ok(s) => s,
         Err(e) => {

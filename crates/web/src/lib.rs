@@ -17,7 +17,7 @@ pub mod console;
 mod error;
 pub mod portal;
 mod portal_openapi;
-mod siwe;
+pub mod siwe;
 mod store;
 
 pub use error::ApiError;

@@ -109,7 +109,7 @@ impl PortalConfig {
 
 /// What a limit counts: a faucet's requests (native, HKD), or challenges issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Faucet {
+enum Limited {
     Native,
     Hkd,
     /// `POST /kyc/challenge` per client (each one is stored until it expires).
@@ -122,7 +122,7 @@ const CHALLENGES_PER_CLIENT: u32 = 30;
 /// Requests per key within a sliding window.
 #[derive(Debug, Default)]
 struct RateLimiter {
-    hits: HashMap<(Faucet, String), VecDeque<Instant>>,
+    hits: HashMap<(Limited, String), VecDeque<Instant>>,
 }
 
 impl RateLimiter {
@@ -130,7 +130,7 @@ impl RateLimiter {
     const MAX_KEYS: usize = 100_000;
 
     /// How long until `key` may ask again, if it is at `limit`.
-    fn wait(&mut self, f: Faucet, key: &str, limit: u32, window: Duration, now: Instant) -> Option<Duration> {
+    fn wait(&mut self, f: Limited, key: &str, limit: u32, window: Duration, now: Instant) -> Option<Duration> {
         let q = self.hits.get_mut(&(f, key.to_string()))?;
         while q.front().is_some_and(|t| now.duration_since(*t) >= window) {
             q.pop_front();
@@ -141,14 +141,14 @@ impl RateLimiter {
         q.front().map(|t| window.saturating_sub(now.duration_since(*t)))
     }
 
-    fn take(&mut self, f: Faucet, key: &str, now: Instant, window: Duration) {
+    fn take(&mut self, f: Limited, key: &str, now: Instant, window: Duration) {
         if self.hits.len() >= Self::MAX_KEYS {
             self.hits.retain(|_, q| q.back().is_some_and(|t| now.duration_since(*t) < window));
         }
         self.hits.entry((f, key.to_string())).or_default().push_back(now);
     }
 
-    fn give_back(&mut self, f: Faucet, key: &str, at: Instant) {
+    fn give_back(&mut self, f: Limited, key: &str, at: Instant) {
         if let Some(q) = self.hits.get_mut(&(f, key.to_string())) {
             if let Some(i) = q.iter().rposition(|t| *t == at) {
                 q.remove(i);
@@ -372,7 +372,7 @@ struct AddressBody {
 async fn faucet_native(State(p): State<Arc<Portal>>, ConnectInfo(peer): ConnectInfo<SocketAddr>, Body(b): Body<AddressBody>) -> Result<Json<Value>, ApiError> {
     let addr = parse_address(&b.address)?;
     let msg = lantau_client::msg_send(&p.faucet.address(), &addr, &[lantau_primitives::Coin::new(NATIVE_DENOM, p.cfg.native_amount)]);
-    drip(&p, Faucet::Native, peer.ip(), addr, NATIVE_DENOM, p.cfg.native_amount, msg).await
+    drip(&p, Limited::Native, peer.ip(), addr, NATIVE_DENOM, p.cfg.native_amount, msg).await
 }
 
 async fn faucet_hkd(State(p): State<Arc<Portal>>, ConnectInfo(peer): ConnectInfo<SocketAddr>, Body(b): Body<AddressBody>) -> Result<Json<Value>, ApiError> {
@@ -390,12 +390,12 @@ async fn faucet_hkd(State(p): State<Arc<Portal>>, ConnectInfo(peer): ConnectInfo
         recipient: addr.to_bech32(),
         amount: Some(cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: denom.clone(), amount: p.cfg.hkd_amount.to_string() }),
     });
-    drip(&p, Faucet::Hkd, peer.ip(), addr, &denom, p.cfg.hkd_amount, msg).await
+    drip(&p, Limited::Hkd, peer.ip(), addr, &denom, p.cfg.hkd_amount, msg).await
 }
 
 /// Rate limits, then sends, confirms and reports the new balance. A request that does not
 /// give coins does not count against the limits.
-async fn drip(p: &Portal, f: Faucet, ip: IpAddr, addr: Address, denom: &str, amount: u128, msg: cosmos_sdk_proto::Any) -> Result<Json<Value>, ApiError> {
+async fn drip(p: &Portal, f: Limited, ip: IpAddr, addr: Address, denom: &str, amount: u128, msg: cosmos_sdk_proto::Any) -> Result<Json<Value>, ApiError> {
     let (addr_key, ip_key) = (addr.to_key_hex(), ip.to_string());
     let now = Instant::now();
     {
@@ -417,7 +417,7 @@ async fn drip(p: &Portal, f: Faucet, ip: IpAddr, addr: Address, denom: &str, amo
         l.give_back(f, &addr_key, now);
         l.give_back(f, &ip_key, now);
     };
-    let sender = if f == Faucet::Native { &p.faucet } else { &p.hkd };
+    let sender = if f == Limited::Native { &p.faucet } else { &p.hkd };
     let sent = match sender.send(vec![msg], "lantau portal faucet").await {
         Ok(s) => s,
         Err(e) => {
@@ -452,12 +452,12 @@ async fn challenge(State(p): State<Arc<Portal>>, ConnectInfo(peer): ConnectInfo<
     let (ip, at, ttl) = (peer.ip().to_string(), Instant::now(), p.cfg.challenge_ttl.max(Duration::from_secs(1)));
     {
         let mut l = p.limits.lock();
-        if let Some(w) = l.wait(Faucet::Challenge, &ip, CHALLENGES_PER_CLIENT, ttl, at) {
+        if let Some(w) = l.wait(Limited::Challenge, &ip, CHALLENGES_PER_CLIENT, ttl, at) {
             let secs = w.as_secs().max(1);
             return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", format!("this client asked for {CHALLENGES_PER_CLIENT} challenges already: sign one of them, or try again in {secs} s"))
                 .with("retry_after_secs", secs));
         }
-        l.take(Faucet::Challenge, &ip, at, ttl);
+        l.take(Limited::Challenge, &ip, at, ttl);
     }
     let now = time::OffsetDateTime::now_utc().replace_nanosecond(0).unwrap_or_else(|_| time::OffsetDateTime::now_utc());
     let expires = now + p.cfg.challenge_ttl;
@@ -681,20 +681,20 @@ mod tests {
         let mut l = RateLimiter::default();
         let w = Duration::from_secs(60);
         let t0 = Instant::now();
-        assert_eq!(l.wait(Faucet::Native, "a", 1, w, t0), None);
-        l.take(Faucet::Native, "a", t0, w);
-        let left = l.wait(Faucet::Native, "a", 1, w, t0 + Duration::from_secs(10)).unwrap();
+        assert_eq!(l.wait(Limited::Native, "a", 1, w, t0), None);
+        l.take(Limited::Native, "a", t0, w);
+        let left = l.wait(Limited::Native, "a", 1, w, t0 + Duration::from_secs(10)).unwrap();
         assert_eq!(left, Duration::from_secs(50));
         // Another faucet, another key: free.
-        assert_eq!(l.wait(Faucet::Hkd, "a", 1, w, t0), None);
-        assert_eq!(l.wait(Faucet::Native, "b", 1, w, t0), None);
+        assert_eq!(l.wait(Limited::Hkd, "a", 1, w, t0), None);
+        assert_eq!(l.wait(Limited::Native, "b", 1, w, t0), None);
         // The window passes.
-        assert_eq!(l.wait(Faucet::Native, "a", 1, w, t0 + w), None);
+        assert_eq!(l.wait(Limited::Native, "a", 1, w, t0 + w), None);
         // A failed request is given back.
         let t1 = t0 + Duration::from_secs(100);
-        l.take(Faucet::Native, "c", t1, w);
-        l.give_back(Faucet::Native, "c", t1);
-        assert_eq!(l.wait(Faucet::Native, "c", 1, w, t1), None);
+        l.take(Limited::Native, "c", t1, w);
+        l.give_back(Limited::Native, "c", t1);
+        assert_eq!(l.wait(Limited::Native, "c", 1, w, t1), None);
     }
 
     #[test]

@@ -50,7 +50,7 @@ pub(crate) fn nonce_of(message: &str) -> Option<&str> {
 }
 
 /// The digest `personal_sign` signs: keccak256("\x19Ethereum Signed Message:\n" ‖ len ‖ message).
-pub(crate) fn personal_digest(message: &str) -> [u8; 32] {
+pub fn personal_digest(message: &str) -> [u8; 32] {
     let mut data = format!("\x19Ethereum Signed Message:\n{}", message.len()).into_bytes();
     data.extend_from_slice(message.as_bytes());
     lantau_crypto::keccak256(&data)

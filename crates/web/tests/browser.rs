@@ -16,14 +16,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use lantau_client::sender::{Sender, Sent};
-use lantau_client::{msg_send, to_any, TxBuilder};
 use lantau_crypto::SecretKey;
-use lantau_primitives::Coin;
-use lantau_proto::chain::compliance::v1 as cpb;
-use lantau_test_utils::{dev_addr, dev_key, TestNode};
+use lantau_test_utils::{dev_key, TestNode};
 use lantau_web::console::{Console, ConsoleConfig};
 use lantau_web::portal::{Portal, PortalConfig};
+
+mod support;
+use support::*;
 
 fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/browser")
@@ -53,10 +52,6 @@ async fn e2e(phase: &'static str, env: Vec<(&'static str, String)>) {
     .unwrap();
     eprintln!("e2e.mjs {phase}:\n{}", String::from_utf8_lossy(&out.stdout));
     assert!(out.status.success(), "e2e.mjs {phase} failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-}
-
-async fn send(n: &TestNode, key: &SecretKey, b: TxBuilder) -> Sent {
-    Sender::new(n.client.clone(), key.clone(), Duration::from_secs(20)).send_tx(b).await.unwrap()
 }
 
 async fn listener() -> (tokio::net::TcpListener, String) {
@@ -107,14 +102,8 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
         "no transfer from the newcomer to alice: {audit}"
     );
 
-    // A reviewer and an officer of the issuer, each with a console.
-    let issuer = dev_key("issuer");
-    let (reviewer, officer) = (SecretKey::from_hex(&"6b".repeat(32)).unwrap(), SecretKey::from_hex(&"7c".repeat(32)).unwrap());
-    for (k, role, label) in [(&reviewer, cpb::SubRole::Reviewer, "review desk"), (&officer, cpb::SubRole::Officer, "MLRO")] {
-        assert!(send(&n, &issuer, TxBuilder::new(vec![msg_send(&issuer.address(), &k.address(), &[Coin::new("alantau", 10u128.pow(18))])])).await.is_success());
-        let bind = cpb::MsgBindSubRole { parent: issuer.address().to_bech32(), sub_addr: k.address().to_bech32(), role: role as i32, label: label.into(), policy_envelope: None };
-        assert!(send(&n, &issuer, TxBuilder::new(vec![to_any(&bind)])).await.is_success());
-    }
+    // The issuer's reviewer and officer (bound at genesis), each with a console.
+    let (reviewer, officer) = (dev_key("reviewer"), dev_key("officer"));
     let mut consoles = vec![];
     let mut urls = vec![];
     for (k, name) in [(&reviewer, "desk"), (&officer, "mlro")] {
@@ -137,27 +126,20 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
     }
 
     // A large transfer from alice raises a threshold flag.
-    let payload = n.client.travel_rule_payload(&alice.address(), &issuer.address()).await.unwrap();
-    let big = send(&n, &alice, TxBuilder::new(vec![msg_send(&alice.address(), &issuer.address(), &[Coin::new("hkd.demo", 800_000)])]).travel_rule(&payload)).await;
-    assert!(big.is_success(), "{big:?}");
+    let flagged = raise_threshold_flag(&n).await;
 
     e2e(
         "review",
-        vec![("REVIEWER_CONSOLE_URL", urls[0].clone()), ("OFFICER_CONSOLE_URL", urls[1].clone()), ("FLAG_TX_HASH", big.txhash().to_string())],
+        vec![("REVIEWER_CONSOLE_URL", urls[0].clone()), ("OFFICER_CONSOLE_URL", urls[1].clone()), ("FLAG_TX_HASH", flagged.clone())],
     )
     .await;
 
     // The flag is closed BLOCKED, and alice's next transfer is refused with code 18.
-    let flags = n.client.query(&format!("/chain/compliance/v1/flags?tx_hash={}", big.txhash())).await.unwrap();
+    let flags = n.client.query(&format!("/chain/compliance/v1/flags?tx_hash={flagged}")).await.unwrap();
     let flag = &flags["flags"][0];
     assert_eq!((flag["status"].as_str(), flag["resolution"].as_str()), (Some("FLAG_STATUS_RESOLVED_BLOCKED"), Some("BLOCKED")), "{flags}");
     assert!(!flag["officer_note_hash"].as_str().unwrap_or("").is_empty(), "the escalation's note hash: {flags}");
-    let bob = dev_addr("bob");
-    let next = TxBuilder::new(vec![msg_send(&alice.address(), &bob, &[Coin::new("hkd.demo", 100)])]).travel_rule(&n.client.travel_rule_payload(&alice.address(), &bob).await.unwrap());
-    match send(&n, &alice, next).await {
-        Sent::Refused(b) => assert_eq!((b.codespace.as_str(), b.code), ("compliance", 18), "{b:?}"),
-        other => panic!("alice's next transfer was not refused at admission: {other:?}"),
-    }
+    alices_next_transfer_is_refused_with_code_18(&n).await;
     let shots = std::fs::read_dir(artifacts()).map(|d| d.filter_map(Result::ok).filter(|e| e.path().extension().is_some_and(|x| x == "png")).count()).unwrap_or(0);
     assert!(shots >= 8, "screenshots kept in {}: {shots}", artifacts().display());
 

@@ -7,13 +7,14 @@
 
 use std::time::Duration;
 
-use lantau_client::sender::Sender;
-use lantau_client::{msg_send, to_any, TxBuilder};
+use lantau_client::{msg_send, TxBuilder};
 use lantau_crypto::SecretKey;
 use lantau_primitives::Coin;
-use lantau_proto::chain::compliance::v1 as cpb;
 use lantau_test_utils::{dev_addr, dev_key, TestNode};
 use lantau_web::console::{Console, ConsoleConfig};
+
+mod support;
+use support::*;
 use serde_json::{json, Value};
 
 struct Served {
@@ -76,10 +77,6 @@ impl Served {
     }
 }
 
-async fn send(n: &TestNode, key: &SecretKey, b: TxBuilder) -> lantau_client::sender::Sent {
-    Sender::new(n.client.clone(), key.clone(), Duration::from_secs(20)).send_tx(b).await.unwrap()
-}
-
 fn code(v: &Value) -> &str {
     v["code"].as_str().unwrap_or("")
 }
@@ -88,27 +85,10 @@ fn code(v: &Value) -> &str {
 async fn a_reviewer_escalates_and_an_officer_blocks_through_their_consoles() {
     let n = TestNode::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (reviewer, officer) = (SecretKey::from_hex(&"21".repeat(32)).unwrap(), SecretKey::from_hex(&"22".repeat(32)).unwrap());
-    let issuer = dev_key("issuer");
-    for (k, role, label) in [(&reviewer, cpb::SubRole::Reviewer, "review desk"), (&officer, cpb::SubRole::Officer, "MLRO")] {
-        let fund = msg_send(&issuer.address(), &k.address(), &[Coin::new("alantau", 10u128.pow(18))]);
-        assert!(send(&n, &issuer, TxBuilder::new(vec![fund])).await.is_success());
-        let bind = cpb::MsgBindSubRole {
-            parent: issuer.address().to_bech32(),
-            sub_addr: k.address().to_bech32(),
-            role: role as i32,
-            label: label.into(),
-            policy_envelope: None,
-        };
-        assert!(send(&n, &issuer, TxBuilder::new(vec![to_any(&bind)])).await.is_success());
-    }
-    // A large transfer from alice: the threshold gate raises a flag.
-    let (alice, bob) = (dev_key("alice"), dev_addr("bob"));
-    let payload = n.client.travel_rule_payload(&alice.address(), &dev_addr("issuer")).await.unwrap();
-    let big = TxBuilder::new(vec![msg_send(&alice.address(), &dev_addr("issuer"), &[Coin::new("hkd.demo", 800_000)])]).travel_rule(&payload);
-    let sent = send(&n, &alice, big).await;
-    assert!(sent.is_success(), "{sent:?}");
-    let hash = sent.txhash().to_string();
+    // The dev chain's issuer has a reviewer and an officer bound from genesis.
+    let (reviewer, officer, issuer, alice) = (dev_key("reviewer"), dev_key("officer"), dev_key("issuer"), dev_key("alice"));
+    let payload = n.client.travel_rule_payload(&alice.address(), &issuer.address()).await.unwrap();
+    let hash = raise_threshold_flag(&n).await;
 
     let desk = serve(&n, &reviewer, "desk", dir.path()).await;
     let mlro = serve(&n, &officer, "mlro", dir.path()).await;
@@ -201,12 +181,7 @@ async fn a_reviewer_escalates_and_an_officer_blocks_through_their_consoles() {
     let (s, v) = mlro.act(&format!("/api/flags/{id}/close"), &json!({"decision": "BLOCKED", "evidence": "case file 42"})).await;
     assert_eq!((s, v["code"].as_u64()), (200, Some(0)), "{v}");
     assert_eq!(status(&mlro).await, "FLAG_STATUS_RESOLVED_BLOCKED");
-    let again = TxBuilder::new(vec![msg_send(&alice.address(), &bob, &[Coin::new("hkd.demo", 100)])])
-        .travel_rule(&n.client.travel_rule_payload(&alice.address(), &bob).await.unwrap());
-    match send(&n, &alice, again).await {
-        lantau_client::sender::Sent::Refused(b) => assert_eq!((b.codespace.as_str(), b.code), ("compliance", 18), "{b:?}"),
-        other => panic!("alice's transfer was not refused at admission: {other:?}"),
-    }
+    alices_next_transfer_is_refused_with_code_18(&n).await;
     // The audit explorer's queries and the report come through.
     let (s, v) = mlro.get("/api/audit_log?tx_type=flag_close").await;
     assert_eq!((s, v["entries"].as_array().map(Vec::len)), (200, Some(1)), "{v}");
@@ -243,11 +218,7 @@ async fn the_console_refuses_to_listen_beyond_loopback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_case_whose_live_trace_is_gone_is_rebuilt_by_simulate_trace_and_says_so() {
     let n = TestNode::start().await.unwrap();
-    let alice = dev_key("alice");
-    let payload = n.client.travel_rule_payload(&alice.address(), &dev_addr("issuer")).await.unwrap();
-    let big = TxBuilder::new(vec![msg_send(&alice.address(), &dev_addr("issuer"), &[Coin::new("hkd.demo", 800_000)])]).travel_rule(&payload);
-    let sent = send(&n, &alice, big).await;
-    assert!(sent.is_success(), "{sent:?}");
+    let flagged = raise_threshold_flag(&n).await;
     // 300 more transactions push its trace out of the node's buffer.
     let gov = dev_key("governance");
     let (account_number, first) = n.client.next_sequence(&gov.address()).await.unwrap().unwrap();
@@ -260,7 +231,7 @@ async fn a_case_whose_live_trace_is_gone_is_rebuilt_by_simulate_trace_and_says_s
         last = r.txhash;
     }
     n.client.wait_for_tx(&last, Duration::from_secs(60), Duration::from_millis(100)).await.unwrap();
-    let live = n.client.query(&format!("/chain/compliance/v1/tx_trace/{}", sent.txhash())).await.unwrap();
+    let live = n.client.query(&format!("/chain/compliance/v1/tx_trace/{flagged}")).await.unwrap();
     assert_eq!(live["found"], false, "the live trace is still held: {live}");
 
     let dir = tempfile::tempdir().unwrap();

@@ -68,9 +68,7 @@ fn fresh_key(seed: u8) -> SecretKey {
 
 /// `personal_sign` as a wallet does it: v is 27 or 28.
 fn personal_sign(key: &SecretKey, message: &str) -> String {
-    let mut data = format!("\x19Ethereum Signed Message:\n{}", message.len()).into_bytes();
-    data.extend_from_slice(message.as_bytes());
-    let mut sig = key.sign_digest(&lantau_crypto::keccak256(&data));
+    let mut sig = key.sign_digest(&lantau_web::siwe::personal_digest(message));
     sig[64] += 27;
     format!("0x{}", hex::encode(sig))
 }

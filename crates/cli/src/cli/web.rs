@@ -132,17 +132,27 @@ pub(crate) async fn spawn_portal(
     Ok(tokio::spawn(portal.serve(listener, stop)))
 }
 
-/// `lantaud portal`: serves until Ctrl-C.
-pub(crate) async fn portal(home: &Path, c: PortalCmd) -> anyhow::Result<()> {
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let task = spawn_portal(home, &c.portal, &c.kr, c.node.url(), async move {
-        let _ = rx.await;
-    })
-    .await?;
+/// Waits for Ctrl-C, then tells the server to stop (through `tx`) and waits for it.
+async fn until_ctrl_c(tx: tokio::sync::oneshot::Sender<()>, task: tokio::task::JoinHandle<()>) -> anyhow::Result<()> {
     tokio::signal::ctrl_c().await?;
     let _ = tx.send(());
     let _ = task.await;
     Ok(())
+}
+
+/// A stop signal for a server, and the future the server waits on.
+fn stop_signal() -> (tokio::sync::oneshot::Sender<()>, impl std::future::Future<Output = ()> + Send + 'static) {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    (tx, async move {
+        let _ = rx.await;
+    })
+}
+
+/// `lantaud portal`: serves until Ctrl-C.
+pub(crate) async fn portal(home: &Path, c: PortalCmd) -> anyhow::Result<()> {
+    let (tx, stop) = stop_signal();
+    let task = spawn_portal(home, &c.portal, &c.kr, c.node.url(), stop).await?;
+    until_ctrl_c(tx, task).await
 }
 
 /// `lantaud console`: serves until Ctrl-C.
@@ -162,13 +172,7 @@ pub(crate) async fn console(home: &Path, c: ConsoleCmd) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(c.address).await.map_err(|e| anyhow::anyhow!("console: cannot listen on {}: {e}", c.address))?;
     let local = listener.local_addr()?;
     println!("Console for {} ({}): open {}", c.key, console.address(), console.url(local));
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(console.serve(listener, async move {
-        let _ = rx.await;
-    }));
-    tokio::signal::ctrl_c().await?;
-    let _ = tx.send(());
-    let _ = task.await;
-    Ok(())
+    let (tx, stop) = stop_signal();
+    until_ctrl_c(tx, tokio::spawn(console.serve(listener, stop))).await
 }
 

@@ -41,20 +41,13 @@ pub struct CheckOutcome {
     pub decoded: Option<Arc<DecodedTx>>,
 }
 
-/// A block's verifiable writes, sorted by key.
-type BlockWrites = Vec<(String, Option<Vec<u8>>)>;
-
 /// A check overlay being rebuilt on a newly committed state while admissions continue on the
 /// old one; see [`App::begin_check_rebuild`].
 pub struct CheckRebuild {
     state: StateDelta<CachedSnapshot>,
     block: BlockCtx,
-    /// The last block's verifiable writes, sorted by key.
-    block_writes: Arc<BlockWrites>,
     /// Replays stand for rechecks (the block wrote nothing the gates read).
     incremental: bool,
-    /// Senders one of whose waiting transactions ran again in full: their later ones run too.
-    rerun: std::collections::BTreeSet<lantau_primitives::Address>,
     /// Transactions replayed, and run again in full.
     replayed: usize,
     rerun_txs: usize,
@@ -116,16 +109,19 @@ pub struct App {
     /// is committed: unknown history counts as changed). When it did not, every waiting
     /// transaction's verdict is what it was, and the recheck does not screen again.
     gates_dirty: std::sync::atomic::AtomicBool,
-    /// The last committed block's verifiable writes, sorted by key (what the recheck compares
-    /// waiting transactions' footprints with).
-    last_writes: parking_lot::RwLock<Arc<BlockWrites>>,
     /// The fee collector's native balance key (credited by every admission; see
     /// [`crate::footprint`]).
     collector_balance: String,
     /// Transactions the driver already decoded (at admission), by hash, for the next block's
     /// PrepareProposal / ProcessProposal / FinalizeBlock. Decoding is pure, so a decoded
     /// transaction is exactly what decoding the same bytes again would give.
-    known: parking_lot::Mutex<std::collections::BTreeMap<[u8; 32], Arc<DecodedTx>>>,
+    /// With each, the footprint of its admission (or last recheck), so a proposal verifies it
+    /// the way the recheck would (replayed when its keys hold what its admission read).
+    known: parking_lot::Mutex<std::collections::BTreeMap<[u8; 32], (Arc<DecodedTx>, Arc<Footprint>)>>,
+    /// The last proposal PrepareProposal verified: the state version and a digest of its
+    /// transactions' hashes, in order (ProcessProposal of the same list on the same state
+    /// accepts it without verifying it again).
+    verified: parking_lot::Mutex<Option<(u64, [u8; 32])>>,
     /// This node's state-sync snapshots, when it takes them.
     snapshots: std::sync::OnceLock<Arc<crate::statesync::Snapshotter>>,
     /// A state-sync restore in progress.
@@ -195,9 +191,9 @@ impl App {
             check_ctx: parking_lot::RwLock::new(None),
             traces: parking_lot::Mutex::new(Default::default()),
             gates_dirty: std::sync::atomic::AtomicBool::new(true),
-            last_writes: parking_lot::RwLock::new(Arc::new(Vec::new())),
             collector_balance: lantau_bank::state_key::balance(&crate::ante::fee_collector(), lantau_primitives::NATIVE_DENOM),
             known: parking_lot::Mutex::new(std::collections::BTreeMap::new()),
+            verified: parking_lot::Mutex::new(None),
             snapshots: std::sync::OnceLock::new(),
             restore: tokio::sync::Mutex::new(None),
             query_ext: std::sync::OnceLock::new(),
@@ -460,18 +456,20 @@ impl App {
     /// Decodes `bytes`, or returns the decoding the driver offered for them.
     fn decode_known(&self, bytes: &[u8]) -> Result<Arc<DecodedTx>, TxError> {
         let hash = tx::tx_hash(bytes);
-        if let Some(d) = self.known.lock().get(&hash) {
+        if let Some((d, _)) = self.known.lock().get(&hash) {
             return Ok(d.clone());
         }
         tx::decode(bytes, &self.cfg).map(Arc::new)
     }
 
     /// Offers the decodings of transactions the driver is about to propose (kept from their
-    /// admission), replacing any earlier offer; PrepareProposal, ProcessProposal and
-    /// FinalizeBlock use them instead of decoding the same bytes again. FinalizeBlock forgets
-    /// them. Only decodings returned by this app's CheckTx belong here.
-    pub fn offer_decoded(&self, txs: impl IntoIterator<Item = Arc<DecodedTx>>) {
-        *self.known.lock() = txs.into_iter().map(|t| (t.hash, t)).collect();
+    /// admission), with their footprints, replacing any earlier offer; PrepareProposal,
+    /// ProcessProposal and FinalizeBlock use them instead of decoding the same bytes again,
+    /// and the proposal verifies each as a recheck would ([`App::recheck`]), so the driver
+    /// may propose before its recheck of the last block finished. FinalizeBlock forgets them.
+    /// Only decodings and footprints returned by this app's CheckTx (or recheck) belong here.
+    pub fn offer_decoded(&self, txs: impl IntoIterator<Item = (Arc<DecodedTx>, Arc<Footprint>)>) {
+        *self.known.lock() = txs.into_iter().map(|(t, f)| (t.hash, (t, f))).collect();
     }
 
     /// Like [`App::check_tx_bytes`], calling `admit` under the check lock once the checks
@@ -511,7 +509,8 @@ impl App {
         let mut result = self.run_tx(&mut overlay, &decoded, &block, &gas, Mode::Check).await.result;
         if result.is_ok() {
             let (check, changes) = overlay.flatten();
-            result = admit(&decoded, Arc::new(Footprint::of(&changes, &self.collector_balance)));
+            let footprint = Footprint::of(&*check, &changes, &self.collector_balance).await;
+            result = admit(&decoded, Arc::new(footprint));
             if result.is_ok() {
                 changes.apply_to(check);
             }
@@ -612,14 +611,15 @@ impl App {
     /// transaction with [`App::recheck`], then [`App::finish_check_rebuild`] re-admits the few
     /// admitted meanwhile and puts the new overlay in place, under the check lock.
     pub async fn begin_check_rebuild(&self) -> Result<CheckRebuild, AppError> {
-        let snap = self.cached_snapshot();
+        self.check_rebuild_on(self.cached_snapshot()).await
+    }
+
+    async fn check_rebuild_on(&self, snap: CachedSnapshot) -> Result<CheckRebuild, AppError> {
         let block = Self::next_block_ctx(Self::height_at(snap.snapshot()).await?, self.block_time_at(snap.snapshot()).await?, self.chain_id());
         Ok(CheckRebuild {
             state: StateDelta::new(snap),
             block,
-            block_writes: self.last_writes.read().clone(),
             incremental: !self.gates_dirty(),
-            rerun: Default::default(),
             replayed: 0,
             rerun_txs: 0,
         })
@@ -628,11 +628,12 @@ impl App {
     /// Re-admits one waiting transaction on a rebuilt overlay: the same pipeline as CheckTx
     /// (ante and gate chain), so a transaction whose party was blacklisted since its
     /// admission fails here with the gate's code and leaves the mempool. When the last block
-    /// wrote none of its keys nor anything the gates read, and it has no timeout height, its
+    /// wrote nothing the gates read, the transaction has no timeout height, and each key its
+    /// admission wrote holds on the rebuilt overlay what it held before that admission, the
     /// admission's writes (`footprint`) are put in place instead ([`crate::footprint`]).
     /// Returns the footprint the transaction now has.
     pub async fn recheck(&self, r: &mut CheckRebuild, tx: &DecodedTx, footprint: &Arc<Footprint>) -> Result<Arc<Footprint>, TxError> {
-        if r.incremental && tx.timeout_height == 0 && !r.rerun.contains(&tx.signer) && footprint.replayable_after(&r.block_writes) {
+        if r.incremental && tx.timeout_height == 0 && footprint.holds_on(&r.state).await {
             for (k, v) in footprint.writes() {
                 match v {
                     Some(v) => r.state.put_raw(k.clone(), v.clone()),
@@ -642,12 +643,11 @@ impl App {
             r.replayed = r.replayed.saturating_add(1);
             return Ok(footprint.clone());
         }
-        r.rerun.insert(tx.signer);
         r.rerun_txs = r.rerun_txs.saturating_add(1);
         let mut overlay = StateDelta::new(&mut r.state);
         self.run_tx(&mut overlay, tx, &r.block, &GasMeter::new(tx.gas_limit), Mode::Recheck).await.result?;
         let (state, changes) = overlay.flatten();
-        let fp = Arc::new(Footprint::of(&changes, &self.collector_balance));
+        let fp = Arc::new(Footprint::of(&*state, &changes, &self.collector_balance).await);
         changes.apply_to(state);
         Ok(fp)
     }
@@ -681,8 +681,9 @@ impl App {
     /// Runs each of `txs`, in order, through admission (ante and gates) on a throwaway
     /// overlay of the latest committed state, as the block would meet them: `Ok` for those
     /// that pass, the first failure otherwise. A transaction whose decoding the driver offered
-    /// ([`App::offer_decoded`]) passed exactly these checks, in this order, on this state when
-    /// its mempool rechecked it, and is not run again.
+    /// ([`App::offer_decoded`]) is verified as the recheck verifies a waiting transaction:
+    /// its admission's writes are replayed when its keys still hold what that admission read
+    /// and the last block wrote nothing the gates read, and it runs again otherwise.
     async fn verify_in_order<T: AsRef<[u8]>>(&self, txs: &[T]) -> Vec<Result<(), TxError>> {
         let mut out = Vec::with_capacity(txs.len());
         let snap = self.cached_snapshot();
@@ -695,23 +696,21 @@ impl App {
             }
         };
         let mut block_gas = 0u64;
-        let block = match (Self::height_at(snap.snapshot()).await, self.block_time_at(snap.snapshot()).await) {
-            (Ok(h), Ok(t)) => Self::next_block_ctx(h, t, self.chain_id()),
-            (Err(e), _) | (_, Err(e)) => {
+        let mut r = match self.check_rebuild_on(snap).await {
+            Ok(r) => r,
+            Err(e) => {
                 let e = ante_internal(e);
                 return txs.iter().map(|_| Err(e.clone())).collect();
             }
         };
-        let mut state = StateDelta::new(snap);
         for t in txs {
             let t = t.as_ref();
             let hash = tx::tx_hash(t);
             let known = self.known.lock().get(&hash).cloned();
-            let was_known = known.is_some();
-            let decoded = match known {
-                Some(d) => d,
+            let (decoded, footprint) = match known {
+                Some((d, f)) => (d, Some(f)),
                 None => match tx::decode(t, &self.cfg) {
-                    Ok(d) => Arc::new(d),
+                    Ok(d) => (Arc::new(d), None),
                     Err(e) => {
                         out.push(Err(e));
                         continue;
@@ -727,19 +726,28 @@ impl App {
                 continue;
             }
             block_gas = gas_after;
-            if was_known {
-                out.push(Ok(()));
+            if let Some(fp) = footprint {
+                out.push(self.recheck(&mut r, &decoded, &fp).await.map(|_| ()));
                 continue;
             }
             let gas = GasMeter::new(decoded.gas_limit);
-            let mut overlay = StateDelta::new(&mut state);
-            let r = self.run_tx(&mut overlay, &decoded, &block, &gas, Mode::Propose).await.result;
-            if r.is_ok() {
+            let mut overlay = StateDelta::new(&mut r.state);
+            let res = self.run_tx(&mut overlay, &decoded, &r.block, &gas, Mode::Propose).await.result;
+            if res.is_ok() {
                 overlay.apply();
             }
-            out.push(r);
+            out.push(res);
         }
         out
+    }
+
+    /// What the memo of a verified proposal holds for `txs` on `version`.
+    fn proposal_digest<T: AsRef<[u8]>>(version: u64, txs: &[T]) -> (u64, [u8; 32]) {
+        let mut all = Vec::with_capacity(txs.len().saturating_mul(32));
+        for t in txs {
+            all.extend_from_slice(&tx::tx_hash(t.as_ref()));
+        }
+        (version, lantau_crypto::sha256(&all))
     }
 
     /// ABCI PrepareProposal: keeps transactions in order while they fit in `max_tx_bytes`,
@@ -757,8 +765,12 @@ impl App {
             total = next;
             fitting.push(t);
         }
+        let version = self.cached_snapshot().version();
         let verdicts = self.verify_in_order(&fitting).await;
-        let txs = fitting.into_iter().zip(verdicts).filter(|(_, v)| v.is_ok()).map(|(t, _)| t).collect();
+        let txs: Vec<_> = fitting.into_iter().zip(verdicts).filter(|(_, v)| v.is_ok()).map(|(t, _)| t).collect();
+        // Each kept transaction passed after the kept ones before it: the list as proposed
+        // passes on this state, which ProcessProposal would verify again.
+        *self.verified.lock() = Some(Self::proposal_digest(version, &txs));
         response::PrepareProposal { txs }
     }
 
@@ -766,6 +778,10 @@ impl App {
     /// transaction that fails admission (ante: signature, sequence, fee floor, gas limit;
     /// gates) on the latest committed state after the block's earlier transactions.
     pub async fn process_proposal(&self, req: request::ProcessProposal) -> response::ProcessProposal {
+        let version = self.cached_snapshot().version();
+        if *self.verified.lock() == Some(Self::proposal_digest(version, &req.txs)) {
+            return response::ProcessProposal::Accept;
+        }
         let verdicts = self.verify_in_order(&req.txs).await;
         match verdicts.iter().position(|v| v.is_err()) {
             None => response::ProcessProposal::Accept,
@@ -883,7 +899,6 @@ impl App {
         self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().map(|(k, v)| (k, v)));
         let dirty = staged.writes.iter().any(|(k, _)| lantau_compliance::state_key::read_by_gates(k));
         self.gates_dirty.store(dirty, std::sync::atomic::Ordering::Release);
-        *self.last_writes.write() = Arc::new(staged.writes);
         // One INFO line per block, under either driver.
         tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, app_hash = %hex::encode_upper(root), "committed block");
         if let Some(s) = self.snapshots.get() {

@@ -5,7 +5,12 @@
 //! Admissions never wait for a block: the commit keeps the check overlay, and the recheck
 //! builds a new overlay on the new state while admissions continue on the old one; only the
 //! last step (re-admitting the few transactions admitted meanwhile, then swapping the overlay)
-//! holds the app's check lock. Transactions carry their admission-time decoding from the
+//! holds the app's check lock. Nor does the next block wait for the recheck: it runs beside
+//! the next block's proposal and execution (on the runtime's workers, while the engine's
+//! thread executes), and the next commit waits for it. The proposal does not rely on it:
+//! PrepareProposal verifies each proposed transaction on the new state as the recheck would
+//! (replaying its admission's writes when its keys hold what that admission read, running it
+//! again otherwise). Transactions carry their admission-time decoding and footprint from the
 //! mempool into the block, so the app does not decode them again.
 //!
 //! Block time is the proposer's clock (as in CometBFT), made strictly increasing; the state
@@ -67,12 +72,18 @@ pub struct BlockTiming {
     pub gas_used: u64,
     /// FinalizeBlock (execution and Merkle root), milliseconds.
     pub finalize_ms: f64,
-    /// Commit (RocksDB write) and mempool recheck, milliseconds.
+    /// Commit (RocksDB write), with the wait for the previous block's recheck before it:
+    /// what the engine spent from the end of FinalizeBlock to the end of the commit,
+    /// milliseconds.
     pub commit_ms: f64,
     /// Reaping, proposal and header before FinalizeBlock, milliseconds.
     pub propose_ms: f64,
     /// The commit alone (RocksDB write), milliseconds.
     pub commit_only_ms: f64,
+    /// How long the commit waited for the previous block's recheck, milliseconds.
+    pub recheck_wait_ms: f64,
+    /// The recheck after this block (beside the next block), milliseconds.
+    pub recheck_ms: f64,
     /// Transactions re-admitted after the commit.
     pub rechecked: usize,
     /// How long the last recheck round held the check lock (admissions waited), milliseconds.
@@ -89,6 +100,13 @@ struct RecheckStats {
     rechecked: usize,
     locked_ms: f64,
     locked_txs: usize,
+    total_ms: f64,
+}
+
+/// The recheck after a committed block, running beside the next one.
+struct PendingRecheck {
+    height: u64,
+    task: tokio::task::JoinHandle<anyhow::Result<RecheckStats>>,
 }
 
 /// What the next header needs from the last block (kept in memory, so producing a block does
@@ -133,6 +151,8 @@ pub struct Engine {
     backlog: std::sync::atomic::AtomicBool,
     /// The last block this engine committed.
     last: Mutex<Option<LastBlock>>,
+    /// The recheck after the last commit, while it runs.
+    pending_recheck: Mutex<Option<PendingRecheck>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -164,6 +184,7 @@ impl Engine {
             producing: tokio::sync::Mutex::new(()),
             backlog: std::sync::atomic::AtomicBool::new(false),
             last: Mutex::new(None),
+            pending_recheck: Mutex::new(None),
         }
     }
 
@@ -203,7 +224,12 @@ impl Engine {
                 }
                 changed = shutdown.changed() => {
                     // A dropped sender stops the engine too.
-                    if changed.is_err() || *shutdown.borrow() { return; }
+                    if changed.is_err() || *shutdown.borrow() {
+                        if let Err(e) = self.finish_recheck().await {
+                            tracing::warn!(error = %e, "the last recheck failed");
+                        }
+                        return;
+                    }
                 }
             }
         }
@@ -220,8 +246,8 @@ impl Engine {
         if reaped.is_empty() && !self.cfg.create_empty_blocks {
             return Ok(None);
         }
-        // The block carries the decodings made at admission.
-        self.app.offer_decoded(reaped.iter().map(|e| e.tx.clone()));
+        // The block carries the decodings made at admission, and their footprints.
+        self.app.offer_decoded(reaped.iter().map(|e| (e.tx.clone(), e.footprint.clone())));
         let snap = self.app.snapshot();
         let height = self.app.last_height().await?.saturating_add(1);
         let prev = match self.last.lock().clone() {
@@ -326,12 +352,18 @@ impl Engine {
         self.metrics.block(&resp, finalize_ms / 1e3);
 
         let t1 = std::time::Instant::now();
+        // The recheck of the last block built the check overlay on the state this block
+        // executed on; it must be in place before this commit moves the state on.
+        self.finish_recheck().await?;
+        let recheck_wait_ms = t1.elapsed().as_secs_f64() * 1e3;
+        let t2 = std::time::Instant::now();
         self.app.commit_keeping_check_state().await?;
-        let commit_only_ms = t1.elapsed().as_secs_f64() * 1e3;
+        let commit_only_ms = t2.elapsed().as_secs_f64() * 1e3;
         self.metrics.commit(height, commit_only_ms / 1e3);
         let included: Vec<[u8; 32]> = txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect();
         self.mempool.lock().remove(included);
-        let rc = self.recheck().await?;
+        let task = tokio::spawn(recheck(self.app.clone(), self.mempool.clone()));
+        *self.pending_recheck.lock() = Some(PendingRecheck { height, task });
         let commit_ms = t1.elapsed().as_secs_f64() * 1e3;
         {
             let mut t = self.timings.lock();
@@ -350,9 +382,11 @@ impl Engine {
                 commit_ms,
                 propose_ms,
                 commit_only_ms,
-                rechecked: rc.rechecked,
-                recheck_locked_ms: rc.locked_ms,
-                recheck_locked_txs: rc.locked_txs,
+                recheck_wait_ms,
+                recheck_ms: 0.0,
+                rechecked: 0,
+                recheck_locked_ms: 0.0,
+                recheck_locked_txs: 0,
                 committed_at: std::time::Instant::now(),
             });
         }
@@ -385,68 +419,82 @@ impl Engine {
         Ok(Some(height))
     }
 
-    /// Re-admits what is left in the mempool against the new state, dropping what no longer
-    /// passes (for instance a sequence that a block just consumed). Admissions continue on the
-    /// old check overlay meanwhile; they are re-admitted on the new one in catch-up rounds, the
-    /// last under the app's check lock, which then swaps the overlays.
-    async fn recheck(&self) -> anyhow::Result<RecheckStats> {
-        /// When this few were admitted during a round, the last round runs under the lock.
-        const SMALL_ROUND: usize = 64;
-        /// Catch-up rounds outside the lock at most.
-        const MAX_ROUNDS: usize = 4;
-        let mut rebuild = self.app.begin_check_rebuild().await?;
-        let mut dropped = Vec::new();
-        let mut footprints = Vec::new();
-        let (mut pending, mut mark) = self.mempool.lock().entries_since(0);
-        let mut rechecked = 0;
-        for _ in 0..MAX_ROUNDS {
-            rechecked += pending.len();
-            for e in &pending {
-                match self.app.recheck(&mut rebuild, &e.tx, &e.footprint).await {
-                    Ok(fp) => {
-                        if !Arc::ptr_eq(&fp, &e.footprint) {
-                            footprints.push((e.hash, fp));
-                        }
-                    }
-                    Err(_) => dropped.push(e.hash),
-                }
-            }
-            let (late, next) = self.mempool.lock().entries_since(mark);
-            pending = late;
-            mark = next;
-            if pending.len() <= SMALL_ROUND {
-                break;
-            }
+    /// Waits for the recheck after the last commit, if one runs, and records what it did with
+    /// that block's timing.
+    async fn finish_recheck(&self) -> anyhow::Result<()> {
+        let Some(p) = self.pending_recheck.lock().take() else { return Ok(()) };
+        let stats = p.task.await.map_err(|e| anyhow::anyhow!("the recheck task ended abnormally: {e}"))??;
+        if let Some(t) = self.timings.lock().iter_mut().rev().find(|t| t.height == p.height) {
+            t.recheck_ms = stats.total_ms;
+            t.rechecked = stats.rechecked;
+            t.recheck_locked_ms = stats.locked_ms;
+            t.recheck_locked_txs = stats.locked_txs;
         }
-        let (replayed, rerun) = rebuild.counts();
-        // The last round: under the check lock no admission runs, so everything admitted
-        // since `mark` is known; `pending` (listed before) is re-admitted first.
-        let mempool = self.mempool.clone();
-        let locked_txs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let counted = locked_txs.clone();
-        let t = std::time::Instant::now();
-        let (failed, late_footprints) = self
-            .app
-            .finish_check_rebuild(rebuild, move || {
-                let (late, _) = mempool.lock().entries_since(mark);
-                let all: Vec<_> = pending.into_iter().chain(late).map(|e| (e.tx, e.footprint)).collect();
-                counted.store(all.len(), std::sync::atomic::Ordering::Relaxed);
-                all
-            })
-            .await;
-        let locked_ms = t.elapsed().as_secs_f64() * 1e3;
-        let locked_txs = locked_txs.load(std::sync::atomic::Ordering::Relaxed);
-        dropped.extend(failed);
-        footprints.extend(late_footprints);
-        {
-            let mut m = self.mempool.lock();
-            if !dropped.is_empty() {
-                tracing::debug!(count = dropped.len(), "recheck dropped transactions");
-                m.remove(dropped);
-            }
-            m.set_footprints(footprints);
-        }
-        tracing::trace!(replayed, rerun, "recheck");
-        Ok(RecheckStats { rechecked: rechecked + locked_txs, locked_ms, locked_txs })
+        Ok(())
     }
+}
+
+/// Re-admits what is left in the mempool against the new state, dropping what no longer
+/// passes (for instance a sequence that a block just consumed). Admissions continue on the
+/// old check overlay meanwhile; they are re-admitted on the new one in catch-up rounds, the
+/// last under the app's check lock, which then swaps the overlays.
+async fn recheck(app: Arc<App>, mempool: Arc<Mutex<Mempool>>) -> anyhow::Result<RecheckStats> {
+    /// When this few were admitted during a round, the last round runs under the lock.
+    const SMALL_ROUND: usize = 64;
+    /// Catch-up rounds outside the lock at most.
+    const MAX_ROUNDS: usize = 4;
+    let started = std::time::Instant::now();
+    let mut rebuild = app.begin_check_rebuild().await?;
+    let mut dropped = Vec::new();
+    let mut footprints = Vec::new();
+    let (mut pending, mut mark) = mempool.lock().entries_since(0);
+    let mut rechecked = 0;
+    for _ in 0..MAX_ROUNDS {
+        rechecked += pending.len();
+        for e in &pending {
+            match app.recheck(&mut rebuild, &e.tx, &e.footprint).await {
+                Ok(fp) => {
+                    if !Arc::ptr_eq(&fp, &e.footprint) {
+                        footprints.push((e.hash, fp));
+                    }
+                }
+                Err(_) => dropped.push(e.hash),
+            }
+        }
+        let (late, next) = mempool.lock().entries_since(mark);
+        pending = late;
+        mark = next;
+        if pending.len() <= SMALL_ROUND {
+            break;
+        }
+    }
+    let (replayed, rerun) = rebuild.counts();
+    // The last round: under the check lock no admission runs, so everything admitted
+    // since `mark` is known; `pending` (listed before) is re-admitted first.
+    let listing = mempool.clone();
+    let locked_txs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = locked_txs.clone();
+    let t = std::time::Instant::now();
+    let (failed, late_footprints) = app
+        .finish_check_rebuild(rebuild, move || {
+            let (late, _) = listing.lock().entries_since(mark);
+            let all: Vec<_> = pending.into_iter().chain(late).map(|e| (e.tx, e.footprint)).collect();
+            counted.store(all.len(), std::sync::atomic::Ordering::Relaxed);
+            all
+        })
+        .await;
+    let locked_ms = t.elapsed().as_secs_f64() * 1e3;
+    let locked_txs = locked_txs.load(std::sync::atomic::Ordering::Relaxed);
+    dropped.extend(failed);
+    footprints.extend(late_footprints);
+    {
+        let mut m = mempool.lock();
+        if !dropped.is_empty() {
+            tracing::debug!(count = dropped.len(), "recheck dropped transactions");
+            m.remove(dropped);
+        }
+        m.set_footprints(footprints);
+    }
+    tracing::trace!(replayed, rerun, "recheck");
+    Ok(RecheckStats { rechecked: rechecked + locked_txs, locked_ms, locked_txs, total_ms: started.elapsed().as_secs_f64() * 1e3 })
 }

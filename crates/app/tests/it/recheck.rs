@@ -135,3 +135,74 @@ async fn a_waiting_transaction_the_block_left_alone_is_replayed_and_one_it_touch
         assert!(app.check_tx_bytes(&native(from, 1, 5)).await.result.is_ok(), "k{from}");
     }
 }
+
+/// A block that included a sender's earlier transaction wrote the very account and fee
+/// balance its admission wrote (a gated stablecoin transfer moves no native coin), so the
+/// sender's next waiting transaction still replays; after a native send, whose amount the
+/// admission did not deduct, the next one runs again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_senders_next_transaction_replays_when_the_block_wrote_what_its_admission_expected() {
+    let keys: Vec<SecretKey> = (0..7).map(key).collect();
+    let (_dir, app, init) = new_chain("recheck-1", genesis(&keys)).await;
+    init.unwrap();
+    let payload = cpb::TravelRulePayload {
+        tx_hash: String::new(),
+        originator_ref: "r1".into(),
+        beneficiary_ref: "r2".into(),
+        originator_vasp: "VASP-1".into(),
+        beneficiary_vasp: "VASP-2".into(),
+        tier: "full".into(),
+    };
+    let gated = |seq: u64| {
+        signed(
+            &keys[1],
+            1,
+            seq,
+            TxBuilder::new(vec![msg_send(&keys[1].address(), &keys[2].address(), &[Coin::new(DENOM, 100u128)])]).gas(400_000).travel_rule(&payload),
+        )
+    };
+    let native = |seq: u64| {
+        signed(&keys[5], 5, seq, TxBuilder::new(vec![msg_send(&keys[5].address(), &keys[6].address(), &[Coin::new("alantau", 5u128)])]).gas(200_000))
+    };
+    let admit = |bytes: Vec<u8>| {
+        let app = &app;
+        async move {
+            let got = std::sync::Arc::new(parking_lot::Mutex::new(None));
+            let kept = got.clone();
+            let out = app
+                .check_tx_admit(&bytes, move |_, fp| {
+                    *kept.lock() = Some(fp);
+                    Ok(())
+                })
+                .await;
+            assert!(out.result.is_ok(), "{:?}", out.result);
+            let fp = got.lock().take().expect("a footprint");
+            (out.decoded.expect("decoded"), fp)
+        }
+    };
+    let g0 = gated(0);
+    admit(g0.clone()).await;
+    let (g1, fpg1) = admit(gated(1)).await;
+    let n0 = native(0);
+    admit(n0.clone()).await;
+    let (n1, fpn1) = admit(native(1)).await;
+    // The block carries each sender's first transaction, as a proposal reaps them.
+    let r = app.finalize_block(block_req(1, vec![g0, n0])).await.unwrap();
+    for t in &r.tx_results {
+        assert!(t.code.is_ok(), "{}", t.log);
+    }
+    app.commit_keeping_check_state().await.unwrap();
+
+    let mut rebuild = app.begin_check_rebuild().await.unwrap();
+    let same = app.recheck(&mut rebuild, &g1, &fpg1).await.unwrap();
+    assert!(std::sync::Arc::ptr_eq(&same, &fpg1), "the gated transfer's keys hold what its admission read: replayed");
+    let again = app.recheck(&mut rebuild, &n1, &fpn1).await.unwrap();
+    assert_ne!(*again, *fpn1, "the native send moved k5's coin: its next one ran again");
+    assert_eq!(rebuild.counts(), (1, 1));
+    assert!(app.finish_check_rebuild(rebuild, Vec::new).await.0.is_empty());
+    // The rebuilt overlay expects sequence 2 from both.
+    assert_eq!(app.check_tx_bytes(&gated(1)).await.result.expect_err("taken").code, 32);
+    assert!(app.check_tx_bytes(&gated(2)).await.result.is_ok());
+    assert_eq!(app.check_tx_bytes(&native(1)).await.result.expect_err("taken").code, 32);
+    assert!(app.check_tx_bytes(&native(2)).await.result.is_ok());
+}

@@ -177,7 +177,8 @@ impl App {
             Some(b) => String::from_utf8(b).map_err(|e| AppError::Corrupt { key: state_key::CHAIN_ID, why: e.to_string() })?,
             None => String::new(),
         };
-        let reads = Arc::new(ReadCache::new(crate::readcache::MAX_ENTRIES));
+        // Every Ethereum transaction looks up the ERC-20 token pairs.
+        let reads = Arc::new(ReadCache::new(crate::readcache::MAX_ENTRIES).memoizing_scans_of(&[lantau_erc20::state_key::PAIR_PREFIX]));
         reads.reset(snap.version());
         Ok(Self {
             sigs: SigCache::new(cfg.sig_cache_size),
@@ -509,7 +510,7 @@ impl App {
         let mut result = self.run_tx(&mut overlay, &decoded, &block, &gas, Mode::Check).await.result;
         if result.is_ok() {
             let (check, changes) = overlay.flatten();
-            let footprint = Footprint::of(&*check, &changes, &self.collector_balance).await;
+            let footprint = Footprint::of(&*check, &changes, &self.collector_balance, &Self::payer_balance(&decoded)).await;
             result = admit(&decoded, Arc::new(footprint));
             if result.is_ok() {
                 changes.apply_to(check);
@@ -614,6 +615,11 @@ impl App {
         self.check_rebuild_on(self.cached_snapshot()).await
     }
 
+    /// The fee payer's native balance key.
+    fn payer_balance(tx: &DecodedTx) -> String {
+        lantau_bank::state_key::balance(&tx.signer, lantau_primitives::NATIVE_DENOM)
+    }
+
     async fn check_rebuild_on(&self, snap: CachedSnapshot) -> Result<CheckRebuild, AppError> {
         let block = Self::next_block_ctx(Self::height_at(snap.snapshot()).await?, self.block_time_at(snap.snapshot()).await?, self.chain_id());
         Ok(CheckRebuild {
@@ -633,21 +639,23 @@ impl App {
     /// admission's writes (`footprint`) are put in place instead ([`crate::footprint`]).
     /// Returns the footprint the transaction now has.
     pub async fn recheck(&self, r: &mut CheckRebuild, tx: &DecodedTx, footprint: &Arc<Footprint>) -> Result<Arc<Footprint>, TxError> {
-        if r.incremental && tx.timeout_height == 0 && footprint.holds_on(&r.state).await {
-            for (k, v) in footprint.writes() {
+        let replay = if r.incremental && tx.timeout_height == 0 { footprint.replay_on(&r.state).await } else { None };
+        if let Some(replayed) = replay {
+            for (k, v) in replayed.writes() {
                 match v {
                     Some(v) => r.state.put_raw(k.clone(), v.clone()),
                     None => r.state.delete(k.clone()),
                 }
             }
             r.replayed = r.replayed.saturating_add(1);
-            return Ok(footprint.clone());
+            // Unchanged, or the fee came out of a larger balance (a new footprint).
+            return Ok(if replayed == **footprint { footprint.clone() } else { Arc::new(replayed) });
         }
         r.rerun_txs = r.rerun_txs.saturating_add(1);
         let mut overlay = StateDelta::new(&mut r.state);
         self.run_tx(&mut overlay, tx, &r.block, &GasMeter::new(tx.gas_limit), Mode::Recheck).await.result?;
         let (state, changes) = overlay.flatten();
-        let fp = Arc::new(Footprint::of(&*state, &changes, &self.collector_balance).await);
+        let fp = Arc::new(Footprint::of(&*state, &changes, &self.collector_balance, &Self::payer_balance(tx)).await);
         changes.apply_to(state);
         Ok(fp)
     }
@@ -831,6 +839,7 @@ impl App {
         let block = BlockCtx { height, time: to_offset(req.time), chain_id: self.chain_id() };
         let base_version = snap.version();
         let max_gas = Self::max_block_gas_at(&snap).await?;
+        let t_exec = std::time::Instant::now();
         let mut state = StateDelta::new(snap);
         let mut tx_results = Vec::with_capacity(req.txs.len());
         // ProcessProposal refuses a block over `block.max_gas`; should one be decided anyway,
@@ -863,6 +872,8 @@ impl App {
             consensus_param_updates: None,
             app_hash: AppHash::default(),
         };
+        let exec_ms = t_exec.elapsed().as_secs_f64() * 1e3;
+        let t_records = std::time::Instant::now();
         // Execution ran over the read cache; the commit needs the same writes over the plain
         // snapshot. The verifiable write set also rolls the read cache forward at commit.
         let (cached, changes) = state.flatten();
@@ -875,7 +886,19 @@ impl App {
         for (k, v) in self.hook.on_finalize(&req, &resp) {
             cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
         }
+        let records_ms = t_records.elapsed().as_secs_f64() * 1e3;
+        let t_root = std::time::Instant::now();
         let batch = self.storage.prepare_commit(state).await.map_err(AppError::store)?;
+        let root_ms = t_root.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!(height, txs = req.txs.len(), exec_ms, records_ms, root_ms, keys = writes.len(), "finalize phases");
+        if tracing::enabled!(tracing::Level::TRACE) {
+            let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+            for (k, _) in &writes {
+                let p: Vec<&str> = k.splitn(3, '/').collect();
+                *by.entry(p[..p.len().min(2)].join("/")).or_default() += 1;
+            }
+            tracing::trace!(?by, "verifiable writes by prefix");
+        }
         resp.app_hash = AppHash::try_from(batch.root_hash().0.to_vec())?;
         *self.staged.lock() = Some(Staged { batch, height, txs: req.txs.len(), time: req.time, base_version, writes });
         Ok(resp)

@@ -11,9 +11,15 @@
 //! transaction has no timeout height, a recheck would reach the same verdict and write the same
 //! values: the recheck puts those values into the new overlay instead ([`crate::App::recheck`]).
 //! A block that included the sender's earlier transactions writes the very values their
-//! admissions wrote (sequence, fee), so the sender's later ones still replay; a block that also
-//! moved the sender's native coin (a native send, an Ethereum transaction's gas refund) makes
-//! them run again.
+//! admissions wrote (sequence, fee), so the sender's later ones still replay.
+//!
+//! The fee payer's native balance is the one key compared by order rather than equality: the
+//! ante's only use of it is to pay the fee, which passes on any balance at least as large and
+//! takes the same amount from it. So when that balance is no smaller than what the admission
+//! read (an Ethereum transaction's gas refund, an incoming payment), the replay takes the same
+//! fee from what is there now. A smaller balance (a native send moved coin out) makes the
+//! transaction run again. Both values must be present and the debit must leave coin, so the
+//! replay also reads and writes records of the same length (the same gas).
 //!
 //! The fee collector's balance in the check overlay then omits the fees of replayed
 //! transactions. Nothing in admission reads it for a verdict, and queries read committed state.
@@ -29,6 +35,9 @@ pub struct Footprint {
     writes: Vec<(String, Option<Vec<u8>>)>,
     /// What each written key held before the admission, in the order of `writes`.
     before: Vec<Option<Vec<u8>>>,
+    /// The index in `writes` of the fee payer's native balance, when the admission took a fee
+    /// from it (see the module's notes).
+    debit: Option<usize>,
     /// False when the admission wrote something a replay cannot reproduce (non-verifiable
     /// keys, ephemeral objects) or a prior value could not be read: such a transaction is
     /// always rechecked in full.
@@ -43,44 +52,68 @@ impl Footprint {
 
     /// The footprint of an admission whose effects are `cache`, made on `below` (the state
     /// the admission ran on, before its effects are applied); `collector_balance` is the fee
-    /// collector's native balance key.
-    pub(crate) async fn of<S: StateRead>(below: &S, cache: &Cache, collector_balance: &str) -> Self {
+    /// collector's native balance key, `payer_balance` the fee payer's.
+    pub(crate) async fn of<S: StateRead>(below: &S, cache: &Cache, collector_balance: &str, payer_balance: &str) -> Self {
         let mut replayable = cache.nonverifiable_changes().is_empty();
         let mut writes = Vec::new();
         let mut before = Vec::new();
+        let mut debit = None;
         for (k, v) in cache.unwritten_changes() {
             if k.as_str() == collector_balance {
                 continue;
             }
-            match below.get_raw(k).await {
-                Ok(old) => before.push(old),
+            let old = match below.get_raw(k).await {
+                Ok(old) => old,
                 Err(_) => {
                     replayable = false;
-                    before.push(None);
+                    None
                 }
+            };
+            if k.as_str() == payer_balance && matches!((amount(&old), amount(v)), (Some(b), Some(w)) if w <= b) {
+                debit = Some(writes.len());
             }
+            before.push(old);
             writes.push((k.clone(), v.clone()));
         }
-        Self { writes, before, replayable }
+        Self { writes, before, debit, replayable }
     }
 
-    /// Whether a replay on `state` stands for a recheck there: every key the admission wrote
-    /// holds what it held before the admission (the ante would read the same values).
-    pub(crate) async fn holds_on<S: StateRead>(&self, state: &S) -> bool {
+    /// The footprint a replay on `state` has (its writes are the replay's), when a replay
+    /// there stands for a recheck: every key the admission wrote holds what it held before the
+    /// admission, except the fee payer's balance, which may hold more (it then pays the same
+    /// fee from what is there).
+    pub(crate) async fn replay_on<S: StateRead>(&self, state: &S) -> Option<Footprint> {
         if !self.replayable || self.writes.is_empty() {
-            return false;
+            return None;
         }
-        for ((k, _), old) in self.writes.iter().zip(&self.before) {
-            match state.get_raw(k).await {
-                Ok(now) if now == *old => {}
-                _ => return false,
+        let mut out = self.clone();
+        for (i, ((k, _), old)) in self.writes.iter().zip(&self.before).enumerate() {
+            let now = state.get_raw(k).await.ok()?;
+            if now == *old {
+                continue;
             }
+            if self.debit != Some(i) {
+                return None;
+            }
+            let (now, before, wrote) = (amount(&now)?, amount(old)?, amount(&self.writes[i].1)?);
+            if now < before {
+                return None;
+            }
+            let after = now.checked_sub(before.checked_sub(wrote)?)?;
+            out.before[i] = Some(now.to_be_bytes().to_vec());
+            out.writes[i].1 = Some(after.to_be_bytes().to_vec());
         }
-        true
+        Some(out)
     }
 
     /// The writes.
     pub(crate) fn writes(&self) -> &[(String, Option<Vec<u8>>)] {
         &self.writes
     }
+}
+
+/// A native balance record's amount (16 big-endian bytes; absent means none).
+fn amount(v: &Option<Vec<u8>>) -> Option<u128> {
+    let bytes: [u8; 16] = v.as_deref()?.try_into().ok()?;
+    Some(u128::from_be_bytes(bytes))
 }

@@ -18,8 +18,11 @@
 //! So a hit returns exactly the bytes the snapshot would return: gas (charged on value length)
 //! and results do not change; the cache only changes speed. It is bounded: past
 //! [`MAX_ENTRIES`] it stops taking new keys until the next commit, which clears it if still full.
-//! Only verifiable point reads are cached; prefix scans and non-verifiable reads go to the
-//! snapshot.
+//! Only verifiable point reads are cached, and the verifiable prefix scans of the few prefixes
+//! registered with [`ReadCache::memoizing_scans_of`] (small sets that every transaction of a
+//! kind scans, such as the ERC-20 token pairs every Ethereum transaction looks up): a scan of
+//! such a prefix at a version is kept whole, for that version only (a snapshot never changes).
+//! Other prefix scans and non-verifiable reads go to the snapshot.
 
 #![allow(clippy::disallowed_types)] // a HashMap and a HashSet here are only looked up, never iterated.
 
@@ -43,6 +46,10 @@ type Value = Option<Vec<u8>>;
 pub struct ReadCache {
     inner: RwLock<Inner>,
     max_entries: usize,
+    /// Prefixes whose scans are kept whole.
+    memo_prefixes: Vec<String>,
+    /// Kept scans: the version they belong to, and each prefix's entries in key order.
+    scans: parking_lot::Mutex<(Option<u64>, std::collections::BTreeMap<String, Arc<Vec<(String, Vec<u8>)>>>)>,
 }
 
 #[derive(Debug)]
@@ -58,7 +65,36 @@ struct Inner {
 impl ReadCache {
     /// An empty cache holding at most `max_entries` keys.
     pub fn new(max_entries: usize) -> Self {
-        Self { inner: RwLock::new(Inner { version: None, map: HashMap::new(), prev: None }), max_entries }
+        Self {
+            inner: RwLock::new(Inner { version: None, map: HashMap::new(), prev: None }),
+            max_entries,
+            memo_prefixes: Vec::new(),
+            scans: parking_lot::Mutex::new((None, Default::default())),
+        }
+    }
+
+    /// Keeps whole scans of these verifiable prefixes, per version.
+    pub fn memoizing_scans_of(mut self, prefixes: &[&str]) -> Self {
+        self.memo_prefixes = prefixes.iter().map(|p| p.to_string()).collect();
+        self
+    }
+
+    fn scan(&self, version: u64, prefix: &str) -> Option<Arc<Vec<(String, Vec<u8>)>>> {
+        let g = self.scans.lock();
+        if g.0 != Some(version) {
+            return None;
+        }
+        g.1.get(prefix).cloned()
+    }
+
+    fn keep_scan(&self, version: u64, prefix: String, entries: Vec<(String, Vec<u8>)>) {
+        let mut g = self.scans.lock();
+        match g.0 {
+            Some(v) if v > version => return,
+            Some(v) if v == version => {}
+            _ => *g = (Some(version), Default::default()),
+        }
+        g.1.insert(prefix, Arc::new(entries));
     }
 
     /// The value of `key` at `version`, when the cache holds it at that version.
@@ -199,7 +235,7 @@ impl Future for CachedRead {
 
 impl StateRead for CachedSnapshot {
     type GetRawFut = CachedRead;
-    type PrefixRawStream = <Snapshot as StateRead>::PrefixRawStream;
+    type PrefixRawStream = CachedScan;
     type PrefixKeysStream = <Snapshot as StateRead>::PrefixKeysStream;
     type NonconsensusPrefixRawStream = <Snapshot as StateRead>::NonconsensusPrefixRawStream;
     type NonconsensusRangeRawStream = <Snapshot as StateRead>::NonconsensusRangeRawStream;
@@ -226,7 +262,18 @@ impl StateRead for CachedSnapshot {
     }
 
     fn prefix_raw(&self, prefix: &str) -> Self::PrefixRawStream {
-        self.snap.prefix_raw(prefix)
+        if !self.cache.memo_prefixes.iter().any(|p| p == prefix) {
+            return CachedScan::Plain(self.snap.prefix_raw(prefix));
+        }
+        let version = self.snap.version();
+        match self.cache.scan(version, prefix) {
+            Some(entries) => CachedScan::Kept(entries, 0),
+            None => CachedScan::Recording {
+                inner: self.snap.prefix_raw(prefix),
+                seen: Vec::new(),
+                keep: Some((self.cache.clone(), version, prefix.to_string())),
+            },
+        }
     }
 
     fn prefix_keys(&self, prefix: &str) -> Self::PrefixKeysStream {
@@ -243,6 +290,67 @@ impl StateRead for CachedSnapshot {
         range: impl RangeBounds<Vec<u8>>,
     ) -> anyhow::Result<Self::NonconsensusRangeRawStream> {
         self.snap.nonverifiable_range_raw(prefix, range)
+    }
+}
+
+/// The stream of a prefix scan through the cache: a kept scan, a scan of the snapshot that is
+/// kept once read to its end, or a plain scan of the snapshot.
+pub enum CachedScan {
+    /// Served from a kept scan (entries, next index).
+    Kept(Arc<Vec<(String, Vec<u8>)>>, usize),
+    /// Read from the snapshot; kept whole when the stream ends without an error.
+    Recording {
+        /// The snapshot's stream.
+        inner: <Snapshot as StateRead>::PrefixRawStream,
+        /// The entries so far.
+        seen: Vec<(String, Vec<u8>)>,
+        /// Where to keep them (cache, version, prefix).
+        keep: Option<(Arc<ReadCache>, u64, String)>,
+    },
+    /// A prefix that is not kept.
+    Plain(<Snapshot as StateRead>::PrefixRawStream),
+}
+
+impl std::fmt::Debug for CachedScan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CachedScan::Kept(..) => "CachedScan::Kept",
+            CachedScan::Recording { .. } => "CachedScan::Recording",
+            CachedScan::Plain(_) => "CachedScan::Plain",
+        })
+    }
+}
+
+impl futures::Stream for CachedScan {
+    type Item = anyhow::Result<(String, Vec<u8>)>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match self.get_mut() {
+            CachedScan::Kept(entries, next) => {
+                let item = entries.get(*next).cloned();
+                *next = next.saturating_add(1);
+                Poll::Ready(item.map(Ok))
+            }
+            CachedScan::Plain(inner) => Pin::new(inner).poll_next(cx),
+            CachedScan::Recording { inner, seen, keep } => match Pin::new(inner).poll_next(cx) {
+                Poll::Ready(Some(Ok(kv))) => {
+                    seen.push(kv.clone());
+                    Poll::Ready(Some(Ok(kv)))
+                }
+                Poll::Ready(None) => {
+                    if let Some((cache, version, prefix)) = keep.take() {
+                        cache.keep_scan(version, prefix, std::mem::take(seen));
+                    }
+                    Poll::Ready(None)
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    // A failed scan is not kept.
+                    keep.take();
+                    Poll::Ready(Some(Err(e)))
+                }
+                Poll::Pending => Poll::Pending,
+            },
+        }
     }
 }
 
@@ -303,6 +411,46 @@ mod tests {
                 assert_eq!(old.get_raw(&k).await.unwrap(), before.get_raw(&k).await.unwrap(), "{k} at the old version");
             }
             assert!(!cache.is_empty());
+        }
+    }
+
+    /// A kept prefix scan answers what the snapshot holds at its own version: after commits
+    /// that add, change and delete keys under the prefix, through a delta that writes under it
+    /// too, and for an older snapshot read after a newer one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn kept_scans_equal_snapshot_scans_at_every_version() {
+        use futures::TryStreamExt;
+        let storage = TempStorage::new().await.unwrap();
+        let cache = Arc::new(ReadCache::new(1_000).memoizing_scans_of(&["p/"]));
+        cache.reset(storage.latest_version());
+        let scan = |s: &CachedSnapshot| s.prefix_raw("p/").try_collect::<Vec<_>>();
+        let mut olds = Vec::new();
+        for block in 0..6u64 {
+            let before = storage.latest_snapshot();
+            let mut delta = StateDelta::new(CachedSnapshot::new(before.clone(), cache.clone()));
+            delta.put_raw(format!("p/{block}"), vec![block as u8]);
+            if block > 1 {
+                delta.delete(format!("p/{}", block - 2));
+                delta.put_raw("p/0x".to_string(), vec![block as u8, 1]);
+            }
+            delta.put_raw(format!("q/{block}"), vec![0]);
+            // The delta's own writes show through its scan of the kept prefix.
+            let through_delta: Vec<_> = delta.prefix_raw("p/").try_collect().await.unwrap();
+            assert!(through_delta.iter().any(|(k, _)| *k == format!("p/{block}")));
+            let (_, changes) = delta.flatten();
+            let mut plain = StateDelta::new(before.clone());
+            changes.apply_to(&mut plain);
+            storage.commit(plain).await.unwrap();
+            cache.advance(before.version(), storage.latest_version(), std::iter::empty());
+            let now = storage.latest_snapshot();
+            let expected: Vec<_> = now.prefix_raw("p/").try_collect().await.unwrap();
+            let through = CachedSnapshot::new(now.clone(), cache.clone());
+            assert_eq!(scan(&through).await.unwrap(), expected, "first scan at block {block}");
+            assert_eq!(scan(&through).await.unwrap(), expected, "kept scan at block {block}");
+            olds.push((CachedSnapshot::new(now.clone(), cache.clone()), expected));
+        }
+        for (old, expected) in &olds {
+            assert_eq!(&scan(old).await.unwrap(), expected, "version {}", old.version());
         }
     }
 

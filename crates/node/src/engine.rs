@@ -6,8 +6,8 @@
 //! builds a new overlay on the new state while admissions continue on the old one; only the
 //! last step (re-admitting the few transactions admitted meanwhile, then swapping the overlay)
 //! holds the app's check lock. Nor does the next block wait for the recheck: it runs beside
-//! the next block's proposal and execution (on the runtime's workers, while the engine's
-//! thread executes), and the next commit waits for it. The proposal does not rely on it:
+//! the next block's proposal and execution (on a thread of its own, while the engine's thread
+//! executes), and the next commit waits for it. The proposal does not rely on it:
 //! PrepareProposal verifies each proposed transaction on the new state as the recheck would
 //! (replaying its admission's writes when its keys hold what that admission read, running it
 //! again otherwise). Transactions carry their admission-time decoding and footprint from the
@@ -362,7 +362,10 @@ impl Engine {
         self.metrics.commit(height, commit_only_ms / 1e3);
         let included: Vec<[u8; 32]> = txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect();
         self.mempool.lock().remove(included);
-        let task = tokio::spawn(recheck(self.app.clone(), self.mempool.clone()));
+        // On a thread of its own, as the engine is: a recheck is a long run of CPU work with few
+        // awaits that would stall the admissions queued on a runtime worker.
+        let (app, mempool, handle) = (self.app.clone(), self.mempool.clone(), tokio::runtime::Handle::current());
+        let task = tokio::task::spawn_blocking(move || handle.block_on(recheck(app, mempool)));
         *self.pending_recheck.lock() = Some(PendingRecheck { height, task });
         let commit_ms = t1.elapsed().as_secs_f64() * 1e3;
         {

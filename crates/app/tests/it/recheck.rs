@@ -89,9 +89,10 @@ async fn a_transfer_whose_recipient_is_blacklisted_after_admission_is_dropped_at
 
 /// After a block that touched neither a waiting transaction's keys nor what the gates read,
 /// the recheck replays its admission's writes: the sender's next sequence is still taken.
-/// A waiting transaction whose sender the block touched runs again in full.
+/// A waiting transaction whose fee payer the block paid replays too, taking its fee from the
+/// larger balance: exactly what running it again gives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_waiting_transaction_the_block_left_alone_is_replayed_and_one_it_touched_runs_again() {
+async fn a_waiting_transaction_the_block_left_alone_is_replayed_and_one_whose_payer_it_paid_pays_from_the_new_balance() {
     let keys: Vec<SecretKey> = (0..7).map(key).collect();
     let (_dir, app, init) = new_chain("recheck-1", genesis(&keys)).await;
     init.unwrap();
@@ -124,8 +125,13 @@ async fn a_waiting_transaction_the_block_left_alone_is_replayed_and_one_it_touch
     let same = app.recheck(&mut rebuild, &t3, &fp3).await.unwrap();
     assert!(std::sync::Arc::ptr_eq(&same, &fp3), "replayed: the footprint stands");
     let new4 = app.recheck(&mut rebuild, &t4, &fp4).await.unwrap();
-    assert_ne!(*new4, *fp4, "k4's balance changed: it ran again, with a new footprint");
-    assert_eq!(rebuild.counts(), (1, 1));
+    assert_ne!(*new4, *fp4, "k4's balance rose: the fee comes out of the new balance");
+    assert_eq!(rebuild.counts(), (2, 0));
+    // Running it again in full (a footprint that never replays) writes the same.
+    let mut full = app.begin_check_rebuild().await.unwrap();
+    let rerun = app.recheck(&mut full, &t4, &lantau_app::Footprint::none()).await.unwrap();
+    assert_eq!(full.counts(), (0, 1));
+    assert_eq!(*rerun, *new4, "the replay wrote what the ante would");
     let (failed, _) = app.finish_check_rebuild(rebuild, Vec::new).await;
     assert!(failed.is_empty());
     // The new overlay holds both sequences: sequence 0 again is refused, 1 is admitted.

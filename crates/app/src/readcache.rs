@@ -8,9 +8,11 @@
 //! - a read through a [`CachedSnapshot`] of version `v` hits only when the cache is at `v`, and
 //!   a value read from the snapshot fills the cache only when the cache is still at `v`;
 //! - at each commit the cache rolls forward from `v` to `v + 1` by applying that commit's exact
-//!   write set (every verifiable write goes through the block's `StateDelta`), so every entry
-//!   stays equal to what the new snapshot holds; when the versions do not follow (InitChain, a
-//!   block finalized twice, a restart), the cache starts over empty at the new version;
+//!   write set to the keys it holds (every verifiable write goes through the block's
+//!   `StateDelta`), so every entry stays equal to what the new snapshot holds; keys the commit
+//!   created are not taken in (most are records no transaction reads again, such as flags, and
+//!   they would crowd out the accounts); when the versions do not follow (InitChain, a block
+//!   finalized twice, a restart), the cache starts over empty at the new version;
 //! - reads of the snapshot just before (`v` after rolling to `v + 1`: the check overlay that
 //!   admissions use until the mempool is rechecked) hit too, for keys that commit did not
 //!   write: their value is the same in both versions.
@@ -119,8 +121,8 @@ impl ReadCache {
     }
 
     /// Rolls the cache from `from` to `to` with the exact verifiable write set of the commit
-    /// between them. Anything else (a cache at another version, versions that do not follow)
-    /// starts over empty at `to`.
+    /// between them: the keys it holds take their new values, others stay out. Anything else
+    /// (a cache at another version, versions that do not follow) starts over empty at `to`.
     pub fn advance<'a>(&self, from: u64, to: u64, writes: impl IntoIterator<Item = (&'a String, &'a Value)>) {
         let mut g = self.inner.write();
         if g.version != Some(from) || from.wrapping_add(1) != to || g.map.len() >= self.max_entries {
@@ -131,14 +133,9 @@ impl ReadCache {
         }
         let mut written = std::collections::HashSet::new();
         for (k, v) in writes {
-            if g.map.len() >= self.max_entries {
-                // Too many keys: hold nothing rather than a partial roll forward.
-                g.map.clear();
-                g.version = Some(to);
-                g.prev = None;
-                return;
+            if let Some(held) = g.map.get_mut(k.as_str()) {
+                *held = v.clone();
             }
-            g.map.insert(k.clone(), v.clone());
             written.insert(k.clone());
         }
         g.version = Some(to);
@@ -485,6 +482,19 @@ mod tests {
         cache.advance(4, 5, std::iter::empty());
         assert_eq!(cache.get(3, "a"), None, "two versions back never hits");
         assert_eq!(cache.get(4, "a"), Some(Some(vec![1])));
+    }
+
+    #[test]
+    fn keys_a_commit_creates_are_not_taken_in() {
+        let cache = ReadCache::new(10);
+        cache.reset(3);
+        cache.fill(3, "a", &Some(vec![1]));
+        let w = [("a".to_string(), Some(vec![2])), ("flag/1".to_string(), Some(vec![7]))];
+        cache.advance(3, 4, w.iter().map(|(k, v)| (k, v)));
+        assert_eq!(cache.get(4, "a"), Some(Some(vec![2])), "a held key takes its new value");
+        assert_eq!(cache.get(4, "flag/1"), None, "a key the cache did not hold stays out");
+        assert_eq!(cache.get(3, "flag/1"), None, "and is not served for the version before");
+        assert_eq!(cache.len(), 1);
     }
 
     #[test]

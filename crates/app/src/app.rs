@@ -41,6 +41,9 @@ pub struct CheckOutcome {
     pub decoded: Option<Arc<DecodedTx>>,
 }
 
+/// Transactions the driver offered, by hash, with their footprints.
+type Offered = std::collections::BTreeMap<[u8; 32], (Arc<DecodedTx>, Arc<Footprint>)>;
+
 /// A check overlay being rebuilt on a newly committed state while admissions continue on the
 /// old one; see [`App::begin_check_rebuild`].
 pub struct CheckRebuild {
@@ -117,7 +120,7 @@ pub struct App {
     /// transaction is exactly what decoding the same bytes again would give.
     /// With each, the footprint of its admission (or last recheck), so a proposal verifies it
     /// the way the recheck would (replayed when its keys hold what its admission read).
-    known: parking_lot::Mutex<std::collections::BTreeMap<[u8; 32], (Arc<DecodedTx>, Arc<Footprint>)>>,
+    known: parking_lot::Mutex<Offered>,
     /// The last proposal PrepareProposal verified: the state version and a digest of its
     /// transactions' hashes, in order (ProcessProposal of the same list on the same state
     /// accepts it without verifying it again).
@@ -839,7 +842,7 @@ impl App {
         let block = BlockCtx { height, time: to_offset(req.time), chain_id: self.chain_id() };
         let base_version = snap.version();
         let max_gas = Self::max_block_gas_at(&snap).await?;
-        let t_exec = std::time::Instant::now();
+        let t_exec = crate::stopwatch::Stopwatch::start();
         let mut state = StateDelta::new(snap);
         let mut tx_results = Vec::with_capacity(req.txs.len());
         // ProcessProposal refuses a block over `block.max_gas`; should one be decided anyway,
@@ -872,8 +875,8 @@ impl App {
             consensus_param_updates: None,
             app_hash: AppHash::default(),
         };
-        let exec_ms = t_exec.elapsed().as_secs_f64() * 1e3;
-        let t_records = std::time::Instant::now();
+        let exec_ms = t_exec.ms();
+        let t_records = crate::stopwatch::Stopwatch::start();
         // Execution ran over the read cache; the commit needs the same writes over the plain
         // snapshot. The verifiable write set also rolls the read cache forward at commit.
         let (cached, changes) = state.flatten();
@@ -886,16 +889,17 @@ impl App {
         for (k, v) in self.hook.on_finalize(&req, &resp) {
             cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
         }
-        let records_ms = t_records.elapsed().as_secs_f64() * 1e3;
-        let t_root = std::time::Instant::now();
+        let records_ms = t_records.ms();
+        let t_root = crate::stopwatch::Stopwatch::start();
         let batch = self.storage.prepare_commit(state).await.map_err(AppError::store)?;
-        let root_ms = t_root.elapsed().as_secs_f64() * 1e3;
+        let root_ms = t_root.ms();
         tracing::debug!(height, txs = req.txs.len(), exec_ms, records_ms, root_ms, keys = writes.len(), "finalize phases");
         if tracing::enabled!(tracing::Level::TRACE) {
             let mut by: std::collections::BTreeMap<String, usize> = Default::default();
             for (k, _) in &writes {
-                let p: Vec<&str> = k.splitn(3, '/').collect();
-                *by.entry(p[..p.len().min(2)].join("/")).or_default() += 1;
+                let prefix: Vec<&str> = k.splitn(3, '/').take(2).collect();
+                let n = by.entry(prefix.join("/")).or_default();
+                *n = n.saturating_add(1);
             }
             tracing::trace!(?by, "verifiable writes by prefix");
         }

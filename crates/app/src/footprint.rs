@@ -87,7 +87,7 @@ impl Footprint {
             return None;
         }
         let mut out = self.clone();
-        for (i, ((k, _), old)) in self.writes.iter().zip(&self.before).enumerate() {
+        for (i, ((k, wrote), old)) in out.writes.iter_mut().zip(out.before.iter_mut()).enumerate() {
             let now = state.get_raw(k).await.ok()?;
             if now == *old {
                 continue;
@@ -95,13 +95,13 @@ impl Footprint {
             if self.debit != Some(i) {
                 return None;
             }
-            let (now, before, wrote) = (amount(&now)?, amount(old)?, amount(&self.writes[i].1)?);
+            let (now, before, paid_from) = (amount(&now)?, amount(old)?, amount(wrote)?);
             if now < before {
                 return None;
             }
-            let after = now.checked_sub(before.checked_sub(wrote)?)?;
-            out.before[i] = Some(now.to_be_bytes().to_vec());
-            out.writes[i].1 = Some(after.to_be_bytes().to_vec());
+            let after = now.checked_sub(before.checked_sub(paid_from)?)?;
+            *old = Some(now.to_be_bytes().to_vec());
+            *wrote = Some(after.to_be_bytes().to_vec());
         }
         Some(out)
     }

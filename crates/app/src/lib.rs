@@ -35,6 +35,7 @@ pub mod pipeline;
 pub mod readcache;
 pub mod screen;
 mod sigcache;
+mod stopwatch;
 pub mod statesync;
 pub mod state_key;
 pub mod trace;

@@ -43,6 +43,9 @@ pub const MAX_ENTRIES: usize = 250_000;
 
 type Value = Option<Vec<u8>>;
 
+/// A kept prefix scan: its entries in key order.
+type Scan = Arc<Vec<(String, Vec<u8>)>>;
+
 /// The committed values of recently used keys at one version.
 #[derive(Debug)]
 pub struct ReadCache {
@@ -51,7 +54,7 @@ pub struct ReadCache {
     /// Prefixes whose scans are kept whole.
     memo_prefixes: Vec<String>,
     /// Kept scans: the version they belong to, and each prefix's entries in key order.
-    scans: parking_lot::Mutex<(Option<u64>, std::collections::BTreeMap<String, Arc<Vec<(String, Vec<u8>)>>>)>,
+    scans: parking_lot::Mutex<(Option<u64>, std::collections::BTreeMap<String, Scan>)>,
 }
 
 #[derive(Debug)]
@@ -81,7 +84,7 @@ impl ReadCache {
         self
     }
 
-    fn scan(&self, version: u64, prefix: &str) -> Option<Arc<Vec<(String, Vec<u8>)>>> {
+    fn scan(&self, version: u64, prefix: &str) -> Option<Scan> {
         let g = self.scans.lock();
         if g.0 != Some(version) {
             return None;
@@ -294,7 +297,7 @@ impl StateRead for CachedSnapshot {
 /// kept once read to its end, or a plain scan of the snapshot.
 pub enum CachedScan {
     /// Served from a kept scan (entries, next index).
-    Kept(Arc<Vec<(String, Vec<u8>)>>, usize),
+    Kept(Scan, usize),
     /// Read from the snapshot; kept whole when the stream ends without an error.
     Recording {
         /// The snapshot's stream.

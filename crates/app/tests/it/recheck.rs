@@ -2,6 +2,8 @@
 //! mempool at the next recheck with the gate's code, and a block that carries it anyway
 //! executes it as a rejection (fee paid, nothing moved).
 
+use std::sync::Arc;
+
 use lantau_client::{msg_send, to_any, SignerData, TxBuilder};
 use lantau_crypto::SecretKey;
 use lantau_primitives::Coin;
@@ -13,6 +15,33 @@ fn signed(k: &SecretKey, account_number: u64, sequence: u64, b: TxBuilder) -> Ve
     b.sign(k, &SignerData { chain_id: "recheck-1".into(), account_number, sequence })
 }
 
+/// A full-tier Travel Rule payload between the genesis VASPs.
+fn full_payload() -> cpb::TravelRulePayload {
+    cpb::TravelRulePayload {
+        tx_hash: String::new(),
+        originator_ref: "r1".into(),
+        beneficiary_ref: "r2".into(),
+        originator_vasp: "VASP-1".into(),
+        beneficiary_vasp: "VASP-2".into(),
+        tier: "full".into(),
+    }
+}
+
+/// Admits `bytes` (it must pass) and returns its decoding and the footprint the mempool keeps.
+async fn admit_keeping_footprint(app: &lantau_app::App, bytes: Vec<u8>) -> (Arc<lantau_app::tx::DecodedTx>, Arc<lantau_app::Footprint>) {
+    let got = Arc::new(parking_lot::Mutex::new(None));
+    let kept = got.clone();
+    let out = app
+        .check_tx_admit(&bytes, move |_, fp| {
+            *kept.lock() = Some(fp);
+            Ok(())
+        })
+        .await;
+    assert!(out.result.is_ok(), "{:?}", out.result);
+    let fp = got.lock().take().expect("a footprint");
+    (out.decoded.expect("decoded"), fp)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transfer_whose_recipient_is_blacklisted_after_admission_is_dropped_at_recheck_with_code_18() {
     let keys: Vec<SecretKey> = (0..7).map(key).collect();
@@ -20,31 +49,14 @@ async fn a_transfer_whose_recipient_is_blacklisted_after_admission_is_dropped_at
     init.unwrap();
 
     // k1 (full tier) pays k2 (full tier): admitted.
-    let payload = cpb::TravelRulePayload {
-        tx_hash: String::new(),
-        originator_ref: "r1".into(),
-        beneficiary_ref: "r2".into(),
-        originator_vasp: "VASP-1".into(),
-        beneficiary_vasp: "VASP-2".into(),
-        tier: "full".into(),
-    };
+    let payload = full_payload();
     let transfer = signed(
         &keys[1],
         1,
         0,
         TxBuilder::new(vec![msg_send(&keys[1].address(), &keys[2].address(), &[Coin::new(DENOM, 500u128)])]).gas(400_000).travel_rule(&payload),
     );
-    let footprint = std::sync::Arc::new(parking_lot::Mutex::new(None));
-    let kept = footprint.clone();
-    let admitted = app
-        .check_tx_admit(&transfer, move |_, fp| {
-            *kept.lock() = Some(fp);
-            Ok(())
-        })
-        .await;
-    assert!(admitted.result.is_ok(), "{:?}", admitted.result);
-    let decoded = admitted.decoded.expect("decoded at admission");
-    let footprint = footprint.lock().take().expect("a footprint");
+    let (decoded, footprint) = admit_keeping_footprint(&app, transfer.clone()).await;
 
     // A block without it blacklists k2 (a sanctions push naming its address).
     let push = signed(
@@ -99,21 +111,7 @@ async fn a_waiting_transaction_the_block_left_alone_is_replayed_and_one_whose_pa
     let native = |from: usize, seq: u64, to: usize| {
         signed(&keys[from], from as u64, seq, TxBuilder::new(vec![msg_send(&keys[from].address(), &keys[to].address(), &[Coin::new("alantau", 5u128)])]).gas(200_000))
     };
-    let admit = |bytes: Vec<u8>| {
-        let app = &app;
-        async move {
-            let got = std::sync::Arc::new(parking_lot::Mutex::new(None));
-            let kept = got.clone();
-            let out = app.check_tx_admit(&bytes, move |_, fp| {
-                *kept.lock() = Some(fp);
-                Ok(())
-            })
-            .await;
-            assert!(out.result.is_ok(), "{:?}", out.result);
-            let fp = got.lock().take().expect("a footprint");
-            (out.decoded.expect("decoded"), fp)
-        }
-    };
+    let admit = |bytes: Vec<u8>| admit_keeping_footprint(&app, bytes);
     // Waiting: k3's transfer (left alone by the block) and k4's (the block pays k4).
     let (t3, fp3) = admit(native(3, 0, 5)).await;
     let (t4, fp4) = admit(native(4, 0, 5)).await;
@@ -123,7 +121,7 @@ async fn a_waiting_transaction_the_block_left_alone_is_replayed_and_one_whose_pa
 
     let mut rebuild = app.begin_check_rebuild().await.unwrap();
     let same = app.recheck(&mut rebuild, &t3, &fp3).await.unwrap();
-    assert!(std::sync::Arc::ptr_eq(&same, &fp3), "replayed: the footprint stands");
+    assert!(Arc::ptr_eq(&same, &fp3), "replayed: the footprint stands");
     let new4 = app.recheck(&mut rebuild, &t4, &fp4).await.unwrap();
     assert_ne!(*new4, *fp4, "k4's balance rose: the fee comes out of the new balance");
     assert_eq!(rebuild.counts(), (2, 0));
@@ -151,14 +149,7 @@ async fn a_senders_next_transaction_replays_when_the_block_wrote_what_its_admiss
     let keys: Vec<SecretKey> = (0..7).map(key).collect();
     let (_dir, app, init) = new_chain("recheck-1", genesis(&keys)).await;
     init.unwrap();
-    let payload = cpb::TravelRulePayload {
-        tx_hash: String::new(),
-        originator_ref: "r1".into(),
-        beneficiary_ref: "r2".into(),
-        originator_vasp: "VASP-1".into(),
-        beneficiary_vasp: "VASP-2".into(),
-        tier: "full".into(),
-    };
+    let payload = full_payload();
     let gated = |seq: u64| {
         signed(
             &keys[1],
@@ -170,22 +161,7 @@ async fn a_senders_next_transaction_replays_when_the_block_wrote_what_its_admiss
     let native = |seq: u64| {
         signed(&keys[5], 5, seq, TxBuilder::new(vec![msg_send(&keys[5].address(), &keys[6].address(), &[Coin::new("alantau", 5u128)])]).gas(200_000))
     };
-    let admit = |bytes: Vec<u8>| {
-        let app = &app;
-        async move {
-            let got = std::sync::Arc::new(parking_lot::Mutex::new(None));
-            let kept = got.clone();
-            let out = app
-                .check_tx_admit(&bytes, move |_, fp| {
-                    *kept.lock() = Some(fp);
-                    Ok(())
-                })
-                .await;
-            assert!(out.result.is_ok(), "{:?}", out.result);
-            let fp = got.lock().take().expect("a footprint");
-            (out.decoded.expect("decoded"), fp)
-        }
-    };
+    let admit = |bytes: Vec<u8>| admit_keeping_footprint(&app, bytes);
     let g0 = gated(0);
     admit(g0.clone()).await;
     let (g1, fpg1) = admit(gated(1)).await;
@@ -201,7 +177,7 @@ async fn a_senders_next_transaction_replays_when_the_block_wrote_what_its_admiss
 
     let mut rebuild = app.begin_check_rebuild().await.unwrap();
     let same = app.recheck(&mut rebuild, &g1, &fpg1).await.unwrap();
-    assert!(std::sync::Arc::ptr_eq(&same, &fpg1), "the gated transfer's keys hold what its admission read: replayed");
+    assert!(Arc::ptr_eq(&same, &fpg1), "the gated transfer's keys hold what its admission read: replayed");
     let again = app.recheck(&mut rebuild, &n1, &fpn1).await.unwrap();
     assert_ne!(*again, *fpn1, "the native send moved k5's coin: its next one ran again");
     assert_eq!(rebuild.counts(), (1, 1));

@@ -879,14 +879,23 @@ impl App {
         let t_records = crate::stopwatch::Stopwatch::start();
         // Execution ran over the read cache; the commit needs the same writes over the plain
         // snapshot. The verifiable write set also rolls the read cache forward at commit.
-        let (cached, changes) = state.flatten();
-        let writes: Vec<(String, Option<Vec<u8>>)> =
-            changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        let mut state = StateDelta::new(cached.snapshot().clone());
-        changes.apply_to(&mut state);
+        // Meanwhile, on a second thread, the hook builds its rows (the tx index) from the
+        // request and the response: neither task reads what the other writes.
+        let hook = &*self.hook;
+        let (rows, writes, mut state) = std::thread::scope(|scope| {
+            let rows = scope.spawn(|| hook.on_finalize(&req, &resp));
+            let (cached, changes) = state.flatten();
+            let writes: Vec<(String, Option<Vec<u8>>)> =
+                changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut plain = StateDelta::new(cached.snapshot().clone());
+            changes.apply_to(&mut plain);
+            (rows.join(), writes, plain)
+        });
+        // A hook that panicked panics here, as it did when it ran on this thread.
+        let rows = rows.unwrap_or_else(|p| std::panic::resume_unwind(p));
         // Hook writes are non-verifiable: they land in the same atomic write but do not change
         // the root, so the hook sees the response before the app hash is known.
-        for (k, v) in self.hook.on_finalize(&req, &resp) {
+        for (k, v) in rows {
             cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
         }
         let records_ms = t_records.ms();

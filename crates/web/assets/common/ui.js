@@ -2,11 +2,11 @@
 // vendored, no build step), amounts, times, and the error shape of docs/web-api.md.
 
 import { h, render } from '/assets/vendor/preact/preact.module.js';
-import { useState, useEffect, useRef, useCallback, useMemo } from '/assets/vendor/preact/hooks.module.js';
+import { useState, useEffect, useLayoutEffect, useRef, useCallback, useMemo } from '/assets/vendor/preact/hooks.module.js';
 import htm from '/assets/vendor/htm/htm.module.js';
 
 export const html = htm.bind(h);
-export { render, useState, useEffect, useRef, useCallback, useMemo };
+export { render, useState, useEffect, useLayoutEffect, useRef, useCallback, useMemo };
 
 // Replaces the page's no-script placeholder in #app with the application component.
 export function mount(App) {

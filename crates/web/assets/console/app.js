@@ -52,7 +52,7 @@
 
 import {
   mount,
-  html, useState, useEffect, useRef, useMemo, useCallback,
+  html, useState, useEffect, useLayoutEffect, useRef, useMemo, useCallback,
   fetchJson, Message, errorMsg, formatCoin, formatHkd, formatUtc, ageOf, formatDuration,
   localInputToUtc, utcToLocalInput, shortHash, shortAddr, Mono, toCsv, download,
 } from '/assets/common/ui.js';
@@ -407,7 +407,10 @@ const PALETTE = ['#0b5cab', '#e07a1f', '#1b7a3d', '#a4161a', '#6a4c93', '#2a9d8f
 // A Chart.js chart on a canvas, rebuilt when `config` changes.
 function ChartBox({ testid, config, height = 280 }) {
   const ref = useRef(null);
-  useEffect(() => {
+  // A layout effect runs in the same commit as the canvas, before the page paints: the parent's
+  // data-ready="true" is never seen with a canvas that has no chart yet (a plain effect waits
+  // for the next animation frame, which a busy machine delays).
+  useLayoutEffect(() => {
     if (!ref.current || !window.Chart) return;
     const chart = new window.Chart(ref.current, config);
     return () => chart.destroy();

@@ -895,6 +895,7 @@ impl App {
         let rows = rows.unwrap_or_else(|p| std::panic::resume_unwind(p));
         // Hook writes are non-verifiable: they land in the same atomic write but do not change
         // the root, so the hook sees the response before the app hash is known.
+        let (index_rows, index_bytes) = (rows.len(), rows.iter().map(|(k, v)| k.len().saturating_add(v.len())).sum::<usize>());
         for (k, v) in rows {
             cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
         }
@@ -902,7 +903,7 @@ impl App {
         let t_root = crate::stopwatch::Stopwatch::start();
         let batch = self.storage.prepare_commit(state).await.map_err(AppError::store)?;
         let root_ms = t_root.ms();
-        tracing::debug!(height, txs = req.txs.len(), exec_ms, records_ms, root_ms, keys = writes.len(), "finalize phases");
+        tracing::debug!(height, txs = req.txs.len(), exec_ms, records_ms, root_ms, keys = writes.len(), index_rows, index_bytes, "finalize phases");
         if tracing::enabled!(tracing::Level::TRACE) {
             let mut by: std::collections::BTreeMap<String, usize> = Default::default();
             for (k, _) in &writes {

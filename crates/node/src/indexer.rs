@@ -10,14 +10,20 @@
 //!   before kept them here too, and are still read);
 //! - `t/<hash 32 bytes>` → the transaction (CometBFT protobuf `TxResult`);
 //! - `h/<height u64 BE><index u32 BE>` → tx hash: every transaction in block order;
-//! - `E/<type.key>\0<value>\0<height u64 BE>` → `(index u32 BE ‖ tx hash)*`: for each indexed
-//!   event attribute (key and value), one row per block listing the block's transactions that
-//!   carry it, in block order, so an equality condition is answered by a prefix scan. (A block
-//!   of transfers among a few thousand accounts needs ~10x fewer rows than one row per
-//!   attribute per transaction, which is what the node wrote before:
-//! - `e/<type.key>\0<value>\0<height u64 BE><index u32 BE>` → tx hash; such rows in existing
-//!   stores are still searched.)
-
+//! - `V/<SHA-256(value)[..16]><height u64 BE>` → `(index u32 BE ‖ attribute id ‖ tx hash)*`:
+//!   for each indexed event attribute value, one row per block listing the block's
+//!   transactions that carry the value, in block order, each entry naming the attribute
+//!   (`type.key`) by its id, the first 4 bytes of SHA-256(`type.key`). An equality condition
+//!   is answered by a prefix scan and a filter on the id; the query is then matched on the
+//!   stored results, so a row only ever names candidates. One row per value rather than per
+//!   attribute and value: a transfer's sender is the `message.sender`, `transfer.sender`,
+//!   `coin_spent.spender` and `tx.fee_payer` of one transaction, four rows before and one now.
+//!
+//! Rows that stores written by earlier versions hold, and that are still searched:
+//! - `E/<type.key>\0<value>\0<height u64 BE>` → `(index u32 BE ‖ tx hash)*`: one row per
+//!   attribute and value per block;
+//! - `e/<type.key>\0<value>\0<height u64 BE><index u32 BE>` → tx hash: one row per attribute
+//!   per transaction.
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -54,12 +60,24 @@ fn height_key(h: u64, i: u32) -> Vec<u8> {
 fn event_prefix(key: &str, value: &str) -> Vec<u8> {
     [b"e/".as_slice(), key.as_bytes(), b"\0", value.as_bytes(), b"\0"].concat()
 }
-/// Prefix of the per-block event rows.
+/// Prefix of the per-block event rows of earlier versions.
 fn event_rows_prefix(key: &str, value: &str) -> Vec<u8> {
     [b"E/".as_slice(), key.as_bytes(), b"\0", value.as_bytes(), b"\0"].concat()
 }
-/// One transaction in a per-block event row: index u32 BE, then the hash.
+/// One transaction in a per-block event row of earlier versions: index u32 BE, then the hash.
 const ROW_ENTRY: usize = 4 + 32;
+/// Prefix of the per-block value rows.
+fn value_rows_prefix(value: &str) -> Vec<u8> {
+    let h = lantau_crypto::sha256(value.as_bytes());
+    [b"V/".as_slice(), &h[..16]].concat()
+}
+/// The id of an event attribute (`type.key`) in a value row's entries.
+fn attribute_id(tag: &str) -> [u8; 4] {
+    let h = lantau_crypto::sha256(tag.as_bytes());
+    [h[0], h[1], h[2], h[3]]
+}
+/// One transaction in a value row: index u32 BE, the attribute id, then the hash.
+const VALUE_ENTRY: usize = 4 + 4 + 32;
 
 /// The block hook that indexes transactions and stores blocks.
 #[derive(Debug, Default)]
@@ -116,8 +134,9 @@ impl BlockHook for Indexer {
             app_hash: resp.app_hash.clone(),
         };
         out.push((results_key(height), pb::abci::ResponseFinalizeBlock::from(block_part).encode_to_vec()));
-        // (event type, attribute key, value) → the block's transactions carrying it.
-        let mut rows: std::collections::HashMap<(&str, &str, &str), Vec<u8>> = std::collections::HashMap::new();
+        // Attribute value → the block's transactions carrying it (with the attribute's id).
+        let mut rows: std::collections::HashMap<&str, Vec<u8>> = std::collections::HashMap::new();
+        let mut ids: std::collections::HashMap<(&str, &str), [u8; 4]> = std::collections::HashMap::new();
         for (i, (tx, result)) in req.txs.iter().zip(resp.tx_results.iter()).enumerate() {
             let index = u32::try_from(i).unwrap_or(u32::MAX);
             let hash = lantau_app::tx::tx_hash(tx);
@@ -129,24 +148,29 @@ impl BlockHook for Indexer {
             };
             out.push((tx_key(&hash), rec.encode_to_vec()));
             out.push((height_key(height, index), hash.to_vec()));
+            let index = index.to_be_bytes();
             for e in &result.events {
                 for a in &e.attributes {
                     if !a.index() {
                         continue;
                     }
                     let (Ok(k), Ok(v)) = (a.key_str(), a.value_str()) else { continue };
-                    let list = rows.entry((e.kind.as_str(), k, v)).or_default();
-                    // Once per transaction, even when two of its events carry the attribute.
-                    if list.len() >= ROW_ENTRY && list[list.len() - ROW_ENTRY..list.len() - 32] == index.to_be_bytes() {
+                    let id = *ids.entry((e.kind.as_str(), k)).or_insert_with(|| attribute_id(&format!("{}.{k}", e.kind)));
+                    let list = rows.entry(v).or_default();
+                    // Once per transaction and attribute, even when two of its events carry it:
+                    // this transaction's entries are the list's last ones.
+                    let repeated = list.rchunks_exact(VALUE_ENTRY).take_while(|entry| entry[..4] == index).any(|entry| entry[4..8] == id);
+                    if repeated {
                         continue;
                     }
-                    list.extend_from_slice(&index.to_be_bytes());
+                    list.extend_from_slice(&index);
+                    list.extend_from_slice(&id);
                     list.extend_from_slice(&hash);
                 }
             }
         }
-        for ((kind, k, v), list) in rows {
-            let mut key = event_rows_prefix(&format!("{kind}.{k}"), v);
+        for (v, list) in rows {
+            let mut key = value_rows_prefix(v);
             key.extend_from_slice(&height.to_be_bytes());
             out.push((key, list));
         }
@@ -294,7 +318,7 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
                 candidates.push(hash);
             }
         }
-        // Then the per-block rows, in height order.
+        // Then the per-block rows of earlier versions, in height order.
         let prefix = event_rows_prefix(&k, &v);
         let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&prefix));
         'rows: while candidates.len() < MAX_SEARCH_CANDIDATES {
@@ -309,6 +333,26 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
                     break 'rows;
                 }
                 if let Ok(hash) = <[u8; 32]>::try_from(&entry[4..]) {
+                    candidates.push(hash);
+                }
+            }
+        }
+        // Then the value rows, in height order, the entries of this attribute.
+        let prefix = value_rows_prefix(&v);
+        let id = attribute_id(&k);
+        let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&prefix));
+        'values: while candidates.len() < MAX_SEARCH_CANDIDATES {
+            let Some(item) = stream.next().await else { break };
+            let (key, val) = item?;
+            let Some(h) = key.get(prefix.len()..).and_then(|s| <[u8; 8]>::try_from(s).ok()).map(u64::from_be_bytes) else { continue };
+            if h < min_h || h > max_h {
+                continue;
+            }
+            for entry in val.chunks_exact(VALUE_ENTRY).filter(|entry| entry[4..8] == id) {
+                if candidates.len() >= MAX_SEARCH_CANDIDATES {
+                    break 'values;
+                }
+                if let Ok(hash) = <[u8; 32]>::try_from(&entry[8..]) {
                     candidates.push(hash);
                 }
             }
@@ -421,30 +465,45 @@ mod tests {
         (page.txs.iter().map(|t| t.hash).collect(), page.total)
     }
 
-    /// Block 1 indexed the way earlier versions did (one row per attribute per transaction),
-    /// block 2 by the per-block rows: a search finds both, oldest first, each transaction once
-    /// even when two of its events carry the attribute.
+    /// Block 1 indexed the way the first version did (one row per attribute per transaction),
+    /// block 2 the way the second did (one row per attribute and value per block), block 3 by
+    /// the hook (one row per value per block): a search finds all three, oldest first, each
+    /// transaction once even when two of its events carry the attribute, and a value's row
+    /// names a transaction only for the attribute that carried it.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn per_block_rows_and_earlier_rows_are_both_searched() {
+    async fn value_rows_and_rows_of_earlier_versions_are_all_searched() {
         let storage = TempStorage::new().await.unwrap();
+        let legacy_tx = |name: &[u8], height: u64| {
+            let hash = lantau_app::tx::tx_hash(name);
+            let result = Some(result(vec![transfer("alice", "bob")]).into());
+            let rec = pb::abci::TxResult { height: i64::try_from(height).unwrap(), index: 0, tx: name.to_vec().into(), result };
+            (hash, vec![(tx_key(&hash), rec.encode_to_vec()), (height_key(height, 0), hash.to_vec())])
+        };
 
-        // Block 1, legacy rows.
-        let old_tx = b"old".to_vec();
-        let old_hash = lantau_app::tx::tx_hash(&old_tx);
-        let mut delta = StateDelta::new(storage.latest_snapshot());
-        let rec = pb::abci::TxResult { height: 1, index: 0, tx: old_tx.clone().into(), result: Some(result(vec![transfer("alice", "bob")]).into()) };
-        delta.nonverifiable_put_raw(tx_key(&old_hash), rec.encode_to_vec());
-        delta.nonverifiable_put_raw(height_key(1, 0), old_hash.to_vec());
+        // Block 1, the first version's rows.
+        let (old_hash, mut rows) = legacy_tx(b"old", 1);
         for (k, v) in [("transfer.sender", "alice"), ("transfer.recipient", "bob")] {
             let mut key = event_prefix(k, v);
             key.extend_from_slice(&[&1u64.to_be_bytes()[..], &0u32.to_be_bytes()].concat());
-            delta.nonverifiable_put_raw(key, old_hash.to_vec());
+            rows.push((key, old_hash.to_vec()));
+        }
+        // Block 2, the second version's rows.
+        let (mid_hash, mid_rows) = legacy_tx(b"mid", 2);
+        rows.extend(mid_rows);
+        for (k, v) in [("transfer.sender", "alice"), ("transfer.recipient", "bob")] {
+            let mut key = event_rows_prefix(k, v);
+            key.extend_from_slice(&2u64.to_be_bytes());
+            rows.push((key, [&0u32.to_be_bytes()[..], &mid_hash].concat()));
+        }
+        let mut delta = StateDelta::new(storage.latest_snapshot());
+        for (k, v) in rows {
+            delta.nonverifiable_put_raw(k, v);
         }
         storage.commit(delta).await.unwrap();
 
-        // Block 2, through the hook.
+        // Block 3, through the hook.
         let txs: Vec<Vec<u8>> = vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()];
-        let req = finalize_request(&txs, 2);
+        let req = finalize_request(&txs, 3);
         let resp = response::FinalizeBlock {
             events: vec![],
             tx_results: vec![
@@ -456,21 +515,29 @@ mod tests {
             consensus_param_updates: None,
             app_hash: Default::default(),
         };
-        let indexer = Indexer::new();
+        let written = Indexer::new().on_finalize(&req, &resp);
+        // One value row per distinct value: alice, bob, carol, dave, erin.
+        let value_rows: Vec<_> = written.iter().filter(|(k, _)| k.starts_with(b"V/")).collect();
+        assert_eq!(value_rows.len(), 5);
+        // Transaction 0 carries alice as transfer.sender twice (one entry), transaction 2 once.
+        let alice = value_rows.iter().find(|(k, _)| k.starts_with(&value_rows_prefix("alice"))).unwrap();
+        assert_eq!(alice.1.len(), 2 * VALUE_ENTRY);
         let mut delta = StateDelta::new(storage.latest_snapshot());
-        for (k, v) in indexer.on_finalize(&req, &resp) {
+        for (k, v) in written {
             delta.nonverifiable_put_raw(k, v);
         }
         storage.commit(delta).await.unwrap();
 
         let snap = storage.latest_snapshot();
         let h = |i: usize| lantau_app::tx::tx_hash(&txs[i]);
-        assert_eq!(search_hashes(&snap, "transfer.sender='alice'").await, (vec![old_hash, h(0), h(2)], 3));
-        assert_eq!(search_hashes(&snap, "transfer.recipient='bob'").await, (vec![old_hash, h(0), h(1)], 3));
-        assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND tx.height=2").await, (vec![h(0), h(2)], 2));
-        assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND tx.height<2").await, (vec![old_hash], 1));
+        assert_eq!(search_hashes(&snap, "transfer.sender='alice'").await, (vec![old_hash, mid_hash, h(0), h(2)], 4));
+        assert_eq!(search_hashes(&snap, "transfer.recipient='bob'").await, (vec![old_hash, mid_hash, h(0), h(1)], 4));
+        assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND tx.height=3").await, (vec![h(0), h(2)], 2));
+        assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND tx.height<3").await, (vec![old_hash, mid_hash], 2));
         assert_eq!(search_hashes(&snap, "transfer.recipient='carol'").await, (vec![h(0)], 1));
         assert_eq!(search_hashes(&snap, "transfer.recipient='nobody'").await, (vec![], 0));
+        // bob is only ever a recipient: his row names no transaction as a sender.
+        assert_eq!(search_hashes(&snap, "transfer.sender='bob'").await, (vec![], 0));
         // The full query still decides: the row names candidates only.
         assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND transfer.recipient='erin'").await, (vec![h(2)], 1));
     }

@@ -408,6 +408,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let signed = Arc::new(signed);
     let deadline = Instant::now() + Duration::from_secs(a.duration);
     let start_at = Instant::now();
+    let cpu_at_start = process_cpu_secs();
     let tracing_on = a.trace.is_some();
     let mut workers = Vec::new();
     for w in 0..a.concurrency {
@@ -488,6 +489,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     tokio::time::sleep(Duration::from_millis(a.block_time_ms + 200)).await;
+    let cpu_secs = process_cpu_secs() - cpu_at_start;
     // Only the bench's own transfers count (not the warm-up that measured the gas limit).
     let committed = committed_from_store(&node.node).await?.saturating_sub(before_bench);
     // Block timings come from the engine's own record (the event stream can lag under load).
@@ -542,6 +544,11 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let e2e_tps = if e2e_secs > 0.0 { committed as f64 / e2e_secs } else { 0.0 };
     // The machine-independent figure: committed tx/s per single-core verification/s.
     let ratio = if verify_per_s > 0.0 { tps / verify_per_s } else { 0.0 };
+    // What a committed transaction cost the process's CPU (node, its background threads and the
+    // load generator), and the same in signature verifications of the calibration: steadier
+    // than the rate on a shared machine, where the rate also moves with the cores it gets.
+    let cpu_us_per_tx = if committed > 0 { cpu_secs * 1e6 / committed as f64 } else { 0.0 };
+    let cpu_in_verifies = cpu_us_per_tx * verify_per_s / 1e6;
     let avg = |f: fn(&(usize, f64, f64, Instant)) -> f64| if blocks.is_empty() { 0.0 } else { blocks.iter().map(f).sum::<f64>() / blocks.len() as f64 };
     let max = |f: fn(&(usize, f64, f64, Instant)) -> f64| blocks.iter().map(f).fold(0.0, f64::max);
     let report = json!({
@@ -555,6 +562,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         "committed_tx_per_s": tps,
         "secp256k1_verify_per_s": verify_per_s,
         "committed_per_verify_ratio": ratio,
+        "process_cpu_seconds": cpu_secs,
+        "cpu_us_per_committed_tx": cpu_us_per_tx,
+        "cpu_per_committed_tx_in_verifies": cpu_in_verifies,
         "end_to_end_seconds": e2e_secs,
         "end_to_end_tx_per_s": e2e_tps,
         "admission_latency_ms": {"p50": percentile(&lat, 0.50), "p99": percentile(&lat, 0.99), "max": lat.last().copied().unwrap_or(0.0)},
@@ -591,6 +601,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         println!(
             "calibration: libsecp256k1 verifies {verify_per_s:.0} signatures/s on one core; committed / verify = {ratio:.3} ({tps:.0} / {verify_per_s:.0})"
         );
+        println!(
+            "CPU: {cpu_secs:.1} s for the process (node and load generator) from the first broadcast to the last commit, {cpu_us_per_tx:.0} µs per committed transaction = {cpu_in_verifies:.1} verifications' worth"
+        );
         println!("admission latency (SYNC broadcast round trip): p50 {:.2} ms, p99 {:.2} ms", percentile(&lat, 0.5), percentile(&lat, 0.99));
         println!(
             "per block ({} blocks, avg {:.0} txs): proposal avg {propose_avg:.1} ms, FinalizeBlock avg {:.1} ms (max {:.1}), Commit (with the wait for the last recheck) avg {:.1} ms (max {:.1})",
@@ -619,4 +632,18 @@ async fn committed_from_store(node: &lantau_node::EmbeddedNode) -> anyhow::Resul
         }
     }
     Ok(ok)
+}
+
+/// CPU time this process has used so far (user and system, every thread), in seconds.
+fn process_cpu_secs() -> f64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage through a valid pointer; it is read only on success.
+    let ru = unsafe {
+        if libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) != 0 {
+            return 0.0;
+        }
+        ru.assume_init()
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
 }

@@ -27,6 +27,19 @@ pub enum AddressError {
     Empty,
 }
 
+/// How many bech32 renderings each thread keeps (see [`Address::to_bech32`]).
+const RECENT_BECH32_LEN: usize = 8;
+
+#[derive(Default)]
+struct RecentBech32 {
+    entries: Vec<(Address, String)>,
+    next: usize,
+}
+
+thread_local! {
+    static RECENT_BECH32: std::cell::RefCell<RecentBech32> = std::cell::RefCell::new(RecentBech32::default());
+}
+
 /// A 20-byte account address: the last 20 bytes of keccak256 of the uncompressed public key.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Address(pub [u8; 20]);
@@ -47,6 +60,25 @@ impl Address {
 
     /// The bech32 form, `lantau1...`.
     pub fn to_bech32(&self) -> String {
+        // A transaction renders its parties' addresses a dozen times (events, the audit row,
+        // replies), and the checksum is most of the cost: the thread's last few are kept.
+        RECENT_BECH32.with(|recent| {
+            let Ok(mut recent) = recent.try_borrow_mut() else { return self.encode_bech32() };
+            if let Some((_, s)) = recent.entries.iter().find(|(a, _)| a == self) {
+                return s.clone();
+            }
+            let s = self.encode_bech32();
+            let next = recent.next;
+            match recent.entries.get_mut(next) {
+                Some(slot) => *slot = (*self, s.clone()),
+                None => recent.entries.push((*self, s.clone())),
+            }
+            recent.next = (next + 1) % RECENT_BECH32_LEN;
+            s
+        })
+    }
+
+    fn encode_bech32(&self) -> String {
         // The prefix is a valid constant and 20 bytes always fit in a bech32 string.
         let hrp = Hrp::parse_unchecked(BECH32_PREFIX);
         bech32::encode::<Bech32>(hrp, &self.0).unwrap_or_default()
@@ -54,7 +86,12 @@ impl Address {
 
     /// Lower-case hex without `0x`: the form addresses take inside store keys.
     pub fn to_key_hex(&self) -> String {
-        hex::encode(self.0)
+        // Through a buffer: `hex::encode` builds its string a char at a time.
+        let mut buf = [0u8; 40];
+        match hex::encode_to_slice(self.0, &mut buf) {
+            Ok(()) => String::from_utf8(buf.to_vec()).unwrap_or_else(|_| hex::encode(self.0)),
+            Err(_) => hex::encode(self.0),
+        }
     }
 
     /// The EIP-55 mixed-case hex form, `0x...`.
@@ -142,6 +179,23 @@ impl<'de> serde::Deserialize<'de> for Address {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kept renderings never answer for another address: more addresses than are kept,
+    /// each rendered several times in interleaved order, always give their own encoding.
+    #[test]
+    fn kept_bech32_renderings_match_the_encoding() {
+        let addrs: Vec<Address> = (0u8..20).map(|i| Address([i; 20])).collect();
+        for round in 0..3 {
+            for (i, a) in addrs.iter().enumerate() {
+                for b in [a, &addrs[(i + round) % addrs.len()]] {
+                    assert_eq!(b.to_bech32(), b.encode_bech32());
+                    assert_eq!(Address::from_bech32(&b.to_bech32()).unwrap(), *b);
+                    assert_eq!(b.to_key_hex(), hex::encode(b.0));
+                }
+            }
+        }
+        assert_eq!(Address::default().to_bech32(), Address::default().encode_bech32());
+    }
 
     #[test]
     fn hex_and_bech32_round_trip() {

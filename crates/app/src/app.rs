@@ -887,6 +887,15 @@ impl App {
             let (cached, changes) = state.flatten();
             let writes: Vec<(String, Option<Vec<u8>>)> =
                 changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            if tracing::enabled!(tracing::Level::TRACE) {
+                let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+                for k in changes.nonverifiable_changes().keys() {
+                    let prefix = k.split(|b| *b == b'/').next().unwrap_or_default();
+                    let n = by.entry(String::from_utf8_lossy(prefix).into_owned()).or_default();
+                    *n = n.saturating_add(1);
+                }
+                tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
+            }
             let mut plain = StateDelta::new(cached.snapshot().clone());
             changes.apply_to(&mut plain);
             (rows.join(), writes, plain)

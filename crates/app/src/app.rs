@@ -890,8 +890,8 @@ impl App {
             if tracing::enabled!(tracing::Level::TRACE) {
                 let mut by: std::collections::BTreeMap<String, usize> = Default::default();
                 for k in changes.nonverifiable_changes().keys() {
-                    let prefix = k.split(|b| *b == b'/').next().unwrap_or_default();
-                    let n = by.entry(String::from_utf8_lossy(prefix).into_owned()).or_default();
+                    let prefix: Vec<&[u8]> = k.split(|b| *b == b'/').take(3).collect();
+                    let n = by.entry(String::from_utf8_lossy(&prefix.join(&b'/')).into_owned()).or_default();
                     *n = n.saturating_add(1);
                 }
                 tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");

@@ -10,15 +10,17 @@
 //!   tree two writes whatever the number of rows, and the app hash commits to every row ever
 //!   appended: `head = sha256(previous head ‖ sha256(encoded row))`, from 32 zero bytes.
 //! - non-verifiable store: the rows (`compliance/audit/row/<sequence>`) and four secondary
-//!   indexes (subject, tx_type, lower-case tx_hash, time), each key ending in
+//!   indexes (subject, tx_type, lower-case tx_hash), each key ending in
 //!   `<time><sequence>`. The subject index is covering (its value is the row itself), so a
 //!   subject's history is read with one key-range scan; the others have empty values. They are written through the caller's overlay in the same block, so
 //!   they join the same atomic commit, and a failed transaction (whose overlay is dropped)
 //!   leaves neither rows, index entries nor a moved counter behind.
 //!
-//! Invariants: sequences are gapless from 1 in append order; every row has one entry in the
-//! time index, one in the tx_type index, one in the subject index when its subject is set and
-//! one in the tx_hash index when its hash is set; a row is never rewritten or deleted.
+//! Invariants: sequences are gapless from 1 in append order, and block times never decrease
+//! with the sequence (so a time window is a range of sequences, found by binary search: there
+//! is no time index); every row has one entry in the tx_type index, one in the subject index
+//! when its subject is set and one in the tx_hash index when its hash is set; a row is never
+//! rewritten or deleted.
 
 use std::future::Future;
 
@@ -139,8 +141,9 @@ impl<T: StateWrite + ?Sized> AuditWrite for T {}
 pub fn index_entries(entry: &AuditEntry, subject: Option<&Address>, time: &Timestamp, row: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let sequence = entry.sequence;
     let t = state_key::audit_time(time);
-    let mut nv: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(5);
-    nv.push((state_key::audit_index_key(state_key::AUDIT_BY_TIME_PREFIX, &t, sequence), Vec::new()));
+    let mut nv: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(4);
+    // No time index: the rows themselves are in block-time order (see the compliance module's
+    // AuditLog scan).
     nv.push((state_key::audit_index_key(&state_key::audit_by_type_prefix(&entry.tx_type), &t, sequence), Vec::new()));
     if let Some(s) = subject {
         // The subject index covers the row (its value is the row), so the most common

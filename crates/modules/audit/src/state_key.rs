@@ -45,8 +45,6 @@ pub fn audit_by_hash_prefix(tx_hash: &str) -> Vec<u8> {
     [b"compliance/audit/hash/".as_slice(), tx_hash.to_ascii_lowercase().as_bytes(), b"/"].concat()
 }
 
-/// Prefix of the time index: `compliance/audit/time/`.
-pub const AUDIT_BY_TIME_PREFIX: &[u8] = b"compliance/audit/time/";
 
 /// The 12-byte, order-preserving encoding of a block time in index keys: seconds as i64
 /// big-endian with the sign bit flipped, then nanos as u32 big-endian (clamped to 0..1e9).

@@ -7,15 +7,17 @@
 //!   tree two writes whatever the number of rows, and the app hash commits to every row ever
 //!   appended: `head = sha256(previous head ‖ sha256(encoded row))`, from 32 zero bytes.
 //! - non-verifiable store: the rows (`compliance/audit/row/<sequence>`) and four secondary
-//!   indexes (subject, tx_type, lower-case tx_hash, time), each key ending in
+//!   indexes (subject, tx_type, lower-case tx_hash), each key ending in
 //!   `<time><sequence>`. The subject index is covering (its value is the row itself), so a
 //!   subject's history is read with one key-range scan; the others have empty values. They are written through the caller's overlay in the same block, so
 //!   they join the same atomic commit, and a failed transaction (whose overlay is dropped)
 //!   leaves neither rows, index entries nor a moved counter behind.
 //!
-//! Invariants: sequences are gapless from 1 in append order; every row has one entry in the
-//! time index, one in the tx_type index, one in the subject index when its subject is set and
-//! one in the tx_hash index when its hash is set; a row is never rewritten or deleted.
+//! Invariants: sequences are gapless from 1 in append order, and block times never decrease
+//! with the sequence (so a time window is a range of sequences, found by binary search: there
+//! is no time index); every row has one entry in the tx_type index, one in the subject index
+//! when its subject is set and one in the tx_hash index when its hash is set; a row is never
+//! rewritten or deleted.
 
 use cnidarium::{StateRead, StateWrite};
 use futures::StreamExt;
@@ -111,8 +113,9 @@ fn time_key(t: &Timestamp) -> (i64, i32) {
 
 /// The complete filtered log, in sequence order (unmetered; for queries on snapshots).
 ///
-/// Reads one index, chosen by expected selectivity: tx_hash, else subject, else tx_type, else
-/// the time index; the `from`/`to` bounds narrow the scan to a key range inside that index. The
+/// Reads one index, chosen by expected selectivity: tx_hash, else subject, else tx_type; the
+/// `from`/`to` bounds narrow the scan to a key range inside that index. A filter of times alone
+/// reads the rows of its window, found by binary search (the rows are in block-time order). The
 /// whole log is read only when no filter at all is given: that query returns every row.
 /// Every row read is checked against all filters, so the answer does not depend on the index
 /// chosen.
@@ -135,7 +138,12 @@ pub async fn scan<S: StateRead + ?Sized>(state: &S, filter: &AuditFilter) -> Res
         }
         state_key::audit_by_type_prefix(t)
     } else if filter.from.is_some() || filter.to.is_some() {
-        state_key::AUDIT_BY_TIME_PREFIX.to_vec()
+        let (first, end) = time_window(state, filter).await?;
+        if end.saturating_sub(first) > u64::try_from(crate::query::MAX_QUERY_ROWS).unwrap_or(u64::MAX) {
+            return Err(too_broad());
+        }
+        let rows = read_rows(state, (first..end).collect()).await?;
+        return Ok(rows.into_iter().filter(|e| filter.matches(e)).collect());
     } else {
         return all_rows(state).await;
     };
@@ -201,6 +209,44 @@ async fn read_index<S: StateRead + ?Sized>(
     out.sort_unstable();
     out.dedup();
     Ok((rows, out))
+}
+
+/// The sequences `[first, end)` of the rows inside the filter's time bounds. Rows are appended
+/// in block order and block times only go forward (CometBFT's and the embedded engine's), so a
+/// row's time never decreases with its sequence: the bounds are found by binary search, with
+/// no index (stores written before kept a time index, `compliance/audit/time/`, no longer read).
+async fn time_window<S: StateRead + ?Sized>(state: &S, filter: &AuditFilter) -> Result<(u64, u64), TxError> {
+    let last = match state.get_raw(lantau_audit::state_key::AUDIT_SEQ).await.map_err(internal)? {
+        None => 0,
+        Some(b) => <[u8; 8]>::try_from(b.as_slice()).map(u64::from_be_bytes).map_err(|_| internal("corrupt audit sequence"))?,
+    };
+    let first = match &filter.from {
+        Some(f) => first_row_at_or_after(state, last, f).await?,
+        None => 1,
+    };
+    let end = match &filter.to {
+        Some(t) => first_row_at_or_after(state, last, t).await?,
+        None => last.saturating_add(1),
+    };
+    Ok((first, end.max(first)))
+}
+
+/// The first sequence in `1..=last` whose row's block time is at or after `t` (`last + 1` when
+/// none is): at most 64 row reads.
+async fn first_row_at_or_after<S: StateRead + ?Sized>(state: &S, last: u64, t: &Timestamp) -> Result<u64, TxError> {
+    let (mut lo, mut hi) = (1u64, last.saturating_add(1));
+    while lo < hi {
+        let mid = lo.saturating_add(hi.saturating_sub(lo) / 2);
+        let raw = state.nonverifiable_get_raw(&state_key::audit_row(mid)).await.map_err(internal)?;
+        let raw = raw.ok_or_else(|| internal(format!("audit row {mid} is missing")))?;
+        let entry = store::decode::<AuditEntry>(&raw, "audit row")?;
+        if time_key(&entry.block_time.unwrap_or_default()) < time_key(t) {
+            lo = mid.saturating_add(1);
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
 }
 
 /// Reads rows by sequence (sorted), keeping their order. Dense sets (at least one row in

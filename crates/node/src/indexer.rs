@@ -277,6 +277,37 @@ fn result_size(r: &ExecTxResult) -> usize {
     r.data.len().saturating_add(r.log.len()).saturating_add(r.info.len()).saturating_add(events)
 }
 
+/// Adds to `candidates` (up to [`MAX_SEARCH_CANDIDATES`]) the transactions listed by the
+/// per-block rows under `prefix` (keys `prefix ‖ height u64 BE`) whose height is in `heights`:
+/// the entries of `entry_len` bytes, each ending in the hash, that `keep` accepts.
+async fn block_row_candidates(
+    snap: &Snapshot,
+    prefix: &[u8],
+    (min_h, max_h): (u64, u64),
+    entry_len: usize,
+    keep: impl Fn(&[u8]) -> bool,
+    candidates: &mut Vec<[u8; 32]>,
+) -> anyhow::Result<()> {
+    let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(prefix));
+    while candidates.len() < MAX_SEARCH_CANDIDATES {
+        let Some(item) = stream.next().await else { break };
+        let (key, val) = item?;
+        let Some(h) = key.get(prefix.len()..).and_then(|s| <[u8; 8]>::try_from(s).ok()).map(u64::from_be_bytes) else { continue };
+        if h < min_h || h > max_h {
+            continue;
+        }
+        for entry in val.chunks_exact(entry_len).filter(|e| keep(e)) {
+            if candidates.len() >= MAX_SEARCH_CANDIDATES {
+                return Ok(());
+            }
+            if let Ok(hash) = <[u8; 32]>::try_from(&entry[entry_len.saturating_sub(32)..]) {
+                candidates.push(hash);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Searches committed transactions. A string equality condition (other than `tm.event`)
 /// picks the candidates from the event index; otherwise the transactions in the query's height
 /// range are scanned. Every candidate is matched against the whole query on its stored result;
@@ -318,45 +349,11 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
                 candidates.push(hash);
             }
         }
-        // Then the per-block rows of earlier versions, in height order.
-        let prefix = event_rows_prefix(&k, &v);
-        let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&prefix));
-        'rows: while candidates.len() < MAX_SEARCH_CANDIDATES {
-            let Some(item) = stream.next().await else { break };
-            let (key, val) = item?;
-            let Some(h) = key.get(prefix.len()..).and_then(|s| <[u8; 8]>::try_from(s).ok()).map(u64::from_be_bytes) else { continue };
-            if h < min_h || h > max_h {
-                continue;
-            }
-            for entry in val.chunks_exact(ROW_ENTRY) {
-                if candidates.len() >= MAX_SEARCH_CANDIDATES {
-                    break 'rows;
-                }
-                if let Ok(hash) = <[u8; 32]>::try_from(&entry[4..]) {
-                    candidates.push(hash);
-                }
-            }
-        }
-        // Then the value rows, in height order, the entries of this attribute.
-        let prefix = value_rows_prefix(&v);
+        // Then the per-block rows of earlier versions, in height order; then the value rows, the
+        // entries of this attribute.
+        block_row_candidates(snap, &event_rows_prefix(&k, &v), (min_h, max_h), ROW_ENTRY, |_| true, &mut candidates).await?;
         let id = attribute_id(&k);
-        let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&prefix));
-        'values: while candidates.len() < MAX_SEARCH_CANDIDATES {
-            let Some(item) = stream.next().await else { break };
-            let (key, val) = item?;
-            let Some(h) = key.get(prefix.len()..).and_then(|s| <[u8; 8]>::try_from(s).ok()).map(u64::from_be_bytes) else { continue };
-            if h < min_h || h > max_h {
-                continue;
-            }
-            for entry in val.chunks_exact(VALUE_ENTRY).filter(|entry| entry[4..8] == id) {
-                if candidates.len() >= MAX_SEARCH_CANDIDATES {
-                    break 'values;
-                }
-                if let Ok(hash) = <[u8; 32]>::try_from(&entry[8..]) {
-                    candidates.push(hash);
-                }
-            }
-        }
+        block_row_candidates(snap, &value_rows_prefix(&v), (min_h, max_h), VALUE_ENTRY, |e| e[4..8] == id, &mut candidates).await?;
     } else {
         // Keys under the `h/` prefix; cnidarium prepends the prefix to the range bounds.
         let start = [&min_h.to_be_bytes()[..], &0u32.to_be_bytes()].concat();

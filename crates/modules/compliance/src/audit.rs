@@ -6,7 +6,7 @@
 //!   (`compliance/audit_head`). Both are overwritten by each append, so a block costs the Merkle
 //!   tree two writes whatever the number of rows, and the app hash commits to every row ever
 //!   appended: `head = sha256(previous head ‖ sha256(encoded row))`, from 32 zero bytes.
-//! - non-verifiable store: the rows (`compliance/audit/row/<sequence>`) and four secondary
+//! - non-verifiable store: the rows (`compliance/audit/row/<sequence>`) and three secondary
 //!   indexes (subject, tx_type, lower-case tx_hash), each key ending in
 //!   `<time><sequence>`. The subject index is covering (its value is the row itself), so a
 //!   subject's history is read with one key-range scan; the others have empty values. They are written through the caller's overlay in the same block, so

@@ -888,12 +888,7 @@ impl App {
             let writes: Vec<(String, Option<Vec<u8>>)> =
                 changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             if tracing::enabled!(tracing::Level::TRACE) {
-                let mut by: std::collections::BTreeMap<String, usize> = Default::default();
-                for k in changes.nonverifiable_changes().keys() {
-                    let prefix: Vec<&[u8]> = k.split(|b| *b == b'/').take(3).collect();
-                    let n = by.entry(String::from_utf8_lossy(&prefix.join(&b'/')).into_owned()).or_default();
-                    *n = n.saturating_add(1);
-                }
+                let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
                 tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
             }
             let mut plain = StateDelta::new(cached.snapshot().clone());
@@ -914,12 +909,7 @@ impl App {
         let root_ms = t_root.ms();
         tracing::debug!(height, txs = req.txs.len(), exec_ms, records_ms, root_ms, keys = writes.len(), index_rows, index_bytes, "finalize phases");
         if tracing::enabled!(tracing::Level::TRACE) {
-            let mut by: std::collections::BTreeMap<String, usize> = Default::default();
-            for (k, _) in &writes {
-                let prefix: Vec<&str> = k.splitn(3, '/').take(2).collect();
-                let n = by.entry(prefix.join("/")).or_default();
-                *n = n.saturating_add(1);
-            }
+            let by = count_by_prefix(writes.iter().map(|(k, _)| k.as_bytes()), 2);
             tracing::trace!(?by, "verifiable writes by prefix");
         }
         resp.app_hash = AppHash::try_from(batch.root_hash().0.to_vec())?;
@@ -1163,3 +1153,15 @@ fn ante_internal(e: AppError) -> TxError {
     SdkError::Internal(e.to_string()).into()
 }
 
+
+/// How many of `keys` fall under each prefix of their first `segments` `/`-separated parts
+/// (a diagnostic for the block's writes).
+fn count_by_prefix<'a>(keys: impl Iterator<Item = &'a [u8]>, segments: usize) -> std::collections::BTreeMap<String, usize> {
+    let mut by = std::collections::BTreeMap::new();
+    for k in keys {
+        let prefix: Vec<&[u8]> = k.split(|b| *b == b'/').take(segments).collect();
+        let n: &mut usize = by.entry(String::from_utf8_lossy(&prefix.join(&b'/')).into_owned()).or_default();
+        *n = n.saturating_add(1);
+    }
+    by
+}

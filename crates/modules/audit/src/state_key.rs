@@ -45,7 +45,6 @@ pub fn audit_by_hash_prefix(tx_hash: &str) -> Vec<u8> {
     [b"compliance/audit/hash/".as_slice(), tx_hash.to_ascii_lowercase().as_bytes(), b"/"].concat()
 }
 
-
 /// The 12-byte, order-preserving encoding of a block time in index keys: seconds as i64
 /// big-endian with the sign bit flipped, then nanos as u32 big-endian (clamped to 0..1e9).
 pub fn audit_time(t: &lantau_proto::Timestamp) -> [u8; 12] {

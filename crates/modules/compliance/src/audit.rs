@@ -119,7 +119,7 @@ fn time_key(t: &Timestamp) -> (i64, i32) {
 /// whole log is read only when no filter at all is given: that query returns every row.
 /// Every row read is checked against all filters, so the answer does not depend on the index
 /// chosen.
-pub async fn scan<S: StateRead + ?Sized>(state: &S, filter: &AuditFilter) -> Result<Vec<AuditEntry>, TxError> {
+pub async fn scan<S: StateRead + Sync + ?Sized>(state: &S, filter: &AuditFilter) -> Result<Vec<AuditEntry>, TxError> {
     if let (Some(f), Some(t)) = (&filter.from, &filter.to) {
         if time_key(f) >= time_key(t) {
             return Ok(Vec::new());
@@ -215,11 +215,8 @@ async fn read_index<S: StateRead + ?Sized>(
 /// in block order and block times only go forward (CometBFT's and the embedded engine's), so a
 /// row's time never decreases with its sequence: the bounds are found by binary search, with
 /// no index (stores written before kept a time index, `compliance/audit/time/`, no longer read).
-async fn time_window<S: StateRead + ?Sized>(state: &S, filter: &AuditFilter) -> Result<(u64, u64), TxError> {
-    let last = match state.get_raw(lantau_audit::state_key::AUDIT_SEQ).await.map_err(internal)? {
-        None => 0,
-        Some(b) => <[u8; 8]>::try_from(b.as_slice()).map(u64::from_be_bytes).map_err(|_| internal("corrupt audit sequence"))?,
-    };
+async fn time_window<S: StateRead + Sync + ?Sized>(state: &S, filter: &AuditFilter) -> Result<(u64, u64), TxError> {
+    let last = state.audit_sequence(&GasMeter::infinite()).await?;
     let first = match &filter.from {
         Some(f) => first_row_at_or_after(state, last, f).await?,
         None => 1,

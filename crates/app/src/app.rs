@@ -86,10 +86,12 @@ struct Staged {
     /// For the log line at commit: the block's transactions and time.
     txs: usize,
     time: tendermint::Time,
-    /// The version the block executed on, and its verifiable write set, to roll the read
-    /// cache forward at commit.
+    /// The version the block executed on, its verifiable write set and its non-verifiable
+    /// writes the read cache holds (under the cache's names), to roll the cache forward at
+    /// commit.
     base_version: u64,
     writes: Vec<(String, Option<Vec<u8>>)>,
+    cached_nv_writes: Vec<(String, Option<Vec<u8>>)>,
 }
 
 /// The Lantau state machine over cnidarium storage.
@@ -176,12 +178,25 @@ impl App {
     /// Wraps an opened storage.
     pub async fn with_storage(storage: Storage, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> Result<Self, AppError> {
         let snap = storage.latest_snapshot();
+        // Flags and velocity windows left the Merkle tree (the records lattice commits to
+        // them); a store that still holds them there was written under the old layout.
+        for (prefix, what) in [(lantau_compliance::state_key::FLAG_PREFIX, "flags"), (lantau_compliance::state_key::VELOCITY_PREFIX, "velocity windows")] {
+            use futures::StreamExt;
+            if std::pin::pin!(snap.prefix_keys(prefix)).next().await.is_some() {
+                return Err(AppError::OldLayout { what });
+            }
+        }
         let chain_id = match snap.get_raw(state_key::CHAIN_ID).await.map_err(AppError::store)? {
             Some(b) => String::from_utf8(b).map_err(|e| AppError::Corrupt { key: state_key::CHAIN_ID, why: e.to_string() })?,
             None => String::new(),
         };
-        // Every Ethereum transaction looks up the ERC-20 token pairs.
-        let reads = Arc::new(ReadCache::new(crate::readcache::MAX_ENTRIES).memoizing_scans_of(&[lantau_erc20::state_key::PAIR_PREFIX]));
+        // Every Ethereum transaction looks up the ERC-20 token pairs; every screened transfer
+        // reads its sender's velocity window (a non-verifiable record) twice.
+        let reads = Arc::new(
+            ReadCache::new(crate::readcache::MAX_ENTRIES)
+                .memoizing_scans_of(&[lantau_erc20::state_key::PAIR_PREFIX])
+                .caching_nonverifiable(&[lantau_compliance::state_key::VELOCITY_PREFIX]),
+        );
         reads.reset(snap.version());
         Ok(Self {
             sigs: SigCache::new(cfg.sig_cache_size),
@@ -887,14 +902,16 @@ impl App {
             let (cached, changes) = state.flatten();
             let writes: Vec<(String, Option<Vec<u8>>)> =
                 changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let cached_nv_writes = self.reads.nonverifiable_writes(changes.nonverifiable_changes().iter());
             if tracing::enabled!(tracing::Level::TRACE) {
                 let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
                 tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
             }
             let mut plain = StateDelta::new(cached.snapshot().clone());
             changes.apply_to(&mut plain);
-            (rows.join(), writes, plain)
+            (rows.join(), (writes, cached_nv_writes), plain)
         });
+        let (writes, cached_nv_writes) = writes;
         // A hook that panicked panics here, as it did when it ran on this thread.
         let rows = rows.unwrap_or_else(|p| std::panic::resume_unwind(p));
         // Hook writes are non-verifiable: they land in the same atomic write but do not change
@@ -913,7 +930,7 @@ impl App {
             tracing::trace!(?by, "verifiable writes by prefix");
         }
         resp.app_hash = AppHash::try_from(batch.root_hash().0.to_vec())?;
-        *self.staged.lock() = Some(Staged { batch, height, txs: req.txs.len(), time: req.time, base_version, writes });
+        *self.staged.lock() = Some(Staged { batch, height, txs: req.txs.len(), time: req.time, base_version, writes, cached_nv_writes });
         Ok(resp)
     }
 
@@ -932,7 +949,7 @@ impl App {
         let staged = self.staged.lock().take().ok_or(AppError::CommitWithoutFinalize)?;
         let root = staged.batch.root_hash().0;
         self.storage.commit_batch(staged.batch).map_err(AppError::store)?;
-        self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().map(|(k, v)| (k, v)));
+        self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().chain(&staged.cached_nv_writes).map(|(k, v)| (k, v)));
         let dirty = staged.writes.iter().any(|(k, _)| lantau_compliance::state_key::read_by_gates(k));
         self.gates_dirty.store(dirty, std::sync::atomic::Ordering::Release);
         // One INFO line per block, under either driver.

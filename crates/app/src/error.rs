@@ -47,6 +47,12 @@ pub enum AppError {
     /// A block-level write (height, block time) failed.
     #[error("block record: {0}")]
     BlockRecord(TxError),
+    /// The store was written by a build with another state layout (docs/decisions.md).
+    #[error("this store keeps {what} in the Merkle tree, as builds before the records lattice did; this build keeps them outside it and cannot read them: move the home aside and start a new one (`lantaud start` makes a new dev home; see docs/decisions.md, `Flags and velocity windows outside the tree`)")]
+    OldLayout {
+        /// Which records.
+        what: &'static str,
+    },
 }
 
 impl AppError {

@@ -20,11 +20,16 @@
 //! So a hit returns exactly the bytes the snapshot would return: gas (charged on value length)
 //! and results do not change; the cache only changes speed. It is bounded: past
 //! [`MAX_ENTRIES`] it stops taking new keys until the next commit, which clears it if still full.
-//! Only verifiable point reads are cached, and the verifiable prefix scans of the few prefixes
-//! registered with [`ReadCache::memoizing_scans_of`] (small sets that every transaction of a
-//! kind scans, such as the ERC-20 token pairs every Ethereum transaction looks up): a scan of
-//! such a prefix at a version is kept whole, for that version only (a snapshot never changes).
-//! Other prefix scans and non-verifiable reads go to the snapshot.
+//! Verifiable point reads are cached, and non-verifiable point reads under the prefixes
+//! registered with [`ReadCache::caching_nonverifiable`] (records every transaction of a kind
+//! reads, such as the velocity windows the gates read at admission and execution), which roll
+//! forward in the same way with the commit's non-verifiable writes under those prefixes
+//! ([`ReadCache::nonverifiable_writes`]). They share the map, under the key with a NUL byte
+//! in front (no verifiable key starts with one; a non-verifiable key that is not UTF-8 is not
+//! cached). The verifiable prefix scans of the few prefixes registered with
+//! [`ReadCache::memoizing_scans_of`] (small sets that every transaction of a kind scans, such
+//! as the ERC-20 token pairs every Ethereum transaction looks up) are kept whole, per version
+//! (a snapshot never changes). Other prefix scans and non-verifiable reads go to the snapshot.
 
 #![allow(clippy::disallowed_types)] // a HashMap and a HashSet here are only looked up, never iterated.
 
@@ -55,6 +60,8 @@ pub struct ReadCache {
     memo_prefixes: Vec<String>,
     /// Kept scans: the version they belong to, and each prefix's entries in key order.
     scans: parking_lot::Mutex<(Option<u64>, std::collections::BTreeMap<String, Scan>)>,
+    /// Non-verifiable prefixes whose point reads are cached.
+    nv_prefixes: Vec<Vec<u8>>,
 }
 
 #[derive(Debug)]
@@ -75,7 +82,32 @@ impl ReadCache {
             max_entries,
             memo_prefixes: Vec::new(),
             scans: parking_lot::Mutex::new((None, Default::default())),
+            nv_prefixes: Vec::new(),
         }
+    }
+
+    /// Caches point reads of these non-verifiable prefixes too. The commit must then pass its
+    /// non-verifiable writes under them to [`ReadCache::advance`] ([`ReadCache::nonverifiable_writes`]).
+    pub fn caching_nonverifiable(mut self, prefixes: &[&str]) -> Self {
+        self.nv_prefixes = prefixes.iter().map(|p| p.as_bytes().to_vec()).collect();
+        self
+    }
+
+    /// The cache's name for non-verifiable `key`, when its reads are cached.
+    fn nv_key(&self, key: &[u8]) -> Option<String> {
+        if !self.nv_prefixes.iter().any(|p| key.starts_with(p)) {
+            return None;
+        }
+        std::str::from_utf8(key).ok().map(|k| format!("\0{k}"))
+    }
+
+    /// The non-verifiable writes of a commit that [`ReadCache::advance`] must see, under the
+    /// cache's names for them (those under the prefixes of [`ReadCache::caching_nonverifiable`]).
+    pub fn nonverifiable_writes<'a>(&self, writes: impl IntoIterator<Item = (&'a Vec<u8>, &'a Value)>) -> Vec<(String, Value)> {
+        if self.nv_prefixes.is_empty() {
+            return Vec::new();
+        }
+        writes.into_iter().filter_map(|(k, v)| self.nv_key(k).map(|n| (n, v.clone()))).collect()
     }
 
     /// Keeps whole scans of these verifiable prefixes, per version.
@@ -249,8 +281,12 @@ impl StateRead for CachedSnapshot {
     }
 
     fn nonverifiable_get_raw(&self, key: &[u8]) -> Self::GetRawFut {
-        // Not cached.
-        CachedRead::Miss(self.snap.nonverifiable_get_raw(key), None)
+        let Some(name) = self.cache.nv_key(key) else { return CachedRead::Miss(self.snap.nonverifiable_get_raw(key), None) };
+        let version = self.snap.version();
+        match self.cache.get(version, &name) {
+            Some(v) => CachedRead::Hit(Some(v)),
+            None => CachedRead::Miss(self.snap.nonverifiable_get_raw(key), Some((self.cache.clone(), version, name))),
+        }
     }
 
     fn object_get<T: std::any::Any + Send + Sync + Clone>(&self, key: &'static str) -> Option<T> {
@@ -411,6 +447,53 @@ mod tests {
                 assert_eq!(old.get_raw(&k).await.unwrap(), before.get_raw(&k).await.unwrap(), "{k} at the old version");
             }
             assert!(!cache.is_empty());
+        }
+    }
+
+    /// The same with non-verifiable keys under a cached prefix, and verifiable keys of the
+    /// same names written alongside with other values: the two spaces never answer for each
+    /// other, and the non-verifiable reads equal the snapshot's at both versions.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cached_nonverifiable_reads_always_equal_snapshot_reads() {
+        let storage = TempStorage::new().await.unwrap();
+        let cache = Arc::new(ReadCache::new(1_000).caching_nonverifiable(&["k/"]));
+        cache.reset(storage.latest_version());
+        let mut seed = 11u64;
+        for block in 0..12u64 {
+            let before = storage.latest_snapshot();
+            let mut delta = StateDelta::new(CachedSnapshot::new(before.clone(), cache.clone()));
+            for _ in 0..15 {
+                let k = key(next(&mut seed) % KEYS);
+                let _ = delta.nonverifiable_get_raw(k.as_bytes()).await.unwrap();
+                let _ = delta.get_raw(&k).await.unwrap();
+                match next(&mut seed) % 3 {
+                    0 => delta.nonverifiable_delete(k.into_bytes()),
+                    _ => {
+                        let n = next(&mut seed);
+                        delta.put_raw(k.clone(), format!("verifiable {n}").into_bytes());
+                        delta.nonverifiable_put_raw(k.into_bytes(), format!("v{block}-{n}").into_bytes());
+                    }
+                }
+            }
+            let (cached, changes) = delta.flatten();
+            let writes: Vec<(String, Option<Vec<u8>>)> =
+                changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let nv = cache.nonverifiable_writes(changes.nonverifiable_changes().iter());
+            assert!(!nv.is_empty());
+            let mut plain = StateDelta::new(cached.snapshot().clone());
+            changes.apply_to(&mut plain);
+            storage.commit(plain).await.unwrap();
+            cache.advance(before.version(), storage.latest_version(), writes.iter().chain(&nv).map(|(k, v)| (k, v)));
+
+            let now = storage.latest_snapshot();
+            let through = CachedSnapshot::new(now.clone(), cache.clone());
+            let old = CachedSnapshot::new(before.clone(), cache.clone());
+            for i in 0..KEYS {
+                let k = key(i);
+                assert_eq!(through.nonverifiable_get_raw(k.as_bytes()).await.unwrap(), now.nonverifiable_get_raw(k.as_bytes()).await.unwrap(), "{k} after block {block}");
+                assert_eq!(through.get_raw(&k).await.unwrap(), now.get_raw(&k).await.unwrap(), "{k} after block {block}");
+                assert_eq!(old.nonverifiable_get_raw(k.as_bytes()).await.unwrap(), before.nonverifiable_get_raw(k.as_bytes()).await.unwrap(), "{k} at the old version");
+            }
         }
     }
 

@@ -307,6 +307,13 @@ async fn run(ops: Vec<Op>) -> (usize, usize) {
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r.sequence, u64::try_from(i).unwrap() + 1, "audit sequence has a gap");
     }
+    // The flags and velocity windows (non-verifiable records, raised, overwritten and reviewed
+    // above) sum to the lattice the app hash commits to.
+    lantau_app::compliance::records::check(&snap).await.unwrap();
+    if screened_ok > 0 {
+        // A screened transfer wrote its sender's velocity window.
+        assert_ne!(lantau_app::compliance::records::lattice(&snap).await.unwrap(), lantau_app::compliance::records::Lattice::identity());
+    }
     app.release().await;
     (screened_ok, rejected)
 }

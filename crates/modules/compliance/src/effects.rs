@@ -81,20 +81,24 @@ pub async fn record_screened<S: StateWrite + Send + Sync>(
     let rules = state.rules(gas).await?;
     let keep = usize::try_from(rules.velocity_tx_limit).unwrap_or(usize::MAX);
     let now = block.time.unix_timestamp();
-    let mut windows: std::collections::BTreeMap<lantau_primitives::Address, Vec<i64>> = Default::default();
+    // Each sender's window: what it held (the record subtracted from the commitment) and its
+    // times with this transaction's.
+    let mut windows: std::collections::BTreeMap<lantau_primitives::Address, (Option<Vec<u8>>, Vec<i64>)> = Default::default();
     for f in facts {
         if let std::collections::btree_map::Entry::Vacant(e) = windows.entry(f.from) {
-            e.insert(state.velocity_times(gas, &f.from).await?);
+            let old = state.velocity_record(gas, &f.from).await?;
+            let times = old.as_deref().map(crate::state::velocity_decode).unwrap_or_default();
+            e.insert((old, times));
         }
-        if let Some(w) = windows.get_mut(&f.from) {
+        if let Some((_, w)) = windows.get_mut(&f.from) {
             w.push(now);
         }
     }
-    for (addr, mut times) in windows {
+    for (addr, (old, mut times)) in windows {
         let drop = times.len().saturating_sub(keep);
         times.drain(..drop);
         let bytes: Vec<u8> = times.iter().flat_map(|t| t.to_be_bytes()).collect();
-        store::put(state, gas, state_key::velocity(&addr), bytes)?;
+        crate::records::put(state, gas, state_key::velocity(&addr), old.as_deref(), bytes).await?;
     }
     if let Some(p) = payload {
         let mut anchored = p.clone();

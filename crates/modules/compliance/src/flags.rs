@@ -50,7 +50,20 @@ pub trait FlagRead: StateRead {
     where
         Self: Sync,
     {
-        async move { store::get_proto(self, gas, &state_key::flag(id)).await }
+        async move {
+            match self.flag_record(gas, id).await? {
+                Some(b) => Ok(Some(store::decode(&b, "flag")?)),
+                None => Ok(None),
+            }
+        }
+    }
+
+    /// A flag by id, as stored (a non-verifiable record committed by the records lattice).
+    fn flag_record(&self, gas: &GasMeter, id: u64) -> impl Future<Output = Result<Option<Vec<u8>>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { crate::records::get(self, gas, &state_key::flag(id)).await }
     }
 }
 
@@ -75,18 +88,24 @@ pub struct NewFlag<'a> {
 
 /// Writes of the flag queue.
 pub trait FlagWrite: StateWrite + FlagRead + AuditWrite {
-    /// Stores a flag and emits `EventFlagEmitted`.
-    fn put_flag(&mut self, gas: &GasMeter, id: u64, flag: &Flag, events: &mut Vec<Event>) -> Result<(), TxError> {
-        store::put_proto(self, gas, state_key::flag(id), flag)?;
-        events.push(event::typed(&pb::EventFlagEmitted {
-            flag_id: flag.flag_id.clone(),
-            status: flag.status,
-            decorator: flag.decorator.clone(),
-            subject: flag.subject.clone(),
-            vasp: flag.vasp.clone(),
-            tx_hash: flag.tx_hash.clone(),
-        }));
-        Ok(())
+    /// Stores a flag over `old` (the record it replaces, as read with
+    /// [`FlagRead::flag_record`]; `None` for a new id) and emits `EventFlagEmitted`.
+    fn put_flag(&mut self, gas: &GasMeter, id: u64, old: Option<&[u8]>, flag: &Flag, events: &mut Vec<Event>) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        async move {
+            crate::records::put(self, gas, state_key::flag(id), old, prost::Message::encode_to_vec(flag)).await?;
+            events.push(event::typed(&pb::EventFlagEmitted {
+                flag_id: flag.flag_id.clone(),
+                status: flag.status,
+                decorator: flag.decorator.clone(),
+                subject: flag.subject.clone(),
+                vasp: flag.vasp.clone(),
+                tx_hash: flag.tx_hash.clone(),
+            }));
+            Ok(())
+        }
     }
 
     /// Raises an EMITTED flag and appends its `<decorator>_flag` audit row (metadata `flag_id`
@@ -122,7 +141,8 @@ pub trait FlagWrite: StateWrite + FlagRead + AuditWrite {
                 evidence_hash: String::new(),
                 officer: String::new(),
             };
-            self.put_flag(gas, id, &flag, events)?;
+            // The id is fresh (the counter only grows), so no record is replaced.
+            self.put_flag(gas, id, None, &flag, events).await?;
             let mut metadata = std::collections::BTreeMap::new();
             metadata.insert("flag_id".to_string(), flag.flag_id.clone());
             metadata.insert("decorator".to_string(), flag.decorator.clone());
@@ -151,11 +171,11 @@ impl<T: StateWrite + ?Sized> FlagWrite for T {}
 /// is scanned in key order and filtered (complete set, no pagination, as the spec says).
 pub async fn flags<S: StateRead + Sync + ?Sized>(state: &S, filter: &FlagFilter) -> Result<Vec<Flag>, TxError> {
     use futures::StreamExt;
-    let mut stream = std::pin::pin!(state.prefix_raw(state_key::FLAG_PREFIX));
+    let mut stream = std::pin::pin!(state.nonverifiable_prefix_raw(state_key::FLAG_PREFIX.as_bytes()));
     let mut out = Vec::new();
     while let Some(item) = stream.next().await {
-        let (k, v) = item.map_err(internal)?;
-        let f: Flag = store::decode(&v, &k)?;
+        let (_, v) = item.map_err(internal)?;
+        let f: Flag = store::decode(&v, "flag")?;
         if filter.matches(&f) {
             if out.len() >= crate::query::MAX_QUERY_ROWS {
                 return Err(crate::query::too_broad(

@@ -32,6 +32,7 @@ pub mod genesis;
 pub mod handler;
 pub mod msg;
 pub mod query;
+pub mod records;
 pub mod review;
 pub mod screening;
 pub mod state;
@@ -114,11 +115,18 @@ impl lantau_module_api::Module for Compliance {
     }
 
     /// The audit log's rows (the app hash commits to them through the verifiable hash-chain
-    /// head) and the anchored Travel Rule payloads; the audit indexes are rebuilt.
-    const SNAPSHOT_NONVERIFIABLE: &'static [&'static [u8]] = &[state_key::AUDIT_ROW_PREFIX, state_key::TRAVEL_RULE_PREFIX];
+    /// head), the flags and velocity windows (committed by the records lattice) and the
+    /// anchored Travel Rule payloads; the audit indexes are rebuilt.
+    const SNAPSHOT_NONVERIFIABLE: &'static [&'static [u8]] = &[
+        state_key::AUDIT_ROW_PREFIX,
+        state_key::FLAG_PREFIX.as_bytes(),
+        state_key::VELOCITY_PREFIX.as_bytes(),
+        state_key::TRAVEL_RULE_PREFIX,
+    ];
 
     async fn restore_snapshot<S: cnidarium::StateWrite + Send + Sync>(state: &mut S) -> Result<(), lantau_module_api::TxError> {
         audit::restore_indexes(state).await?;
+        records::check(state).await?;
         effects::check_anchored_payloads(state).await
     }
 }

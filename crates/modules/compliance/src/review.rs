@@ -94,7 +94,9 @@ async fn persist<S: StateWrite + Send + Sync>(
     signer: &Address,
     extra: &[(&str, String)],
 ) -> Result<(), TxError> {
-    state.put_flag(ctx.gas, id, flag, &mut ctx.events)?;
+    // The record this write replaces, for the records' commitment (`load` charged its read).
+    let old = state.nonverifiable_get_raw(crate::state_key::flag(id).as_bytes()).await.map_err(lantau_module_api::error::internal)?;
+    state.put_flag(ctx.gas, id, old.as_deref(), flag, &mut ctx.events).await?;
     let mut metadata = BTreeMap::new();
     metadata.insert("flag_id".to_string(), flag.flag_id.clone());
     metadata.insert("reviewer".to_string(), signer.to_bech32());

@@ -82,19 +82,29 @@ pub trait ComplianceRead: StateRead {
         async move { store::get_proto(self, gas, &state_key::window(sub)).await }
     }
 
+    /// The sender's velocity window as stored (a non-verifiable record), if any.
+    fn velocity_record(&self, gas: &GasMeter, addr: &lantau_primitives::Address) -> impl Future<Output = Result<Option<Vec<u8>>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { crate::records::get(self, gas, &state_key::velocity(addr)).await }
+    }
+
     /// The block times (unix seconds) of the sender's last screened transfers, oldest first.
     fn velocity_times(&self, gas: &GasMeter, addr: &lantau_primitives::Address) -> impl Future<Output = Result<Vec<i64>, TxError>> + Send
     where
         Self: Sync,
     {
-        async move {
-            let Some(b) = store::get(self, gas, &state_key::velocity(addr)).await? else { return Ok(Vec::new()) };
-            Ok(b.chunks_exact(8).map(|c| i64::from_be_bytes(c.try_into().unwrap_or([0; 8]))).collect())
-        }
+        async move { Ok(self.velocity_record(gas, addr).await?.as_deref().map(velocity_decode).unwrap_or_default()) }
     }
 }
 
 impl<T: StateRead + ?Sized> ComplianceRead for T {}
+
+/// A stored velocity window's block times.
+pub fn velocity_decode(b: &[u8]) -> Vec<i64> {
+    b.chunks_exact(8).map(|c| i64::from_be_bytes(c.try_into().unwrap_or([0; 8]))).collect()
+}
 
 /// Whether a binding still delegates at block time `now`: never revoked (`revoked_at` unset
 /// or the zero timestamp), or revoked in the block at `now` itself (revocation takes effect

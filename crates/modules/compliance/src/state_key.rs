@@ -6,11 +6,19 @@ pub const RULES: &str = "compliance/rules";
 /// `compliance/sanctions` → `SanctionsSet` (protobuf).
 pub const SANCTIONS: &str = "compliance/sanctions";
 
-/// `compliance/velocity/<lower-hex address>` → the block times (unix seconds, i64 big-endian,
-/// oldest first) of the sender's last `velocity_tx_limit` screened transfers.
+/// Non-verifiable (committed by [`RECORDS_LATTICE`]) `compliance/velocity/<lower-hex address>`
+/// → the block times (unix seconds, i64 big-endian, oldest first) of the sender's last
+/// `velocity_tx_limit` screened transfers.
 pub fn velocity(addr: &lantau_primitives::Address) -> String {
-    format!("compliance/velocity/{}", addr.to_key_hex())
+    format!("{VELOCITY_PREFIX}{}", addr.to_key_hex())
 }
+
+/// Prefix of every velocity window (non-verifiable).
+pub const VELOCITY_PREFIX: &str = "compliance/velocity/";
+
+/// `compliance/records_lattice` → 2,048 bytes: the lattice hash (LtHash) of every flag and
+/// velocity window held in the non-verifiable store (see [`crate::records`]).
+pub const RECORDS_LATTICE: &str = "compliance/records_lattice";
 
 /// Non-verifiable `compliance/travel_rule/<lower-case tx hash>` → the anchored
 /// `TravelRulePayload` (protobuf, `tx_hash` set).
@@ -24,12 +32,13 @@ pub const TRAVEL_RULE_PREFIX: &[u8] = b"compliance/travel_rule/";
 /// `compliance/next_flag_id` → u64 big-endian: the id the next flag gets (from 1).
 pub const NEXT_FLAG_ID: &str = "compliance/next_flag_id";
 
-/// `compliance/flag/<id, 20 digits>` → `Flag` (protobuf).
+/// Non-verifiable (committed by [`RECORDS_LATTICE`]) `compliance/flag/<id, 20 digits>` →
+/// `Flag` (protobuf).
 pub fn flag(id: u64) -> String {
     format!("compliance/flag/{id:020}")
 }
 
-/// Prefix of every flag.
+/// Prefix of every flag (non-verifiable).
 pub const FLAG_PREFIX: &str = "compliance/flag/";
 
 /// `compliance/sub/<lower-hex sub_addr>` → `SubRoleBinding` (a sub-key has at most one parent).
@@ -65,8 +74,8 @@ pub fn window(sub: &lantau_primitives::Address) -> String {
 pub use lantau_audit::state_key::*;
 
 /// Whether the gate chain reads `key`: identities and KYC params, rules, sanctions, sub-role
-/// bindings and agent policies and windows. Not: velocity windows (advisory only), flags,
-/// audit bookkeeping and Travel Rule anchors. A block that writes no such key leaves every
+/// bindings and agent policies and windows. Not: velocity windows (advisory only), flags and
+/// their commitment, audit bookkeeping and Travel Rule anchors. A block that writes no such key leaves every
 /// verdict as it was (the recheck uses this to skip re-screening).
 pub fn read_by_gates(key: &str) -> bool {
     if key.starts_with("kyc/") {
@@ -77,6 +86,7 @@ pub fn read_by_gates(key: &str) -> bool {
         || rest.starts_with("flag/")
         || rest.starts_with("travel_rule/")
         || rest == "next_flag_id"
+        || rest == "records_lattice"
         || rest == "audit_seq"
         || rest == "audit_head")
 }
@@ -92,7 +102,7 @@ mod gate_reads {
         for k in [RULES.to_string(), SANCTIONS.to_string(), binding(&a), sub_key_of(&a, &a), policy(&a), window(&a), "kyc/id/x".into(), "kyc/params".into(), "compliance/params".into()] {
             assert!(read_by_gates(&k), "{k}");
         }
-        for k in [velocity(&a), flag(3), NEXT_FLAG_ID.to_string(), AUDIT_SEQ.to_string(), AUDIT_HEAD.to_string(), travel_rule("ab"), "bank/balance/x".into(), "auth/account/x".into()] {
+        for k in [velocity(&a), flag(3), NEXT_FLAG_ID.to_string(), RECORDS_LATTICE.to_string(), AUDIT_SEQ.to_string(), AUDIT_HEAD.to_string(), travel_rule("ab"), "bank/balance/x".into(), "auth/account/x".into()] {
             assert!(!read_by_gates(&k), "{k}");
         }
     }

@@ -12,7 +12,8 @@
 //! - [`audit`]: the append-only audit log (rows and secondary indexes in the non-verifiable
 //!   store, a sequence counter and a hash-chain head in verifiable state).
 //! - [`flags`]: the flag queue; [`review`]: its review workflow (MsgReviewFlag,
-//!   MsgEscalateFlag, MsgCloseFlag).
+//!   MsgEscalateFlag, MsgCloseFlag). Flags and velocity windows are non-verifiable records
+//!   committed by one lattice hash in verifiable state ([`records`]).
 //! - [`delegation`]: sub-role bindings and agent policies (MsgBindSubRole, MsgRevokeSubRole,
 //!   MsgBindAgentPolicy), read by the role gate.
 //!

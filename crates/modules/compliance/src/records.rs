@@ -76,7 +76,7 @@ impl Lattice {
         h.finalize_xof().fill(&mut bytes);
         let mut words = Box::new([0u16; WORDS]);
         for (w, b) in words.iter_mut().zip(bytes.chunks_exact(2)) {
-            *w = u16::from_le_bytes([b[0], b[1]]);
+            *w = word(b);
         }
         Self(words)
     }
@@ -107,7 +107,7 @@ impl Lattice {
         }
         let mut words = Box::new([0u16; WORDS]);
         for (w, c) in words.iter_mut().zip(b.chunks_exact(2)) {
-            *w = u16::from_le_bytes([c[0], c[1]]);
+            *w = word(c);
         }
         Some(Self(words))
     }
@@ -115,6 +115,14 @@ impl Lattice {
     /// BLAKE3 of the stored form: a short name for logs and tests.
     pub fn checksum(&self) -> [u8; 32] {
         *blake3::hash(&self.to_bytes()).as_bytes()
+    }
+}
+
+/// A little-endian word from a two-byte chunk.
+fn word(c: &[u8]) -> u16 {
+    match c {
+        [lo, hi] => u16::from_le_bytes([*lo, *hi]),
+        _ => 0,
     }
 }
 

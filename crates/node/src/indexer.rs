@@ -9,7 +9,8 @@
 //!   without `tx_results`, which are read from the `t/` rows in `h/` order (stores written
 //!   before kept them here too, and are still read);
 //! - `t/<hash 32 bytes>` → the transaction (CometBFT protobuf `TxResult`);
-//! - `h/<height u64 BE><index u32 BE>` → tx hash: every transaction in block order;
+//! - `H/<height u64 BE>` → the block's transaction hashes, 32 bytes each, in block order (one
+//!   row per block);
 //! - `V/<SHA-256(value)[..16]><height u64 BE>` → `(index u32 BE ‖ attribute id ‖ tx hash)*`:
 //!   for each indexed event attribute value, one row per block listing the block's
 //!   transactions that carry the value, in block order, each entry naming the attribute
@@ -20,6 +21,7 @@
 //!   `coin_spent.spender` and `tx.fee_payer` of one transaction, four rows before and one now.
 //!
 //! Rows that stores written by earlier versions hold, and that are still searched:
+//! - `h/<height u64 BE><index u32 BE>` → tx hash: one row per transaction, in block order;
 //! - `E/<type.key>\0<value>\0<height u64 BE>` → `(index u32 BE ‖ tx hash)*`: one row per
 //!   attribute and value per block;
 //! - `e/<type.key>\0<value>\0<height u64 BE><index u32 BE>` → tx hash: one row per attribute
@@ -53,8 +55,13 @@ fn results_key(h: u64) -> Vec<u8> {
 fn tx_key(hash: &[u8; 32]) -> Vec<u8> {
     [b"t/".as_slice(), hash].concat()
 }
+/// A transaction's position row of earlier versions.
+#[cfg(test)]
 fn height_key(h: u64, i: u32) -> Vec<u8> {
     [b"h/".as_slice(), &h.to_be_bytes(), &i.to_be_bytes()].concat()
+}
+fn block_txs_key(h: u64) -> Vec<u8> {
+    [b"H/".as_slice(), &h.to_be_bytes()].concat()
 }
 /// Prefix of the per-transaction event rows of earlier versions.
 fn event_prefix(key: &str, value: &str) -> Vec<u8> {
@@ -137,6 +144,7 @@ impl BlockHook for Indexer {
         // Attribute value → the block's transactions carrying it (with the attribute's id).
         let mut rows: std::collections::HashMap<&str, Vec<u8>> = std::collections::HashMap::new();
         let mut ids: std::collections::HashMap<(&str, &str), [u8; 4]> = std::collections::HashMap::new();
+        let mut hashes = Vec::with_capacity(req.txs.len().saturating_mul(32));
         for (i, (tx, result)) in req.txs.iter().zip(resp.tx_results.iter()).enumerate() {
             let index = u32::try_from(i).unwrap_or(u32::MAX);
             let hash = lantau_app::tx::tx_hash(tx);
@@ -147,7 +155,7 @@ impl BlockHook for Indexer {
                 result: Some(result.clone().into()),
             };
             out.push((tx_key(&hash), rec.encode_to_vec()));
-            out.push((height_key(height, index), hash.to_vec()));
+            hashes.extend_from_slice(&hash);
             let index = index.to_be_bytes();
             for e in &result.events {
                 for a in &e.attributes {
@@ -168,6 +176,9 @@ impl BlockHook for Indexer {
                     list.extend_from_slice(&hash);
                 }
             }
+        }
+        if !hashes.is_empty() {
+            out.push((block_txs_key(height), hashes));
         }
         for (v, list) in rows {
             let mut key = value_rows_prefix(v);
@@ -207,14 +218,35 @@ pub async fn block_results(snap: &Snapshot, height: u64, app_hash: String) -> an
     Ok(Some(BlockResults { height, tx_results: resp.tx_results, finalize_block_events: resp.events, app_hash }))
 }
 
+/// The hashes of a block's transactions in block order: its `H/` row, or the `h/` rows of
+/// earlier versions.
+async fn block_tx_hashes(snap: &Snapshot, height: u64) -> anyhow::Result<Vec<[u8; 32]>> {
+    if let Some(row) = snap.nonverifiable_get_raw(&block_txs_key(height)).await? {
+        return hashes_of(&row).ok_or_else(|| anyhow::anyhow!("corrupt block transactions row at {height}"));
+    }
+    let prefix = [b"h/".as_slice(), &height.to_be_bytes()].concat();
+    let mut rows = snap.nonverifiable_prefix_raw(&prefix);
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().await {
+        let (_, hash) = row?;
+        out.push(hash.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt height row at {height}"))?);
+    }
+    Ok(out)
+}
+
+/// The 32-byte hashes of an `H/` row (None when its length is not a multiple of 32).
+fn hashes_of(row: &[u8]) -> Option<Vec<[u8; 32]>> {
+    let chunks = row.chunks_exact(32);
+    if !chunks.remainder().is_empty() {
+        return None;
+    }
+    chunks.map(|c| <[u8; 32]>::try_from(c).ok()).collect()
+}
+
 /// The results of a block's transactions, in block order, from their `t/` rows.
 async fn block_tx_results(snap: &Snapshot, height: u64) -> anyhow::Result<Vec<ExecTxResult>> {
-    let prefix = [b"h/".as_slice(), &height.to_be_bytes()].concat();
-    let mut hashes = snap.nonverifiable_prefix_raw(&prefix);
     let mut results = Vec::new();
-    while let Some(row) = hashes.next().await {
-        let (_, hash) = row?;
-        let hash: [u8; 32] = hash.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt height row at {height}"))?;
+    for hash in block_tx_hashes(snap, height).await? {
         let Some(raw) = snap.nonverifiable_get_raw(&tx_key(&hash)).await? else {
             anyhow::bail!("the index lists a transaction it does not hold at height {height}");
         };
@@ -355,25 +387,25 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
         let id = attribute_id(&k);
         block_row_candidates(snap, &value_rows_prefix(&v), (min_h, max_h), VALUE_ENTRY, |e| e[4..8] == id, &mut candidates).await?;
     } else {
-        // Keys under the `h/` prefix; cnidarium prepends the prefix to the range bounds.
-        let start = [&min_h.to_be_bytes()[..], &0u32.to_be_bytes()].concat();
-        let range = match max_h.checked_add(1) {
-            Some(end) => {
-                let end = [&end.to_be_bytes()[..], &0u32.to_be_bytes()].concat();
-                snap.nonverifiable_range_raw(Some(b"h/"), start..end)?
-            }
-            None => snap.nonverifiable_range_raw(Some(b"h/"), start..)?,
-        };
-        let mut stream = std::pin::pin!(range);
-        while let Some(item) = stream.next().await {
-            let (_, val) = item?;
-            if let Ok(hash) = <[u8; 32]>::try_from(val.as_slice()) {
-                candidates.push(hash);
-            }
-            if candidates.len() >= MAX_SEARCH_CANDIDATES {
-                break;
+        // Every transaction of the height range: the `h/` rows of earlier versions (older
+        // heights), then the `H/` rows. cnidarium prepends the prefix to the range bounds.
+        for (prefix, pad) in [(b"h/", 4usize), (b"H/", 0)] {
+            let start = [&min_h.to_be_bytes()[..], &vec![0u8; pad]].concat();
+            let range = match max_h.checked_add(1) {
+                Some(end) => snap.nonverifiable_range_raw(Some(prefix), start..[&end.to_be_bytes()[..], &vec![0u8; pad]].concat())?,
+                None => snap.nonverifiable_range_raw(Some(prefix), start..)?,
+            };
+            let mut stream = std::pin::pin!(range);
+            while candidates.len() < MAX_SEARCH_CANDIDATES {
+                let Some(item) = stream.next().await else { break };
+                let (_, val) = item?;
+                match hashes_of(&val) {
+                    Some(hs) => candidates.extend(hs),
+                    None => anyhow::bail!("corrupt block transactions row"),
+                }
             }
         }
+        candidates.truncate(MAX_SEARCH_CANDIDATES);
     }
 
     // Match on the stored results; keep only positions.
@@ -537,6 +569,20 @@ mod tests {
         assert_eq!(search_hashes(&snap, "transfer.sender='bob'").await, (vec![], 0));
         // The full query still decides: the row names candidates only.
         assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND transfer.recipient='erin'").await, (vec![h(2)], 1));
+        // Height conditions alone read the position rows: one per transaction in blocks 1 and
+        // 2 (earlier versions), one per block in block 3.
+        assert_eq!(written_block_rows(&snap, 3).await, 1);
+        assert_eq!(search_hashes(&snap, "tx.height>=1").await, (vec![old_hash, mid_hash, h(0), h(1), h(2)], 5));
+        assert_eq!(search_hashes(&snap, "tx.height=3").await, (vec![h(0), h(1), h(2)], 3));
+        assert_eq!(search_hashes(&snap, "tx.height<3").await, (vec![old_hash, mid_hash], 2));
+        assert_eq!(block_tx_hashes(&snap, 1).await.unwrap(), vec![old_hash]);
+        assert_eq!(block_tx_hashes(&snap, 3).await.unwrap(), vec![h(0), h(1), h(2)]);
+        assert!(block_tx_hashes(&snap, 4).await.unwrap().is_empty());
+    }
+
+    /// The `H/` rows of a height.
+    async fn written_block_rows(snap: &Snapshot, height: u64) -> usize {
+        usize::from(snap.nonverifiable_get_raw(&block_txs_key(height)).await.unwrap().is_some())
     }
 
     /// Ten transactions of 1 MiB each: a page of 100 is refused with the page size that fits,

@@ -38,9 +38,16 @@ pub(crate) fn verify_signature(
     account_number: u64,
     sigs: &SigCache,
 ) -> Result<(), TxError> {
+    if tx.verified_for.get().is_some_and(|v| v.account_number == account_number && v.pubkey == *pubkey && v.chain_id == chain_id) {
+        return Ok(());
+    }
+    let verified = || {
+        let _ = tx.verified_for.set(crate::tx::VerifiedFor { chain_id: chain_id.to_string(), account_number, pubkey: *pubkey });
+    };
     let digest = lantau_crypto::keccak256(&tx.sign_doc_bytes(chain_id, account_number));
     let key = SigCache::key(&digest, pubkey, &tx.signature);
     if sigs.contains(&key) {
+        verified();
         return Ok(());
     }
     let fail = |why: String| -> TxError {
@@ -57,6 +64,7 @@ pub(crate) fn verify_signature(
         if let Ok(recovered) = lantau_crypto::recover_public_key(&digest, &tx.signature) {
             if recovered.to_compressed() == *pubkey {
                 sigs.insert(key);
+                verified();
                 return Ok(());
             }
         }
@@ -64,6 +72,7 @@ pub(crate) fn verify_signature(
     let pk = lantau_crypto::PublicKey::from_compressed(pubkey).map_err(|e| fail(e.to_string()))?;
     pk.verify_digest(&digest, &tx.signature).map_err(|e| fail(e.to_string()))?;
     sigs.insert(key);
+    verified();
     Ok(())
 }
 

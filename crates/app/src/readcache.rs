@@ -33,7 +33,10 @@
 
 #![allow(clippy::disallowed_types)] // a HashMap and a HashSet here are only looked up, never iterated.
 
-use std::collections::HashMap;
+/// A hash map with foldhash's per-process random seed: every admission and execution looks
+/// keys up here, and SipHash over ~60-byte state keys was a visible share of that.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 use std::future::Future;
 use std::ops::RangeBounds;
 use std::pin::Pin;
@@ -71,14 +74,14 @@ struct Inner {
     map: HashMap<String, Value>,
     /// The version before `version` and the keys the commit between them wrote (entries
     /// for other keys hold for that version too).
-    prev: Option<(u64, std::collections::HashSet<String>)>,
+    prev: Option<(u64, HashSet<String>)>,
 }
 
 impl ReadCache {
     /// An empty cache holding at most `max_entries` keys.
     pub fn new(max_entries: usize) -> Self {
         Self {
-            inner: RwLock::new(Inner { version: None, map: HashMap::new(), prev: None }),
+            inner: RwLock::new(Inner { version: None, map: HashMap::default(), prev: None }),
             max_entries,
             memo_prefixes: Vec::new(),
             scans: parking_lot::Mutex::new((None, Default::default())),
@@ -166,7 +169,7 @@ impl ReadCache {
             g.prev = None;
             return;
         }
-        let mut written = std::collections::HashSet::new();
+        let mut written = HashSet::default();
         for (k, v) in writes {
             if let Some(held) = g.map.get_mut(k.as_str()) {
                 *held = v.clone();

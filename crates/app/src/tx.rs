@@ -50,6 +50,22 @@ pub struct DecodedTx {
     /// For the envelope of an Ethereum transaction: its Ethereum hash (keccak256 of the
     /// EIP-2718 bytes). Its signature was checked at decoding (the sender recovered).
     pub eth_hash: Option<[u8; 32]>,
+    /// What the signature was last verified against (the ante sets it): a transaction whose
+    /// admission verified it is not hashed and looked up again in the proposal, the block
+    /// and each recheck while the chain id, account number and key are the same.
+    pub verified_for: std::sync::OnceLock<VerifiedFor>,
+}
+
+/// The parameters a signature verified under: the SignDoc's chain id and account number (the
+/// body and auth-info bytes are the transaction's own) and the key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedFor {
+    /// The chain id.
+    pub chain_id: String,
+    /// The account number.
+    pub account_number: u64,
+    /// The compressed public key.
+    pub pubkey: [u8; 33],
 }
 
 impl DecodedTx {
@@ -281,6 +297,7 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
         timeout_height: body.timeout_height,
         payload,
         eth_hash: None,
+        verified_for: Default::default(),
     })
 }
 
@@ -323,6 +340,7 @@ fn decode_ethereum(bytes: &[u8], raw: TxRaw, body: TxBody, _auth: AuthInfo, cfg:
         payload: None,
         eth_hash: Some(tx.hash),
         msgs: vec![Msg::Evm(m)],
+        verified_for: Default::default(),
     })
 }
 

@@ -305,6 +305,7 @@ mod tests {
             timeout_height: 0,
             payload: None,
             eth_hash: None,
+            verified_for: Default::default(),
         })
     }
 

@@ -8,5 +8,6 @@ mod compliance_props;
 mod determinism;
 mod evm;
 mod genesis;
+mod layout;
 mod proposals;
 mod recheck;

@@ -69,10 +69,17 @@ fn status_name(status: i32) -> String {
     FlagStatus::try_from(status).unwrap_or(FlagStatus::Unspecified).as_str_name().to_string()
 }
 
+/// A flag as loaded: decoded, and the stored bytes a write over it replaces.
+struct Loaded {
+    flag: Flag,
+    stored: Vec<u8>,
+}
+
 /// The flag, which must be in `expected` (EMITTED for reviews and escalations,
 /// PENDING_OFFICER for closes); otherwise its own code (6 unknown, 7, 8).
-async fn load<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, id: u64, expected: FlagStatus) -> Result<Flag, TxError> {
-    let flag: Flag = state.flag(ctx.gas, id).await?.ok_or_else(|| ComplianceError::FlagNotFound(id.to_string()))?;
+async fn load<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, id: u64, expected: FlagStatus) -> Result<Loaded, TxError> {
+    let stored = state.flag_record(ctx.gas, id).await?.ok_or_else(|| ComplianceError::FlagNotFound(id.to_string()))?;
+    let flag: Flag = lantau_module_api::store::decode(&stored, "flag")?;
     if flag.status != expected as i32 {
         let (id, status) = (flag.flag_id, status_name(flag.status));
         return Err(match expected {
@@ -81,22 +88,22 @@ async fn load<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, id: u64
         }
         .into());
     }
-    Ok(flag)
+    Ok(Loaded { flag, stored })
 }
 
-/// Writes the flag (EventFlagEmitted), then the audit row of the move.
+/// Writes the flag over `stored` (EventFlagEmitted), then the audit row of the move.
+#[allow(clippy::too_many_arguments)]
 async fn persist<S: StateWrite + Send + Sync>(
     state: &mut S,
     ctx: &mut ExecCtx<'_>,
     id: u64,
+    stored: &[u8],
     flag: &Flag,
     tx_type: &str,
     signer: &Address,
     extra: &[(&str, String)],
 ) -> Result<(), TxError> {
-    // The record this write replaces, for the records' commitment (`load` charged its read).
-    let old = state.nonverifiable_get_raw(crate::state_key::flag(id).as_bytes()).await.map_err(lantau_module_api::error::internal)?;
-    state.put_flag(ctx.gas, id, old.as_deref(), flag, &mut ctx.events).await?;
+    state.put_flag(ctx.gas, id, Some(stored), flag, &mut ctx.events).await?;
     let mut metadata = BTreeMap::new();
     metadata.insert("flag_id".to_string(), flag.flag_id.clone());
     metadata.insert("reviewer".to_string(), signer.to_bech32());
@@ -126,24 +133,26 @@ async fn to_officer<S: StateWrite + Send + Sync>(
     state: &mut S,
     ctx: &mut ExecCtx<'_>,
     id: u64,
-    mut flag: Flag,
+    loaded: Loaded,
     reviewer: &Address,
     note: &str,
     tx_type: &str,
     extra: &[(&str, String)],
 ) -> Result<(), TxError> {
+    let Loaded { mut flag, stored } = loaded;
     flag.status = FlagStatus::PendingOfficer as i32;
     flag.reviewer = reviewer.to_bech32();
     flag.officer_note_hash = note.to_string();
     flag.updated_at = Some(lantau_module_api::block_timestamp(ctx.block));
-    persist(state, ctx, id, &flag, tx_type, reviewer, extra).await?;
+    persist(state, ctx, id, &stored, &flag, tx_type, reviewer, extra).await?;
     ctx.emit_typed(&pb::EventFlagEscalated { flag_id: flag.flag_id.clone(), reviewer: flag.reviewer.clone(), officer_note_hash: note.to_string() });
     Ok(())
 }
 
 /// A terminal decision (a review or a close, APPROVED or BLOCKED): BLOCKED blacklists the
 /// subject (evidence `flag/<flag_id>`, idempotently); EventFlagResolved.
-async fn resolve<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, mut flag: Flag, m: &Decide, tx_type: &str, extra: &[(&str, String)]) -> Result<(), TxError> {
+async fn resolve<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, loaded: Loaded, m: &Decide, tx_type: &str, extra: &[(&str, String)]) -> Result<(), TxError> {
+    let Loaded { mut flag, stored } = loaded;
     let blocked = m.decision == Decision::Blocked;
     flag.status = if blocked { FlagStatus::ResolvedBlocked } else { FlagStatus::ResolvedApproved } as i32;
     flag.resolution = m.decision.as_str().to_string();
@@ -154,7 +163,7 @@ async fn resolve<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'
         let evidence = format!("flag/{}", flag.flag_id);
         state.blacklist(ctx.gas, ctx.block, ctx.tx_hash, &subject, BLOCKED_REASON, &evidence, &mut ctx.events).await?;
     }
-    persist(state, ctx, m.flag_id, &flag, tx_type, &m.signer, extra).await?;
+    persist(state, ctx, m.flag_id, &stored, &flag, tx_type, &m.signer, extra).await?;
     ctx.emit_typed(&pb::EventFlagResolved {
         flag_id: flag.flag_id.clone(),
         decision: m.decision.as_str().to_string(),
@@ -168,7 +177,7 @@ async fn resolve<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'
 pub async fn review<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, m: &Decide) -> Result<(), TxError> {
     ensure_bound(state, ctx, &m.signer, SubRole::Reviewer).await?;
     let mut flag = load(state, ctx, m.flag_id, FlagStatus::Emitted).await?;
-    flag.reviewer = m.signer.to_bech32();
+    flag.flag.reviewer = m.signer.to_bech32();
     let extra = [("decision", m.decision.as_str().to_string()), ("evidence_hash", m.evidence_hash.clone())];
     match m.decision {
         // The reviewer's evidence travels to the officer as the note.
@@ -193,7 +202,7 @@ pub async fn close<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx
     if m.decision == Decision::Escalated {
         return Err(ComplianceError::InvalidDecision("an officer cannot escalate further".into()).into());
     }
-    flag.officer = m.signer.to_bech32();
+    flag.flag.officer = m.signer.to_bech32();
     let extra = [("decision", m.decision.as_str().to_string()), ("evidence_hash", m.evidence_hash.clone()), ("role", "officer".to_string())];
     resolve(state, ctx, flag, m, "flag_close", &extra).await
 }

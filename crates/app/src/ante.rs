@@ -168,6 +168,12 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
         .ok_or_else(|| SdkError::Internal("sequence overflow".into()))?;
     state.put_account(gas, &acct)?;
     events.push(event("tx", [("acc_seq", format!("{}/{}", signer.to_bech32(), tx.sequence))]));
+    // An included Ethereum transaction is found by its hash (its receipt) whatever follows:
+    // the ante's events stay even when the EVM then refuses to run it (Cosmos EVM's ante
+    // emits the same).
+    if let Some(h) = tx.eth_hash {
+        events.push(event("ethereum_tx", [("ethereumTxHash", format!("0x{}", hex::encode(h)))]));
+    }
     events.push(event(
         "tx",
         [("signature", base64::engine::general_purpose::STANDARD.encode(&tx.signature))],

@@ -2,7 +2,7 @@
 //! calls (`eth_call`, `eth_estimateGas`) run through the EVM on a throwaway overlay.
 
 use cnidarium::{Snapshot, StateDelta};
-use lantau_evm::exec::{EvmCall, Outcome};
+use lantau_evm::exec::{EvmCall, Interrupt, Outcome};
 use lantau_module_api::{BlockCtx, TxError};
 
 use crate::app::App;
@@ -37,8 +37,9 @@ impl App {
 
     /// Runs `call` against the state after block `height` (the latest when `None`), as the
     /// next block would: nothing is written. The precompile's gates run as they would in a
-    /// mined transaction (spec: EVM rules 1 and 5).
-    pub async fn eth_call(&self, height: Option<u64>, call: &EvmCall) -> Result<Outcome, TxError> {
+    /// mined transaction (spec: EVM rules 1 and 5). The caller bounds it: `call.gas_limit`
+    /// (the JSON-RPC's gas cap) and `interrupt` (its time limit, its client going away).
+    pub async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
         let snap = self
             .snapshot_at_height(height)
             .await
@@ -51,6 +52,6 @@ impl App {
         // A placeholder hash of a real one's length: the records a transfer writes cite the
         // hash, and their gas depends on its length, so the estimate matches the mined cost.
         let placeholder = "0".repeat(64);
-        lantau_evm::exec::run(&mut state, &block, call, &placeholder, false).await
+        lantau_evm::exec::call(&mut state, &block, call, &placeholder, interrupt).await
     }
 }

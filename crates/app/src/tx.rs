@@ -311,9 +311,8 @@ fn decode_ethereum(bytes: &[u8], raw: TxRaw, body: TxBody, _auth: AuthInfo, cfg:
     let [any] = body.messages.as_slice() else {
         return Err(envelope("an Ethereum transaction's envelope carries exactly one MsgEthereumTx"));
     };
-    let Msg::Evm(m) = Msg::from_any(any)? else {
-        return Err(envelope("an Ethereum transaction's envelope carries exactly one MsgEthereumTx"));
-    };
+    // The only decoder of MsgEthereumTx: `Msg::from_any` refuses it everywhere else.
+    let m = lantau_evm::EvmMsg::from_envelope(any)?;
     let tx = m.eth_tx().clone();
     if tx.gas_limit > cfg.max_gas_per_tx {
         return Err(err(SdkError::InvalidGasLimit(format!(

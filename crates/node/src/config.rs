@@ -42,6 +42,40 @@ pub struct NodeConfig {
     pub state_sync: StateSyncConfig,
     /// Limits of every HTTP server (REST, CometBFT RPC, Ethereum JSON-RPC, metrics).
     pub http: HttpConfig,
+    /// Limits of the calls that run the EVM for a client (`eth_call`, `eth_estimateGas`).
+    pub eth_call: EthCallConfig,
+}
+
+/// Limits of the EVM calls the Ethereum JSON-RPC runs for clients (`[eth_call]`; geth's
+/// `--rpc.gascap` and `--rpc.evmtimeout`, Cosmos EVM's `gas-cap` and `evm-timeout`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct EthCallConfig {
+    /// The most gas one call runs with; a request asking more is capped to it.
+    pub gas_cap: u64,
+    /// Milliseconds one request's EVM runs may take (an estimate's whole search, and the wait
+    /// for a slot, included); past it the run stops: `execution aborted (timeout = 5s)`.
+    pub timeout_ms: u64,
+    /// Calls running at once, each on a thread of its own; more wait for a slot.
+    pub max_concurrent: usize,
+}
+
+impl Default for EthCallConfig {
+    fn default() -> Self {
+        let l = lantau_rpc::eth::methods::CallLimits::default();
+        Self { gas_cap: l.gas_cap, timeout_ms: u64::try_from(l.timeout.as_millis()).unwrap_or(u64::MAX), max_concurrent: l.max_concurrent }
+    }
+}
+
+impl EthCallConfig {
+    /// The server's call limits.
+    pub fn limits(&self) -> lantau_rpc::eth::methods::CallLimits {
+        lantau_rpc::eth::methods::CallLimits {
+            gas_cap: self.gas_cap.max(1),
+            timeout: Duration::from_millis(self.timeout_ms.max(1)),
+            max_concurrent: self.max_concurrent.max(1),
+        }
+    }
 }
 
 /// Limits of the HTTP servers (`[http]`), each applied per server.
@@ -181,6 +215,7 @@ impl Default for NodeConfig {
             cometbft: CometbftConfig::default(),
             state_sync: StateSyncConfig::default(),
             http: HttpConfig::default(),
+            eth_call: EthCallConfig::default(),
         }
     }
 }
@@ -251,6 +286,10 @@ const COMMENTS: &[(&str, &str)] = &[
     (
         "http",
         "Limits of each HTTP server (REST, CometBFT RPC, Ethereum JSON-RPC, metrics): connections\n(when full, the oldest that never completed a request is closed), requests in flight (503),\nheader read / keep-alive idle timeout, request timeout (408), body size (413). See\ndocs/operations.md, \"HTTP limits\".",
+    ),
+    (
+        "eth_call",
+        "Limits of eth_call and eth_estimateGas (geth's rpc.gascap and rpc.evmtimeout): the gas\none call runs with at most, the time one request's runs may take, calls running at once.",
     ),
 ];
 

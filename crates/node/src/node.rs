@@ -338,7 +338,7 @@ pub async fn serve_abci(
     let eth_ws_listener = bind("JSON-RPC WebSocket", cfg.json_rpc_ws.address.clone()).await?;
     tracing::info!(rest = %api_listener.local_addr()?, json_rpc = %eth_listener.local_addr()?, cometbft_rpc = %cfg.cometbft.rpc, "serving REST and JSON-RPC over CometBFT");
     let grpc_listener = bind("gRPC", cfg.grpc.address.clone()).await?;
-    let eth = lantau_rpc::eth::EthServer::new(node.clone());
+    let eth = lantau_rpc::eth::EthServer::with_call_limits(node.clone(), cfg.eth_call.limits());
     app.set_query_extension(Arc::new(lantau_rpc::grpc::NodeQueries(Arc::downgrade(&node))));
     let (stop_servers, rx) = watch::channel(false);
     let servers = vec![
@@ -453,7 +453,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
 
     let (shutdown, rx) = watch::channel(false);
     let dyn_node: Arc<dyn NodeApi> = node.clone();
-    let eth = lantau_rpc::eth::EthServer::new(dyn_node.clone());
+    let eth = lantau_rpc::eth::EthServer::with_call_limits(dyn_node.clone(), cfg.eth_call.limits());
     node.app.set_query_extension(Arc::new(lantau_rpc::grpc::NodeQueries(Arc::downgrade(&dyn_node))));
     // The engine runs on a thread of its own (driving its future with the runtime's handle):
     // executing a block is long CPU work, and on a runtime worker it would hold up the

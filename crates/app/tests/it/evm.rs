@@ -230,3 +230,97 @@ async fn bad_ethereum_input_is_refused_or_reverts_and_moves_nothing() {
     assert!(e.log.contains("sequence mismatch"), "{}", e.log);
     app.release().await;
 }
+
+/// Attack: a `MsgEthereumTx` inside a signed Cosmos transaction (alone, beside a gated send,
+/// twice) ran its Ethereum transaction on that transaction's own gas, paid for by the Cosmos
+/// fee of 200,000 gas and uncounted in the block. Every shape but the canonical envelope is
+/// refused at decoding, so at admission, in a proposal (rejected) and in a decided block (the
+/// transaction fails and no EVM runs: no fee, no nonce, no value moves); a container that
+/// decodes its messages through the module list gets the same refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ethereum_transaction_outside_its_canonical_envelope_is_refused_and_never_runs() {
+    use lantau_app::tendermint::abci::response;
+    use lantau_client::{msg_send, SignerData, TxBuilder};
+    use lantau_primitives::Coin;
+
+    let keys: Vec<SecretKey> = (0..7).map(key).collect();
+    let (_dir, app, init) = new_chain("evm-3", genesis(&keys)).await;
+    init.unwrap();
+    let (k1, k2, k4) = (keys[1].address(), keys[2].address(), keys[4].address());
+    // The inner Ethereum transaction: k1 gives k4 (no identity) one LANTAU, with 30M gas.
+    let inner = sign(
+        &keys[1],
+        &Unsigned { chain_id: Some(852), nonce: 0, gas_limit: 30_000_000, max_fee_per_gas: GWEI, to: Some(k4), value: 10u128.pow(18), ..Default::default() },
+    );
+    let any = cosmos_sdk_proto::Any {
+        type_url: lantau_app::evm::MSG_ETHEREUM_TX.into(),
+        value: lantau_proto::evm_vm::MsgEthereumTx { from: k1.0.to_vec().into(), raw: inner.clone().into() }.encode_to_vec(),
+    };
+    let send = msg_send(&k1, &k2, &[Coin::new(DENOM, 500u128)]);
+    let signer = SignerData { chain_id: "evm-3".into(), account_number: 1, sequence: 0 };
+    let p = cpb::TravelRulePayload::decode(payload("r1", "r2", "VASP-1", "VASP-2", "full").as_slice()).unwrap();
+    let shapes: Vec<(&str, Vec<u8>)> = vec![
+        ("alone", TxBuilder::new(vec![any.clone()]).gas(200_000).sign(&keys[1], &signer)),
+        ("after a gated send", TxBuilder::new(vec![send.clone(), any.clone()]).gas(200_000).travel_rule(&p).sign(&keys[1], &signer)),
+        ("before a gated send", TxBuilder::new(vec![any.clone(), send]).gas(200_000).travel_rule(&p).sign(&keys[1], &signer)),
+        ("twice", TxBuilder::new(vec![any.clone(), any.clone()]).gas(200_000).sign(&keys[1], &signer)),
+    ];
+    let before = (balance(&app, &k1, NATIVE_DENOM).await, balance(&app, &k4, NATIVE_DENOM).await, balance(&app, &k2, DENOM).await);
+    let refused = |e: &lantau_app::module_api::TxError| e.codespace == "evm" && e.code == 10 && e.log.contains("canonical envelope");
+    let time = lantau_app::tendermint::Time::from_unix_timestamp(1_700_000_001, 0).unwrap();
+    let proposer = lantau_app::tendermint::account::Id::new([0; 20]);
+    for (height, (shape, tx)) in (1u64..).zip(&shapes) {
+        let admitted = app.check_tx_bytes(tx).await;
+        assert!(admitted.result.as_ref().is_err_and(refused), "{shape}: admitted {:?}", admitted.result);
+        let prepared = app
+            .prepare_proposal(lantau_app::tendermint::abci::request::PrepareProposal {
+                max_tx_bytes: 1 << 20,
+                txs: vec![tx.clone().into()],
+                local_last_commit: None,
+                misbehavior: vec![],
+                height: height.try_into().unwrap(),
+                time,
+                next_validators_hash: Default::default(),
+                proposer_address: proposer,
+            })
+            .await;
+        assert!(prepared.txs.is_empty(), "{shape}: proposed");
+        let processed = app
+            .process_proposal(lantau_app::tendermint::abci::request::ProcessProposal {
+                txs: vec![tx.clone().into()],
+                proposed_last_commit: None,
+                misbehavior: vec![],
+                hash: Default::default(),
+                height: height.try_into().unwrap(),
+                time,
+                next_validators_hash: Default::default(),
+                proposer_address: proposer,
+            })
+            .await;
+        assert_eq!(processed, response::ProcessProposal::Reject, "{shape}");
+        // Decided anyway (a faulty majority): the transaction fails and nothing runs.
+        let r = app.finalize_block(block_req(height, vec![tx.clone()])).await.unwrap();
+        app.commit().await.unwrap();
+        let res = &r.tx_results[0];
+        assert!(res.code.is_err() && res.codespace == "evm" && res.log.contains("canonical envelope"), "{shape}: {res:?}");
+        assert_eq!(res.gas_used, 0, "{shape}");
+        assert!(attr(&res.events, "ethereum_tx", "ethereumTxHash").is_none(), "{shape}");
+        let after = (balance(&app, &k1, NATIVE_DENOM).await, balance(&app, &k4, NATIVE_DENOM).await, balance(&app, &k2, DENOM).await);
+        assert_eq!(after, before, "{shape}: no fee, no value, no send");
+        assert_eq!(sequence(&app, &k1).await, 0, "{shape}");
+    }
+    // A container message (an authz MsgExec, say) decodes what it carries through the module
+    // list, which refuses MsgEthereumTx the same way.
+    let e = lantau_app::msg::Msg::from_any(&any).expect_err("refused outside the envelope");
+    assert!(refused(&e), "{e:?}");
+
+    // The canonical envelope of the same Ethereum transaction is admitted and runs.
+    let tx = lantau_app::evm::tx::decode(&inner).unwrap();
+    let envelope = lantau_app::evm::msg::envelope(&tx);
+    assert!(app.check_tx_bytes(&envelope).await.result.is_ok());
+    let r = app.finalize_block(block_req(shapes.len() as u64 + 1, vec![envelope])).await.unwrap();
+    app.commit().await.unwrap();
+    assert!(r.tx_results[0].code.is_ok(), "{}", r.tx_results[0].log);
+    assert_eq!(balance(&app, &k4, NATIVE_DENOM).await, before.1 + 10u128.pow(18));
+    assert_eq!(sequence(&app, &k1).await, 1);
+}

@@ -7,3 +7,4 @@ mod attacks;
 mod cli;
 mod crash;
 mod testnet;
+mod evm_limits;

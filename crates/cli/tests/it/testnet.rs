@@ -223,6 +223,22 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     let mut bad = Sender { key: dev_key("alice"), signer: alice.signer.clone() };
     let refused = broadcast(&http, &net.nodes[1], &bad.transfer(&carol, 100, &p)).await;
     assert_ne!(refused["code"], 0, "{refused}");
+    // Under CometBFT too, a MsgEthereumTx travels only in its canonical envelope: in a signed
+    // Cosmos transaction (alone, or beside a gated send) CheckTx refuses it.
+    let inner = lantau_app::evm::sign::sign(
+        &alice.key,
+        &lantau_app::evm::sign::Unsigned { chain_id: Some(852), nonce: alice.signer.sequence, gas_limit: 30_000_000, max_fee_per_gas: 1_000_000_000, to: Some(carol), ..Default::default() },
+    );
+    let any = cosmos_sdk_proto::Any {
+        type_url: lantau_app::evm::MSG_ETHEREUM_TX.into(),
+        value: lantau_proto::evm_vm::MsgEthereumTx { from: alice.key.address().0.to_vec().into(), raw: inner.into() }.encode_to_vec(),
+    };
+    let send = msg_send(&alice.key.address(), &issuer, &[Coin::new("hkd.demo", 100u128)]);
+    for msgs in [vec![any.clone()], vec![send, any]] {
+        let tx = TxBuilder::new(msgs).gas(200_000).travel_rule(&p).sign(&alice.key, &alice.signer);
+        let r = broadcast(&http, &net.nodes[2], &tx).await;
+        assert_eq!((r["code"].as_u64(), r["codespace"].as_str()), (Some(10), Some("evm")), "{r}");
+    }
     for h in &hashes {
         committed(&http, &net.nodes[0], h).await;
     }

@@ -58,6 +58,26 @@ pub enum EvmError {
     /// 12: the store failed under the EVM (never expected; the transaction fails).
     #[error("evm store error: {0}")]
     Store(String),
+    /// 13: a call (`eth_call`, an estimate) was stopped before it ended: its time ran out or
+    /// its client went away. Never a mined transaction's.
+    #[error("execution aborted")]
+    Aborted,
+    /// 14: a deployment's init code is over EIP-3860's limit.
+    #[error("max initcode size exceeded: code size {size}, limit {limit}")]
+    InitCodeTooLarge {
+        /// The init code's size in bytes.
+        size: usize,
+        /// The limit (49,152 bytes).
+        limit: usize,
+    },
+    /// 15: the gas limit is under EIP-7623's floor for the transaction's calldata.
+    #[error("insufficient gas for floor data gas cost: gas {gas}, minimum needed {needed}")]
+    FloorDataGas {
+        /// The gas limit.
+        gas: u64,
+        /// The floor.
+        needed: u64,
+    },
 }
 
 impl ErrorCode for EvmError {
@@ -77,6 +97,9 @@ impl ErrorCode for EvmError {
             EvmError::Envelope(_) => 10,
             EvmError::Invalid(_) => 11,
             EvmError::Store(_) => 12,
+            EvmError::Aborted => 13,
+            EvmError::InitCodeTooLarge { .. } => 14,
+            EvmError::FloorDataGas { .. } => 15,
         }
     }
 }

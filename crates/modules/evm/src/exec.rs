@@ -34,7 +34,7 @@ use revm::precompile::{PrecompileHalt, PrecompileOutput};
 use revm::primitives::hardfork::SpecId;
 use revm::primitives::{AddressSet, TxKind};
 use revm::state::{AccountInfo, AccountStatus, Bytecode, EvmState};
-use revm::{Database, ExecuteEvm, MainBuilder, MainContext};
+use revm::{Database, ExecuteEvm, InspectEvm, MainBuilder, MainContext};
 
 use crate::error::EvmError;
 use crate::precompile::{self, Call, CallCtx, CallError, Mutability};
@@ -82,6 +82,64 @@ impl EvmCall {
             nonce: Some(tx.nonce),
             access_list: tx.access_list.clone(),
         }
+    }
+}
+
+/// Stops a call's run from outside (the JSON-RPC's time limit, a client that went away): once
+/// [`Interrupt::stop`] is called, the run halts at its next instruction in every frame and
+/// [`call`] answers [`EvmError::Aborted`]. Mined transactions run without one: gas bounds them.
+#[derive(Debug, Default)]
+pub struct Interrupt(std::sync::atomic::AtomicBool);
+
+impl Interrupt {
+    /// A new, unset interrupt.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stops the run.
+    pub fn stop(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether [`Interrupt::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The inspector that makes a run interruptible: every instruction of every frame first looks
+/// at the interrupt, and a stopped run's frames halt one after the other as they resume.
+struct Interruptible<'i>(&'i Interrupt);
+
+impl<CTX> revm::Inspector<CTX> for Interruptible<'_> {
+    fn step(&mut self, interp: &mut revm::interpreter::Interpreter, _context: &mut CTX) {
+        if self.0.is_stopped() {
+            interp.halt(revm::interpreter::InstructionResult::OutOfGas);
+        }
+    }
+}
+
+/// The text of a halt, as geth words it (wallets and libraries match these).
+fn halt_text(reason: &revm::context::result::HaltReason) -> String {
+    use revm::context::result::HaltReason as H;
+    match reason {
+        H::OutOfGas(_) => "out of gas".into(),
+        H::OpcodeNotFound | H::InvalidFEOpcode => "invalid opcode".into(),
+        H::InvalidJump => "invalid jump destination".into(),
+        H::StackUnderflow => "stack underflow".into(),
+        H::StackOverflow => "stack limit reached 1024".into(),
+        H::OutOfFunds => "insufficient balance for transfer".into(),
+        H::CallTooDeep => "max call depth exceeded".into(),
+        H::StateChangeDuringStaticCall => "write protection".into(),
+        H::CreateCollision => "contract address collision".into(),
+        H::CreateContractSizeLimit => "max code size exceeded".into(),
+        H::CreateInitCodeSizeLimit => "max initcode size exceeded".into(),
+        H::CreateContractStartingWithEF => "invalid code: must not begin with 0xef".into(),
+        H::NonceOverflow => "nonce uint64 overflow".into(),
+        H::OutOfOffset => "return data out of bounds".into(),
+        H::CallNotAllowedInsideStatic => "write protection".into(),
+        other => other.to_string(),
     }
 }
 
@@ -359,6 +417,7 @@ fn run_sync<S: StateRead + Send + Sync>(
     chain_id: u64,
     tokens: BTreeMap<EA, String>,
     tx_hash: &str,
+    interrupt: Option<&Interrupt>,
 ) -> Result<Ran, TxError> {
     let db = StoreDb { state: base, gas: GasMeter::infinite(), caller: call.nonce.map(|n| (call.caller, n)) };
     let mut cfg = CfgEnv::new_with_spec(SPEC);
@@ -410,9 +469,18 @@ fn run_sync<S: StateRead + Send + Sync>(
         tx_hash,
     };
     let ctx = Context::mainnet().with_db(db).with_cfg(cfg).with_block(block_env);
-    let mut evm = ctx.build_mainnet().with_precompiles(precompiles);
-    let out = evm.transact(tx);
-    let mut pc = evm.precompiles;
+    let (out, mut pc) = match interrupt {
+        None => {
+            let mut evm = ctx.build_mainnet().with_precompiles(precompiles);
+            let out = evm.transact(tx);
+            (out, evm.precompiles)
+        }
+        Some(i) => {
+            let mut evm = ctx.build_mainnet_with_inspector(Interruptible(i)).with_precompiles(precompiles);
+            let out = evm.inspect_tx(tx);
+            (out, evm.precompiles)
+        }
+    };
     let out = out.map_err(|e| match e {
         revm::context::result::EVMError::Transaction(t) => TxError::from(EvmError::Invalid(t.to_string())),
         revm::context::result::EVMError::Database(d) => TxError::from(EvmError::Store(d.0)),
@@ -430,9 +498,25 @@ fn run_sync<S: StateRead + Send + Sync>(
     Ok(Ran { result: out.result, state: out.state, cache, events, verdicts })
 }
 
-/// Runs `call` on `state`. With `commit`, the effects are written to `state` (the caller's
-/// overlay); without, nothing is written (eth_call, estimation).
-pub async fn run<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, call: &EvmCall, tx_hash: &str, commit: bool) -> Result<Outcome, TxError> {
+/// Runs a mined transaction's `call` on `state` and writes its effects there (the caller's
+/// overlay).
+pub async fn run<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, call: &EvmCall, tx_hash: &str) -> Result<Outcome, TxError> {
+    run_inner(state, block, call, tx_hash, None).await
+}
+
+/// Runs `call` on `state` and writes nothing (`eth_call`, estimation), until it ends or
+/// `interrupt` stops it ([`EvmError::Aborted`]).
+pub async fn call<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, call: &EvmCall, tx_hash: &str, interrupt: &Interrupt) -> Result<Outcome, TxError> {
+    let out = run_inner(state, block, call, tx_hash, Some(interrupt)).await?;
+    if interrupt.is_stopped() {
+        return Err(EvmError::Aborted.into());
+    }
+    Ok(out)
+}
+
+/// With an interrupt: a call (nothing written); without: a mined transaction (written).
+async fn run_inner<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, call: &EvmCall, tx_hash: &str, interrupt: Option<&Interrupt>) -> Result<Outcome, TxError> {
+    let commit = interrupt.is_none();
     let chain_id = state.evm_chain_id().await?;
     let mut tokens = BTreeMap::new();
     for p in lantau_erc20::query::token_pairs(&*state).await? {
@@ -442,7 +526,7 @@ pub async fn run<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, c
     }
     let ran = {
         let base: &S = &*state;
-        blocking(|| run_sync(base, block, call, chain_id, tokens, tx_hash))?
+        blocking(|| run_sync(base, block, call, chain_id, tokens, tx_hash, interrupt))?
     };
     let mut out = Outcome { verdicts: ran.verdicts, ..Default::default() };
     match ran.result {
@@ -465,7 +549,7 @@ pub async fn run<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, c
         }
         ExecutionResult::Halt { reason, gas, .. } => {
             out.gas_used = gas.tx_gas_used();
-            out.vm_error = format!("{reason:?}");
+            out.vm_error = halt_text(&reason);
         }
     }
     if !commit {

@@ -21,8 +21,19 @@ impl MsgHandler for EvmMsg {
 
     async fn check_and_execute<S: StateWrite + Send + Sync>(&self, state: &mut S, ctx: &mut ExecCtx<'_>) -> Result<(), TxError> {
         let tx = self.eth_tx();
+        // The EVM never runs on more gas than the transaction carrying it pays for and counts
+        // against the block: the envelope's gas limit is the Ethereum transaction's own (the
+        // decoder accepts MsgEthereumTx in no other shape; this holds whatever the path).
+        if tx.gas_limit > ctx.gas.limit() {
+            return Err(crate::EvmError::Envelope(format!(
+                "the Ethereum transaction's gas limit {} is over the {} gas its carrying transaction pays for",
+                tx.gas_limit,
+                ctx.gas.limit()
+            ))
+            .into());
+        }
         // The chain id was checked by the ante, which runs before every execution.
-        let out = exec::run(state, ctx.block, &EvmCall::from_tx(tx), ctx.tx_hash, true).await?;
+        let out = exec::run(state, ctx.block, &EvmCall::from_tx(tx), ctx.tx_hash).await?;
         // The transaction's gas is the EVM's: what the pipeline metered before (the gates' reads
         // over no facts) is inside the intrinsic gas, so the meter ends at exactly `gas_used`.
         ctx.gas.consume(out.gas_used.saturating_sub(ctx.gas.used()), "evm execution")?;

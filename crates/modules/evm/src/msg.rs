@@ -22,12 +22,31 @@ pub enum EvmMsg {
 }
 
 impl EvmMsg {
-    /// Decodes and checks; `None` when the type URL is not this module's.
+    /// What the module list asks of every message `Any` (a transaction body's, or one a
+    /// container message carries): `None` when the type URL is not this module's, and for
+    /// `MsgEthereumTx` always a refusal. An Ethereum transaction travels only in its canonical
+    /// envelope, which [`EvmMsg::from_envelope`] alone decodes: anywhere else its gas would not
+    /// be the gas the transaction pays for and counts against the block.
     pub fn from_any(any: &Any) -> Option<Result<Self, TxError>> {
         if any.type_url != MSG_ETHEREUM_TX {
             return None;
         }
-        Some(Self::decode_envelope(&any.value))
+        Some(Err(EvmError::Envelope(format!(
+            "{MSG_ETHEREUM_TX} is accepted only as the one message of an Ethereum transaction's canonical envelope \
+             (extension option {EXTENSION_OPTIONS_ETHEREUM_TX}, as eth_sendRawTransaction builds it), never in a \
+             signed Cosmos transaction or beside other messages"
+        ))
+        .into()))
+    }
+
+    /// Decodes the one message of an Ethereum transaction's envelope. Only the envelope's
+    /// decoder calls this (the app checks that the whole transaction is the canonical
+    /// envelope of the Ethereum transaction it returns).
+    pub fn from_envelope(any: &Any) -> Result<Self, TxError> {
+        if any.type_url != MSG_ETHEREUM_TX {
+            return Err(EvmError::Envelope(format!("an Ethereum transaction's envelope carries one {MSG_ETHEREUM_TX}, not {}", any.type_url)).into());
+        }
+        Self::decode_envelope(&any.value)
     }
 
     fn decode_envelope(bytes: &[u8]) -> Result<Self, TxError> {
@@ -96,7 +115,7 @@ pub fn eth_tx_of(cosmos_tx: &[u8]) -> Option<EthTx> {
     if !body.extension_options.iter().any(|o| o.type_url == EXTENSION_OPTIONS_ETHEREUM_TX) {
         return None;
     }
-    match EvmMsg::from_any(body.messages.first()?)? {
+    match EvmMsg::from_envelope(body.messages.first()?) {
         Ok(EvmMsg::EthereumTx(t)) => Some(*t),
         Err(_) => None,
     }

@@ -98,13 +98,42 @@ fn memo() -> &'static parking_lot::Mutex<std::collections::BTreeMap<[u8; 32], Re
     MEMO.get_or_init(Default::default)
 }
 
+/// The largest init code a deployment may carry (EIP-3860: twice EIP-170's code size).
+pub const MAX_INITCODE_SIZE: usize = revm::primitives::eip3860::MAX_INITCODE_SIZE;
+
+/// What the EVM checks before it runs a transaction and needs no state: the init code size and
+/// the gas the transaction must carry before its first instruction, under the chain's rules
+/// ([`crate::exec::SPEC`]).
+fn check_intrinsic(env: &TxEnvelope) -> Result<(), EvmError> {
+    let create = env.to().is_none();
+    let input = env.input();
+    if create && input.len() > MAX_INITCODE_SIZE {
+        return Err(EvmError::InitCodeTooLarge { size: input.len(), limit: MAX_INITCODE_SIZE });
+    }
+    let (accounts, slots) = env.access_list().map_or((0u64, 0u64), |l| {
+        (l.0.len() as u64, l.0.iter().map(|i| i.storage_keys.len() as u64).sum())
+    });
+    let need = revm::context_interface::cfg::gas::calculate_initial_tx_gas(crate::exec::SPEC, input, create, accounts, slots, 0, None);
+    let intrinsic = need.initial_regular_gas.saturating_add(need.initial_state_gas);
+    let gas = env.gas_limit();
+    if gas < intrinsic {
+        return Err(EvmError::IntrinsicGas(format!("gas {gas}, minimum needed {intrinsic}")));
+    }
+    if gas < need.floor_gas {
+        return Err(EvmError::FloorDataGas { gas, needed: need.floor_gas });
+    }
+    Ok(())
+}
+
 /// Decodes EIP-2718 bytes, checks what needs no state and recovers the sender. The chain id
 /// is checked by [`EthTx::check_chain`] (the ante knows the chain's).
 ///
 /// Refused: bytes that do not decode or have trailing data; types other than 0, 1, 2 (blob and
 /// set-code transactions); a legacy transaction without EIP-155 replay protection; a high-S
 /// signature; a gas limit of zero; a fee per gas under the 1 gwei floor; a priority fee over
-/// the fee cap.
+/// the fee cap; a deployment whose init code is over EIP-3860's limit; a gas limit under the
+/// intrinsic gas or EIP-7623's calldata floor. geth refuses each of these at submission: the
+/// EVM would refuse to run them, so none may be included.
 pub fn decode(raw: &[u8]) -> Result<EthTx, EvmError> {
     let env = TxEnvelope::decode_2718_exact(raw).map_err(|e| EvmError::Decode(e.to_string()))?;
     let tx_type = match &env {
@@ -118,6 +147,7 @@ pub fn decode(raw: &[u8]) -> Result<EthTx, EvmError> {
     if env.gas_limit() == 0 {
         return Err(EvmError::IntrinsicGas("gas limit is zero".into()));
     }
+    check_intrinsic(&env)?;
     let max_fee = env.max_fee_per_gas();
     if max_fee < BASE_FEE {
         return Err(EvmError::FeeTooLow { got: max_fee, floor: BASE_FEE });

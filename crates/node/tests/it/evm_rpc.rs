@@ -185,6 +185,38 @@ async fn bad_json_rpc_input_gets_the_codes_clients_expect_and_changes_nothing() 
     let v = rpc(&n, "eth_sendRawTransaction", json!(["0xdeadbeef"])).await;
     assert_eq!(v["error"]["code"], -32000, "{v}");
     assert_eq!(ok(&n, "eth_getTransactionCount", json!([dev_addr("alice").to_hex(), "pending"])).await, "0x0");
+
+    // Log filters over their bounds are invalid parameters, not empty answers.
+    let t = token().to_hex();
+    let topic = format!("0x{}", "11".repeat(32));
+    let bad_filters = [
+        (json!({"fromBlock": "0x5", "toBlock": "0x2"}), "invalid block range params"),
+        (json!({"address": t, "topics": [topic, null, null, null, null]}), "exceed max topics"),
+        (json!({"topics": [vec![topic.clone(); 10_000]]}), "exceed max sub topics"),
+    ];
+    for (f, want) in bad_filters {
+        let v = rpc(&n, "eth_getLogs", json!([f])).await;
+        assert_eq!(v["error"]["code"], -32602, "{want}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains(want), "{want}: {v}");
+    }
+    // A range that starts after the latest block is empty.
+    assert_eq!(ok(&n, "eth_getLogs", json!([{"fromBlock": "0xffffff", "toBlock": "0xfffffff"}])).await, json!([]));
+
+    // On the embedded engine: a MsgEthereumTx in a signed Cosmos tx is refused at broadcast,
+    // alone or beside a send (the nested shapes; the app's tests cover proposals and blocks).
+    let inner = sign(&alice, &Unsigned { gas_limit: 30_000_000, ..u.clone() });
+    let any = cosmos_sdk_proto::Any {
+        type_url: lantau_app::evm::MSG_ETHEREUM_TX.into(),
+        value: lantau_proto::evm_vm::MsgEthereumTx { from: alice.address().0.to_vec().into(), raw: inner.into() }.encode_to_vec(),
+    };
+    let send = lantau_client::msg_send(&alice.address(), &dev_addr("bob"), &[lantau_primitives::Coin::new("alantau", 1u128)]);
+    for msgs in [vec![any.clone()], vec![send, any]] {
+        let bytes = n.sign(&alice, &lantau_client::TxBuilder::new(msgs).gas(200_000)).await.unwrap();
+        let r = n.client.broadcast(&bytes, "BROADCAST_MODE_SYNC").await.unwrap();
+        assert_eq!((r.code, r.codespace.as_str()), (10, "evm"), "{}", r.raw_log);
+        assert!(r.raw_log.contains("canonical envelope"), "{}", r.raw_log);
+    }
+    assert_eq!(ok(&n, "eth_getTransactionCount", json!([dev_addr("alice").to_hex(), "pending"])).await, "0x0");
     n.stop().await;
 }
 

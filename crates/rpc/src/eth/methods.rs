@@ -16,6 +16,12 @@ use super::EthServer;
 pub const MAX_LOG_RANGE: u64 = 10_000;
 /// The most logs `eth_getLogs` returns.
 pub const MAX_LOGS: usize = 10_000;
+/// The most topic positions in a log filter (a log has at most four topics).
+pub const MAX_TOPICS: usize = 4;
+/// The most alternatives in one topic position of a log filter (geth's bound).
+pub const MAX_SUB_TOPICS: usize = 1_000;
+/// The most contract addresses in a log filter (geth's bound).
+pub const MAX_FILTER_ADDRESSES: usize = 1_000;
 
 /// Which state a read or call is against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,8 +192,51 @@ fn call_object(v: &Value) -> Result<EvmCall, EthError> {
     })
 }
 
-/// The gas an `eth_call` without `gas` gets, and the cap of an estimate.
+/// The gas an `eth_call` without `gas` gets before the server's cap applies (the cap is
+/// [`CallLimits::gas_cap`]).
 pub const CALL_GAS_CAP: u64 = 50_000_000;
+
+/// The bounds of every call that runs the EVM for a client (`eth_call`, `eth_estimateGas`),
+/// geth's `--rpc.gascap` and `--rpc.evmtimeout` (docs/decisions.md, "Limits of EVM calls").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallLimits {
+    /// The most gas one call runs with: a request asking more is capped to it, as geth does.
+    pub gas_cap: u64,
+    /// The wall-clock time one request's EVM runs may take (an estimate's whole search
+    /// included), waiting for a slot included: past it the run is stopped and the request
+    /// answers `execution aborted (timeout = …)`.
+    pub timeout: std::time::Duration,
+    /// Calls running at once, each on a blocking thread of its own (never on the async
+    /// workers that serve the other requests and drive blocks); more wait for a slot.
+    pub max_concurrent: usize,
+}
+
+impl Default for CallLimits {
+    fn default() -> Self {
+        Self { gas_cap: CALL_GAS_CAP, timeout: std::time::Duration::from_secs(5), max_concurrent: 4 }
+    }
+}
+
+/// geth's rendering of a timeout: `5s`, `1.5s`, `200ms`.
+fn duration_text(d: std::time::Duration) -> String {
+    if d.as_millis() % 1000 == 0 {
+        format!("{}s", d.as_secs())
+    } else if d.as_millis() >= 1000 {
+        format!("{}s", d.as_secs_f64())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+/// Stops a run when the request that started it goes away (its client closed the connection,
+/// or the HTTP server's own request timeout dropped it).
+struct StopOnDrop(std::sync::Arc<lantau_app::evm::exec::Interrupt>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
 
 fn log_filter(v: &Value) -> Result<LogFilter, EthError> {
     let o = v.as_object().ok_or_else(|| EthError::InvalidParams("filter: expected an object".into()))?;
@@ -203,8 +252,17 @@ fn log_filter(v: &Value) -> Result<LogFilter, EthError> {
         Some(a) => f.addresses = vec![address(a, "address")?],
         None => {}
     }
+    if f.addresses.len() > MAX_FILTER_ADDRESSES {
+        return Err(EthError::InvalidParams(format!("exceed max addresses: {} over {MAX_FILTER_ADDRESSES}", f.addresses.len())));
+    }
     if let Some(t) = get("topics") {
         let t = t.as_array().ok_or_else(|| EthError::InvalidParams("topics: expected an array".into()))?;
+        if t.len() > MAX_TOPICS {
+            return Err(EthError::InvalidParams(format!("exceed max topics: {} positions over {MAX_TOPICS}", t.len())));
+        }
+        if let Some(n) = t.iter().filter_map(Value::as_array).map(Vec::len).find(|n| *n > MAX_SUB_TOPICS) {
+            return Err(EthError::InvalidParams(format!("exceed max sub topics: {n} alternatives over {MAX_SUB_TOPICS}")));
+        }
         for pos in t {
             f.topics.push(match pos {
                 Value::Null => Vec::new(),
@@ -261,6 +319,29 @@ impl Method {
             other => return Err(EthError::MethodNotFound(other.to_string())),
         })
     }
+}
+
+/// The least gas limit under which `call` succeeds, searched up to the gas cap; every run
+/// under `stop`.
+async fn estimate_gas(node: std::sync::Arc<dyn crate::api::NodeApi>, h: Option<u64>, call: EvmCall, gas_cap: u64, stop: &lantau_app::evm::exec::Interrupt) -> Result<Value, EthError> {
+    let app = node.app();
+    let cap = call.gas_limit.min(gas_cap);
+    let first = EthServer::call_result(app.eth_call(h, &EvmCall { gas_limit: cap, ..call.clone() }, stop).await?)?;
+    // The gas used is a lower bound (a frame may need its 64th held back): search up to
+    // the cap for the least limit that succeeds.
+    let (mut lo, mut hi) = (first.gas_used, cap);
+    if app.eth_call(h, &EvmCall { gas_limit: lo, ..call.clone() }, stop).await?.success {
+        return Ok(json!(hex_u64(lo)));
+    }
+    while hi.saturating_sub(lo) > lo / 64 + 1 {
+        let mid = lo + (hi - lo) / 2;
+        if app.eth_call(h, &EvmCall { gas_limit: mid, ..call.clone() }, stop).await?.success {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(json!(hex_u64(hi)))
 }
 
 fn quantity_word(v: &Value) -> Result<[u8; 32], EthError> {
@@ -356,10 +437,17 @@ impl EthServer {
             }
             Method::Call(call, tag) => {
                 let h = self.height_of(tag).await?;
-                let out = Self::call_result(app.eth_call(h, &call).await?)?;
+                let call = EvmCall { gas_limit: call.gas_limit.min(self.calls.gas_cap), ..*call };
+                let out = self
+                    .bounded(move |node, stop| async move { Self::call_result(node.app().eth_call(h, &call, &stop).await?) })
+                    .await?;
                 Ok(json!(format!("0x{}", hex::encode(out.output))))
             }
-            Method::EstimateGas(call, tag) => self.estimate_gas(*call, tag).await,
+            Method::EstimateGas(call, tag) => {
+                let h = self.height_of(tag).await?;
+                let cap = self.calls.gas_cap;
+                self.bounded(move |node, stop| async move { estimate_gas(node, h, *call, cap, &stop).await }).await
+            }
             Method::GasPrice => Ok(json!(hex_u128(lantau_app::evm::tx::BASE_FEE))),
             Method::MaxPriorityFeePerGas => Ok(json!("0x0")),
             Method::FeeHistory(count, newest, pct) => {
@@ -405,26 +493,44 @@ impl EthServer {
         }
     }
 
-    async fn estimate_gas(&self, call: EvmCall, tag: BlockTag) -> Result<Value, EthError> {
-        let app = self.node.app();
-        let h = self.height_of(tag).await?;
-        let cap = call.gas_limit.min(CALL_GAS_CAP);
-        let first = Self::call_result(app.eth_call(h, &EvmCall { gas_limit: cap, ..call.clone() }).await?)?;
-        // The gas used is a lower bound (a frame may need its 64th held back): search up to
-        // the cap for the least limit that succeeds.
-        let (mut lo, mut hi) = (first.gas_used, cap);
-        if app.eth_call(h, &EvmCall { gas_limit: lo, ..call.clone() }).await?.success {
-            return Ok(json!(hex_u64(lo)));
+    /// Runs `f` (one request's EVM runs) within the call limits: a slot among
+    /// `max_concurrent`, a blocking thread of its own, the timeout, and a stop when this
+    /// request goes away. The slot is held until the run has really ended.
+    async fn bounded<T, F, Fut>(&self, f: F) -> Result<T, EthError>
+    where
+        T: Send + 'static,
+        F: FnOnce(std::sync::Arc<dyn crate::api::NodeApi>, std::sync::Arc<lantau_app::evm::exec::Interrupt>) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<T, EthError>> + Send,
+    {
+        let stop = std::sync::Arc::new(lantau_app::evm::exec::Interrupt::new());
+        let _on_drop = StopOnDrop(stop.clone());
+        let timeout = self.calls.timeout;
+        let aborted = || EthError::Server(format!("execution aborted (timeout = {})", duration_text(timeout)));
+        let deadline = tokio::time::Instant::now() + timeout;
+        let permit = match tokio::time::timeout_at(deadline, self.call_slots.clone().acquire_owned()).await {
+            Ok(Ok(p)) => p,
+            Ok(Err(e)) => return Err(internal(e)),
+            Err(_) => return Err(aborted()),
+        };
+        let (node, runtime, run_stop) = (self.node.clone(), tokio::runtime::Handle::current(), stop.clone());
+        let task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            runtime.block_on(f(node, run_stop))
+        });
+        let timer = {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep_until(deadline).await;
+                stop.stop();
+            })
+        };
+        let out = task.await;
+        timer.abort();
+        match out {
+            Err(e) => Err(internal(e)),
+            Ok(Err(_)) if stop.is_stopped() => Err(aborted()),
+            Ok(r) => r,
         }
-        while hi.saturating_sub(lo) > lo / 64 + 1 {
-            let mid = lo + (hi - lo) / 2;
-            if app.eth_call(h, &EvmCall { gas_limit: mid, ..call.clone() }).await?.success {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        Ok(json!(hex_u64(hi)))
     }
 
     async fn send_raw(&self, raw: Vec<u8>) -> Result<Value, EthError> {
@@ -472,8 +578,9 @@ impl EthServer {
                 cumulative += render::eth_gas_used(&earlier.events).unwrap_or(0);
             }
         }
-        let gas_used = render::eth_gas_used(&rec.result.events).unwrap_or(0);
-        Ok(Some(Receipt { tx, height: rec.height, index: rec.index, block_hash, first_log, cumulative_gas: cumulative + gas_used, events: rec.result.events.clone() }))
+        let failed = rec.result.code.is_err();
+        let gas_used = render::receipt_gas(&rec.result.events, failed, tx.gas_limit);
+        Ok(Some(Receipt { tx, height: rec.height, index: rec.index, block_hash, first_log, cumulative_gas: cumulative + gas_used, events: rec.result.events.clone(), failed }))
     }
 
     async fn block_json(&self, height: u64, full: bool) -> Result<Value, EthError> {
@@ -499,9 +606,13 @@ impl EthServer {
                     Some(t) => self.resolve_height(t).await?,
                     None => latest,
                 };
+                if from > to {
+                    return Err(EthError::InvalidParams(format!("invalid block range params: fromBlock {from} is after toBlock {to}")));
+                }
                 (from, to.min(latest))
             }
         };
+        // A range that starts after the latest block has no logs yet.
         if from > to {
             return Ok(json!([]));
         }

@@ -36,6 +36,10 @@ pub const MAX_SUBSCRIPTIONS: usize = 32;
 pub struct EthServer {
     node: Arc<dyn NodeApi>,
     pending: Mutex<BTreeMap<[u8; 32], EthTx>>,
+    /// The bounds of the calls that run the EVM for a client (`eth_call`, `eth_estimateGas`).
+    calls: methods::CallLimits,
+    /// One permit per call running at once.
+    call_slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl EthServer {
@@ -50,7 +54,13 @@ impl EthServer {
 
     /// A server over `node`.
     pub fn new(node: Arc<dyn NodeApi>) -> Arc<Self> {
-        Arc::new(Self { node, pending: Mutex::new(BTreeMap::new()) })
+        Self::with_call_limits(node, methods::CallLimits::default())
+    }
+
+    /// A server over `node` whose EVM calls run within `calls`.
+    pub fn with_call_limits(node: Arc<dyn NodeApi>, calls: methods::CallLimits) -> Arc<Self> {
+        let slots = Arc::new(tokio::sync::Semaphore::new(calls.max_concurrent.max(1)));
+        Arc::new(Self { node, pending: Mutex::new(BTreeMap::new()), calls, call_slots: slots })
     }
 
     /// One request object → one response object.

@@ -175,12 +175,24 @@ pub struct Receipt {
     pub cumulative_gas: u64,
     /// The transaction's events.
     pub events: Vec<Event>,
+    /// The carrying Cosmos transaction failed after its ante (the EVM refused to run it): the
+    /// fee for its whole gas limit and its nonce stay spent, nothing else happened.
+    pub failed: bool,
+}
+
+/// The gas an included Ethereum transaction used, as its fee paid for it: the EVM's count, or
+/// its whole gas limit when it failed before running (no refund then).
+pub fn receipt_gas(events: &[Event], failed: bool, gas_limit: u64) -> u64 {
+    if failed {
+        return gas_limit;
+    }
+    eth_gas_used(events).unwrap_or(0)
 }
 
 /// The receipt object.
 pub fn receipt(r: &Receipt) -> Value {
     let logs = logs_of(&r.events);
-    let gas_used = eth_gas_used(&r.events).unwrap_or(0);
+    let gas_used = receipt_gas(&r.events, r.failed, r.tx.gas_limit);
     json!({
         "transactionHash": r.tx.hash_hex(),
         "transactionIndex": hex_u64(u64::from(r.index)),
@@ -194,7 +206,7 @@ pub fn receipt(r: &Receipt) -> Value {
         "contractAddress": created(&r.events, &r.tx),
         "logs": logs.iter().enumerate().map(|(i, l)| log(l, &r.tx.hash, r.height, r.index, &r.block_hash, r.first_log + i as u64)).collect::<Vec<_>>(),
         "logsBloom": data(&bloom(&logs)),
-        "status": if failed(&r.events) { "0x0" } else { "0x1" },
+        "status": if r.failed || failed(&r.events) { "0x0" } else { "0x1" },
         "type": hex_u64(u64::from(r.tx.tx_type)),
     })
 }

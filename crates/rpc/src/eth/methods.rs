@@ -219,7 +219,7 @@ impl Default for CallLimits {
 
 /// geth's rendering of a timeout: `5s`, `1.5s`, `200ms`.
 fn duration_text(d: std::time::Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{}s", d.as_secs())
     } else if d.as_millis() >= 1000 {
         format!("{}s", d.as_secs_f64())

@@ -169,9 +169,19 @@ async fn read_u64<S: StateRead>(s: &S, key: &'static str) -> Result<Option<u64>,
 }
 
 impl App {
-    /// Opens (or creates) the state at `path`.
+    /// Opens (or creates) the state at `path`. An existing store is verified first (every
+    /// block read back with its checksum, `store_check`): a damaged one is refused with
+    /// [`AppError::Damaged`].
     pub async fn load(path: std::path::PathBuf, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> Result<Self, AppError> {
-        let storage = Storage::load(path, vec![]).await.map_err(AppError::store)?;
+        let checked = path.clone();
+        let verified = tokio::task::spawn_blocking(move || crate::store_check::verify(&checked))
+            .await
+            .map_err(|e| AppError::Damaged { path: path.clone(), detail: format!("its verification stopped: {e}") })?
+            .map_err(|detail| AppError::Damaged { path: path.clone(), detail })?;
+        if let Some(v) = verified {
+            tracing::info!(files = v.files, mib = v.bytes >> 20, keys = v.keys, ms = v.ms.round(), "verified every block of the app store");
+        }
+        let storage = Storage::load(path.clone(), vec![]).await.map_err(|e| AppError::Open { path, detail: format!("{e:#}") })?;
         Self::with_storage(storage, cfg, hook).await
     }
 
@@ -311,7 +321,7 @@ impl App {
             };
             return match cnidarium::StateRead::get_raw(&snap, &key).await {
                 Ok(v) => ok(req.data.to_vec(), v.unwrap_or_default(), None),
-                Err(e) => fail(1, e.to_string(), height),
+                Err(e) => fail(1, lantau_module_api::store::fault(format_args!("reading {key}"), e).to_string(), height),
             };
         }
         // Errors read as the Cosmos SDK writes them (a gRPC status wrapped in an sdk error), so
@@ -848,6 +858,8 @@ impl App {
     /// ABCI FinalizeBlock: executes every transaction, writes the block's records, and prepares
     /// (but does not persist) the commit, whose root is the returned app hash.
     pub async fn finalize_block(&self, req: request::FinalizeBlock) -> Result<response::FinalizeBlock, AppError> {
+        // A store that failed a read is not executed on (nor committed to): the driver stops.
+        AppError::faulted()?;
         let height = req.height.value();
         let snap = self.cached_snapshot();
         let last = Self::height_at(snap.snapshot()).await?;
@@ -930,6 +942,9 @@ impl App {
             tracing::trace!(?by, "verifiable writes by prefix");
         }
         resp.app_hash = AppHash::try_from(batch.root_hash().0.to_vec())?;
+        // A transaction that met a store failure failed with an internal error no intact
+        // replica would give: no result and no app hash of this block are answered.
+        AppError::faulted()?;
         *self.staged.lock() = Some(Staged { batch, height, txs: req.txs.len(), time: req.time, base_version, writes, cached_nv_writes });
         Ok(resp)
     }
@@ -946,9 +961,18 @@ impl App {
     /// every admission's effects), so admissions continue meanwhile; the driver must rebuild it
     /// ([`App::begin_check_rebuild`] … [`App::finish_check_rebuild`]) or reset it.
     pub async fn commit_keeping_check_state(&self) -> Result<response::Commit, AppError> {
+        AppError::faulted()?;
         let staged = self.staged.lock().take().ok_or(AppError::CommitWithoutFinalize)?;
         let root = staged.batch.root_hash().0;
-        self.storage.commit_batch(staged.batch).map_err(AppError::store)?;
+        // cnidarium panics when RocksDB refuses the write (as it does once a background
+        // compaction met a damaged block): a store fault, not a crash of the caller.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.storage.commit_batch(staged.batch))) {
+            Ok(r) => r.map(drop).map_err(AppError::store)?,
+            Err(p) => {
+                let why = p.downcast_ref::<&str>().map(|s| (*s).to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+                return Err(AppError::Store(Box::new(lantau_module_api::store::fault(format_args!("writing block {}", staged.height), format_args!("the write panicked: {why}")))));
+            }
+        }
         self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().chain(&staged.cached_nv_writes).map(|(k, v)| (k, v)));
         let dirty = staged.writes.iter().any(|(k, _)| lantau_compliance::state_key::read_by_gates(k));
         self.gates_dirty.store(dirty, std::sync::atomic::Ordering::Release);
@@ -1085,8 +1109,9 @@ impl App {
         self.storage.commit_batch(batch).map_err(|e| e.to_string())?;
         let snap = self.snapshot();
         let chain_id = match snap.get_raw(state_key::CHAIN_ID).await {
-            Ok(Some(b)) => String::from_utf8(b).unwrap_or_default(),
-            _ => String::new(),
+            Ok(Some(b)) => String::from_utf8(b).map_err(|e| format!("the restored chain id: {e}"))?,
+            Ok(None) => String::new(),
+            Err(e) => return Err(lantau_module_api::store::fault(format_args!("reading {}", state_key::CHAIN_ID), e).to_string()),
         };
         *self.chain_id.write() = chain_id;
         self.reads.reset(self.storage.latest_version());

@@ -8,9 +8,27 @@ use lantau_module_api::TxError;
 /// A failure of the state machine itself.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
-    /// The store (cnidarium over RocksDB) failed.
+    /// The store (cnidarium over RocksDB) failed; recorded as the process's store fault
+    /// ([`lantau_module_api::store::fault`]): the node stops.
     #[error("store: {0}")]
     Store(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The store is damaged, found at open (docs/decisions.md, "The corruption policy"): the
+    /// node refuses to start on it.
+    #[error("the app store at {} is damaged: {detail}. This node does not run on a store it cannot read: restore its state from a snapshot of an intact node, or move {} aside and resync by state sync (docs/operations.md, \"A damaged store\")", path.display(), path.display())]
+    Damaged {
+        /// The store's directory.
+        path: std::path::PathBuf,
+        /// What is wrong (RocksDB's message names the file, and for a bad block its offset).
+        detail: String,
+    },
+    /// The store passed its check but cnidarium could not open it.
+    #[error("cannot open the app store at {}: {detail}", path.display())]
+    Open {
+        /// The store's directory.
+        path: std::path::PathBuf,
+        /// cnidarium's error.
+        detail: String,
+    },
     /// A record the app wrote does not decode.
     #[error("corrupt record {key}: {why}")]
     Corrupt {
@@ -56,9 +74,17 @@ pub enum AppError {
 }
 
 impl AppError {
-    /// Wraps a store failure.
+    /// Wraps a store failure, recording it as the process's store fault (the node stops).
     pub fn store(e: anyhow::Error) -> Self {
-        AppError::Store(e.into())
+        AppError::Store(Box::new(lantau_module_api::store::fault("a store operation of the app", format_args!("{e:#}"))))
+    }
+
+    /// The store fault this process already met, as an error (a driver stops on it).
+    pub fn faulted() -> Result<(), Self> {
+        match lantau_module_api::store::current_fault() {
+            Some(f) => Err(AppError::Store(Box::new(f))),
+            None => Ok(()),
+        }
     }
 }
 

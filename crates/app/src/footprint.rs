@@ -64,7 +64,9 @@ impl Footprint {
             }
             let old = match below.get_raw(k).await {
                 Ok(old) => old,
-                Err(_) => {
+                Err(e) => {
+                    // Not replayable; the node stops on the fault.
+                    lantau_module_api::store::fault(format_args!("reading {k}"), e);
                     replayable = false;
                     None
                 }
@@ -88,7 +90,13 @@ impl Footprint {
         }
         let mut out = self.clone();
         for (i, ((k, wrote), old)) in out.writes.iter_mut().zip(out.before.iter_mut()).enumerate() {
-            let now = state.get_raw(k).await.ok()?;
+            let now = match state.get_raw(k).await {
+                Ok(v) => v,
+                Err(e) => {
+                    lantau_module_api::store::fault(format_args!("reading {k}"), e);
+                    return None;
+                }
+            };
             if now == *old {
                 continue;
             }

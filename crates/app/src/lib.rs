@@ -13,7 +13,7 @@
 //!
 //! Layout: `app.rs` (the ABCI++ methods), `tx.rs`, `msg.rs`, `ante.rs`, `sigcache.rs`,
 //! `genesis.rs`, `state_key.rs`, `hooks.rs` (what a driver adds to each block's commit: the tx
-//! index, the block store).
+//! index, the block store), `store_check.rs` (the store's verification at open).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
@@ -37,6 +37,7 @@ pub mod screen;
 mod sigcache;
 mod stopwatch;
 pub mod statesync;
+mod store_check;
 pub mod state_key;
 pub mod trace;
 pub mod tx;

@@ -633,8 +633,8 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 None
             };
             let failed = tokio::select! {
-                r = tokio::signal::ctrl_c() => { r?; false }
-                _ = node.engine_stopped() => true,
+                r = tokio::signal::ctrl_c() => { r?; None }
+                fault = node.engine_stopped() => Some(fault),
             };
             eprintln!("shutting down");
             let _ = portal_stop.send(());
@@ -642,8 +642,10 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 let _ = p.await;
             }
             node.stop().await;
-            if failed {
-                anyhow::bail!("block production stopped (see the log above)");
+            match failed {
+                Some(Some(fault)) => return Err(fault.into()),
+                Some(None) => anyhow::bail!("block production stopped (see the log above)"),
+                None => {}
             }
         }
         Cmd::Portal(c) => web::portal(&home, c).await?,

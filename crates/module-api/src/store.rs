@@ -1,4 +1,7 @@
-//! Metered typed access to cnidarium, used by every module's `state.rs`.
+//! Metered typed access to cnidarium, used by every module's `state.rs`, and the store's
+//! fault latch: every read or write the store could not do is recorded here ([`fault`],
+//! [`read_failed`]) so the node stops instead of answering from a store it cannot read
+//! (docs/decisions.md, "The corruption policy").
 
 use cnidarium::{StateRead, StateWrite};
 
@@ -11,7 +14,7 @@ pub async fn get<S: StateRead + ?Sized>(
     gas: &GasMeter,
     key: &str,
 ) -> Result<Option<Vec<u8>>, TxError> {
-    let v = state.get_raw(key).await.map_err(internal)?;
+    let v = state.get_raw(key).await.map_err(|e| read_failed(key, e))?;
     gas.read(key.len(), v.as_ref().map_or(0, |v| v.len()))?;
     Ok(v)
 }
@@ -74,7 +77,62 @@ pub async fn scan_prefix<S: StateRead + ?Sized>(state: &S, prefix: &str) -> Resu
     let mut stream = std::pin::pin!(state.prefix_raw(prefix));
     let mut out = Vec::new();
     while let Some(item) = stream.next().await {
-        out.push(item.map_err(internal)?);
+        out.push(item.map_err(|e| read_failed(prefix, e))?);
     }
     Ok(out)
+}
+
+// === store faults ===
+
+/// A read or write the store could not do: a RocksDB error (a block checksum mismatch, a
+/// missing or unreadable file, an I/O error), a Merkle tree node missing, a store task that
+/// failed. Never "absent": a node that met one stops (docs/decisions.md, "The corruption
+/// policy").
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("the app store failed while {context}: {detail}; the node stops rather than answer from a store it cannot read: restore the node's state from a snapshot of an intact node or by state sync (docs/operations.md, \"A damaged store\")")]
+pub struct StoreFault {
+    /// What was being read or written (a key, a prefix, a commit).
+    pub context: String,
+    /// The store's own error (RocksDB names the file and offset of a damaged block).
+    pub detail: String,
+}
+
+/// The first fault of this process's store (one store per node process).
+static FAULT: std::sync::OnceLock<StoreFault> = std::sync::OnceLock::new();
+/// Wakes [`faulted`] waiters.
+static FAULTED: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Records a store failure met while `context` (the first one is kept and logged) and returns
+/// it.
+pub fn fault(context: impl std::fmt::Display, e: impl std::fmt::Display) -> StoreFault {
+    let f = StoreFault { context: context.to_string(), detail: e.to_string() };
+    if FAULT.set(f.clone()).is_ok() {
+        tracing::error!(context = %f.context, error = %f.detail, "the app store failed; stopping");
+        FAULTED.notify_waiters();
+    }
+    f
+}
+
+/// A failed read of `what` (a key or prefix) as a transaction or query error ([`internal`]),
+/// recorded as a store fault.
+pub fn read_failed(what: impl std::fmt::Display, e: impl std::fmt::Display) -> TxError {
+    internal(fault(format_args!("reading {what}"), e))
+}
+
+/// The store fault this process met, if any.
+pub fn current_fault() -> Option<StoreFault> {
+    FAULT.get().cloned()
+}
+
+/// Resolves with the first store fault of this process (at once when there already is one).
+pub async fn faulted() -> StoreFault {
+    loop {
+        let woken = FAULTED.notified();
+        let mut woken = std::pin::pin!(woken);
+        woken.as_mut().enable();
+        if let Some(f) = FAULT.get() {
+            return f.clone();
+        }
+        woken.await;
+    }
 }

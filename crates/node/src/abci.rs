@@ -70,30 +70,41 @@ pub async fn serve(
     committed: Option<mpsc::UnboundedSender<crate::comet::Committed>>,
     addr: &AbciAddr,
 ) -> anyhow::Result<()> {
+    // A failed consensus call (a block the app cannot execute or persist) ends the serving:
+    // CometBFT stops on the broken connection, and this process exits with the error instead
+    // of staying up.
+    let (halt, mut halted) = mpsc::unbounded_channel::<String>();
     let server = tower_abci::v038::Server::builder()
-        .consensus(Consensus { app: app.clone(), metrics: metrics.clone(), committed, pending: Arc::new(parking_lot::Mutex::new(None)) })
+        .consensus(Consensus { app: app.clone(), metrics: metrics.clone(), committed, pending: Arc::new(parking_lot::Mutex::new(None)), halt })
         .mempool(Mempool::start(app.clone(), metrics))
         .info(Info(app.clone()))
         .snapshot(Snapshots(app))
         .finish()
         .ok_or_else(|| anyhow::anyhow!("ABCI server incomplete"))?;
-    let res = match addr {
-        AbciAddr::Tcp(a) => server.listen_tcp(a).await,
-        AbciAddr::Unix(p) => {
-            // A socket file left by an earlier run would refuse the bind.
-            if p.exists() {
-                std::fs::remove_file(p)?;
-            }
-            server.listen_unix(p).await
+    if let AbciAddr::Unix(p) = addr {
+        // A socket file left by an earlier run would refuse the bind.
+        if p.exists() {
+            std::fs::remove_file(p)?;
+        }
+    }
+    let listen = async {
+        match addr {
+            AbciAddr::Tcp(a) => server.listen_tcp(a).await,
+            AbciAddr::Unix(p) => server.listen_unix(p).await,
         }
     };
-    res.map_err(|e| anyhow::anyhow!("ABCI server on {addr}: {e}"))
+    tokio::select! {
+        res = listen => res.map_err(|e| anyhow::anyhow!("ABCI server on {addr}: {e}")),
+        Some(why) = halted.recv() => Err(anyhow::anyhow!("ABCI {why}; the app stops (see the log above)")),
+    }
 }
 
-fn fatal(what: &str, e: impl std::fmt::Display) -> BoxError {
+fn fatal(halt: &mpsc::UnboundedSender<String>, what: &str, e: impl std::fmt::Display) -> BoxError {
     // An error on the consensus connection stops CometBFT: the app cannot go on from a
-    // block it failed to execute or persist, and halting is what the spec asks for.
+    // block it failed to execute or persist, and halting is what the spec asks for. The
+    // server stops too.
     tracing::error!(error = %e, "ABCI {what} failed");
+    let _stopping = halt.send(format!("{what} failed: {e}"));
     format!("{what}: {e}").into()
 }
 
@@ -105,6 +116,8 @@ struct Consensus {
     committed: Option<mpsc::UnboundedSender<crate::comet::Committed>>,
     /// The finalized block waiting for its Commit.
     pending: Arc<parking_lot::Mutex<Option<crate::comet::Committed>>>,
+    /// Stops the server (a consensus call failed).
+    halt: mpsc::UnboundedSender<String>,
 }
 
 impl Service<ConsensusRequest> for Consensus {
@@ -117,22 +130,22 @@ impl Service<ConsensusRequest> for Consensus {
     }
 
     fn call(&mut self, req: ConsensusRequest) -> Self::Future {
-        let (app, metrics, committed, pending) = (self.app.clone(), self.metrics.clone(), self.committed.clone(), self.pending.clone());
+        let (app, metrics, committed, pending, halt) = (self.app.clone(), self.metrics.clone(), self.committed.clone(), self.pending.clone(), self.halt.clone());
         Box::pin(async move {
             let t = std::time::Instant::now();
             Ok(match req {
-                ConsensusRequest::InitChain(r) => ConsensusResponse::InitChain(app.init_chain(r).await.map_err(|e| fatal("InitChain", e))?),
+                ConsensusRequest::InitChain(r) => ConsensusResponse::InitChain(app.init_chain(r).await.map_err(|e| fatal(&halt, "InitChain", e))?),
                 ConsensusRequest::PrepareProposal(r) => ConsensusResponse::PrepareProposal(app.prepare_proposal(r).await),
                 ConsensusRequest::ProcessProposal(r) => ConsensusResponse::ProcessProposal(app.process_proposal(r).await),
                 ConsensusRequest::FinalizeBlock(r) => {
                     let kept = committed.as_ref().map(|_| r.clone());
-                    let resp = app.finalize_block(r).await.map_err(|e| fatal("FinalizeBlock", e))?;
+                    let resp = app.finalize_block(r).await.map_err(|e| fatal(&halt, "FinalizeBlock", e))?;
                     metrics.block(&resp, t.elapsed().as_secs_f64());
                     *pending.lock() = kept.map(|req| crate::comet::Committed { req, resp: resp.clone() });
                     ConsensusResponse::FinalizeBlock(resp)
                 }
                 ConsensusRequest::Commit => {
-                    let resp = app.commit().await.map_err(|e| fatal("Commit", e))?;
+                    let resp = app.commit().await.map_err(|e| fatal(&halt, "Commit", e))?;
                     metrics.commit(app.last_height().await.unwrap_or(0), t.elapsed().as_secs_f64());
                     if let (Some(tx), Some(c)) = (committed.as_ref(), pending.lock().take()) {
                         let _ = tx.send(c);
@@ -212,7 +225,11 @@ impl Service<InfoRequest> for Info {
         let app = self.0.clone();
         Box::pin(async move {
             Ok(match req {
-                InfoRequest::Info(r) => InfoResponse::Info(app.info(r).await.map_err(|e| fatal("Info", e))?),
+                InfoRequest::Info(r) => InfoResponse::Info(app.info(r).await.map_err(|e| {
+                    // A store fault among them stops the process (`serve_abci`).
+                    tracing::error!(error = %e, "ABCI Info failed");
+                    BoxError::from(format!("Info: {e}"))
+                })?),
                 InfoRequest::Query(r) => InfoResponse::Query(app.abci_query(r).await),
                 InfoRequest::Echo(r) => InfoResponse::Echo(response::Echo { message: r.message }),
             })

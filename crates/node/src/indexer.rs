@@ -33,6 +33,7 @@ use lantau_app::cnidarium::{Snapshot, StateRead};
 use lantau_app::tendermint::abci::{request, response, types::ExecTxResult};
 use lantau_app::tendermint::{Block, Time};
 use lantau_app::BlockHook;
+use lantau_app::module_api::store;
 use lantau_event_query::{Operand, Op, Query};
 use lantau_rpc::api::{event_map, BlockResults, QueryBudgetExceeded, SearchPage, TxRecord};
 use parking_lot::Mutex;
@@ -191,9 +192,20 @@ impl BlockHook for Indexer {
 
 // === reads ===
 
+/// A non-verifiable read of the index or block store; a failure is a store fault (the node
+/// stops), never an absent row.
+async fn nv_get(snap: &Snapshot, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
+    snap.nonverifiable_get_raw(key).await.map_err(|e| store::fault(format_args!("reading the index row {}", key.escape_ascii()), e).into())
+}
+
+/// A failed scan of the index under `prefix`, as a store fault.
+fn scan_failed(prefix: &[u8], e: anyhow::Error) -> anyhow::Error {
+    store::fault(format_args!("scanning the index under {}", prefix.escape_ascii()), e).into()
+}
+
 /// A committed block.
 pub async fn block(snap: &Snapshot, height: u64) -> anyhow::Result<Option<Block>> {
-    match snap.nonverifiable_get_raw(&block_key(height)).await? {
+    match nv_get(snap, &block_key(height)).await? {
         Some(b) => Ok(Some(<Block as Protobuf<pb::types::Block>>::decode_vec(&b)?)),
         None => Ok(None),
     }
@@ -201,7 +213,7 @@ pub async fn block(snap: &Snapshot, height: u64) -> anyhow::Result<Option<Block>
 
 /// The height of the committed block whose header hash is `hash`.
 pub async fn block_height_by_hash(snap: &Snapshot, hash: &[u8; 32]) -> anyhow::Result<Option<u64>> {
-    match snap.nonverifiable_get_raw(&block_hash_key(hash)).await? {
+    match nv_get(snap, &block_hash_key(hash)).await? {
         Some(b) => Ok(Some(u64::from_be_bytes(b.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt block hash row"))?))),
         None => Ok(None),
     }
@@ -209,7 +221,7 @@ pub async fn block_height_by_hash(snap: &Snapshot, hash: &[u8; 32]) -> anyhow::R
 
 /// A committed block's results.
 pub async fn block_results(snap: &Snapshot, height: u64, app_hash: String) -> anyhow::Result<Option<BlockResults>> {
-    let Some(raw) = snap.nonverifiable_get_raw(&results_key(height)).await? else { return Ok(None) };
+    let Some(raw) = nv_get(snap, &results_key(height)).await? else { return Ok(None) };
     let r = pb::abci::ResponseFinalizeBlock::decode(raw.as_slice())?;
     let mut resp = response::FinalizeBlock::try_from(r)?;
     if resp.tx_results.is_empty() {
@@ -221,14 +233,14 @@ pub async fn block_results(snap: &Snapshot, height: u64, app_hash: String) -> an
 /// The hashes of a block's transactions in block order: its `H/` row, or the `h/` rows of
 /// earlier versions.
 async fn block_tx_hashes(snap: &Snapshot, height: u64) -> anyhow::Result<Vec<[u8; 32]>> {
-    if let Some(row) = snap.nonverifiable_get_raw(&block_txs_key(height)).await? {
+    if let Some(row) = nv_get(snap, &block_txs_key(height)).await? {
         return hashes_of(&row).ok_or_else(|| anyhow::anyhow!("corrupt block transactions row at {height}"));
     }
     let prefix = [b"h/".as_slice(), &height.to_be_bytes()].concat();
     let mut rows = snap.nonverifiable_prefix_raw(&prefix);
     let mut out = Vec::new();
     while let Some(row) = rows.next().await {
-        let (_, hash) = row?;
+        let (_, hash) = row.map_err(|e| scan_failed(&prefix, e))?;
         out.push(hash.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt height row at {height}"))?);
     }
     Ok(out)
@@ -247,7 +259,7 @@ fn hashes_of(row: &[u8]) -> Option<Vec<[u8; 32]>> {
 async fn block_tx_results(snap: &Snapshot, height: u64) -> anyhow::Result<Vec<ExecTxResult>> {
     let mut results = Vec::new();
     for hash in block_tx_hashes(snap, height).await? {
-        let Some(raw) = snap.nonverifiable_get_raw(&tx_key(&hash)).await? else {
+        let Some(raw) = nv_get(snap, &tx_key(&hash)).await? else {
             anyhow::bail!("the index lists a transaction it does not hold at height {height}");
         };
         let rec = pb::abci::TxResult::decode(raw.as_slice())?;
@@ -259,7 +271,7 @@ async fn block_tx_results(snap: &Snapshot, height: u64) -> anyhow::Result<Vec<Ex
 async fn block_time(snap: &Snapshot, height: u64) -> anyhow::Result<String> {
     Ok(match block(snap, height).await? {
         Some(b) => rfc3339(b.header.time),
-        None => match snap.nonverifiable_get_raw(&block_time_key(height)).await? {
+        None => match nv_get(snap, &block_time_key(height)).await? {
             Some(t) => String::from_utf8(t).unwrap_or_default(),
             None => String::new(),
         },
@@ -273,7 +285,7 @@ pub fn rfc3339(t: Time) -> String {
 
 /// A committed transaction.
 pub async fn tx(snap: &Snapshot, hash: &[u8; 32]) -> anyhow::Result<Option<TxRecord>> {
-    let Some(raw) = snap.nonverifiable_get_raw(&tx_key(hash)).await? else { return Ok(None) };
+    let Some(raw) = nv_get(snap, &tx_key(hash)).await? else { return Ok(None) };
     let r = pb::abci::TxResult::decode(raw.as_slice())?;
     let height = u64::try_from(r.height)?;
     let result = ExecTxResult::try_from(r.result.unwrap_or_default())?;
@@ -323,7 +335,7 @@ async fn block_row_candidates(
     let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(prefix));
     while candidates.len() < MAX_SEARCH_CANDIDATES {
         let Some(item) = stream.next().await else { break };
-        let (key, val) = item?;
+        let (key, val) = item.map_err(|e| scan_failed(prefix, e))?;
         let Some(h) = key.get(prefix.len()..).and_then(|s| <[u8; 8]>::try_from(s).ok()).map(u64::from_be_bytes) else { continue };
         if h < min_h || h > max_h {
             continue;
@@ -372,7 +384,7 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
         let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&prefix));
         while candidates.len() < MAX_SEARCH_CANDIDATES {
             let Some(item) = stream.next().await else { break };
-            let (key, val) = item?;
+            let (key, val) = item.map_err(|e| scan_failed(&prefix, e))?;
             let Some((h, _)) = key.get(prefix.len()..).and_then(parse_pos) else { continue };
             if h < min_h || h > max_h {
                 continue;
@@ -398,7 +410,7 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
             let mut stream = std::pin::pin!(range);
             while candidates.len() < MAX_SEARCH_CANDIDATES {
                 let Some(item) = stream.next().await else { break };
-                let (_, val) = item?;
+                let (_, val) = item.map_err(|e| scan_failed(prefix, e))?;
                 match hashes_of(&val) {
                     Some(hs) => candidates.extend(hs),
                     None => anyhow::bail!("corrupt block transactions row"),
@@ -421,7 +433,7 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
             ))
             .into());
         }
-        let Some(raw) = snap.nonverifiable_get_raw(&tx_key(&hash)).await? else { continue };
+        let Some(raw) = nv_get(snap, &tx_key(&hash)).await? else { continue };
         let r = pb::abci::TxResult::decode(raw.as_slice())?;
         let height = u64::try_from(r.height)?;
         let result = r.result.unwrap_or_default();

@@ -273,17 +273,25 @@ impl std::fmt::Debug for RunningNode {
 }
 
 impl RunningNode {
-    /// Resolves when the engine stops on its own (a failure it logged); the node then no
-    /// longer produces blocks and should exit.
-    pub async fn engine_stopped(&mut self) {
-        match self.tasks.first_mut().and_then(Option::take) {
-            Some(t) => {
-                // The engine logs its own failures; a panic or cancellation is reported here.
-                if let Err(e) = t.await {
-                    tracing::error!(error = %e, "the engine task ended abnormally");
+    /// Resolves when the node must stop on its own: the engine stopped (a failure it logged;
+    /// the node no longer produces blocks), or the store failed a read or write (with the
+    /// fault: the node must not answer from that store). Either way the process should exit
+    /// with an error.
+    pub async fn engine_stopped(&mut self) -> Option<lantau_app::module_api::store::StoreFault> {
+        let engine = async {
+            match self.tasks.first_mut().and_then(Option::take) {
+                Some(t) => {
+                    // The engine logs its own failures; a panic or cancellation is reported here.
+                    if let Err(e) = t.await {
+                        tracing::error!(error = %e, "the engine task ended abnormally");
+                    }
                 }
+                None => std::future::pending::<()>().await,
             }
-            None => std::future::pending::<()>().await,
+        };
+        tokio::select! {
+            () = engine => lantau_app::module_api::store::current_fault(),
+            f = lantau_app::module_api::store::faulted() => Some(f),
         }
     }
 
@@ -348,8 +356,11 @@ pub async fn serve_abci(
         tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), cfg.http.limits(), rx.clone())),
         tokio::spawn(serve_grpc(grpc_listener, node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), rx)),
     ];
+    // A store fault stops the process (and with it the ABCI connections, so CometBFT stops
+    // too): it never serves queries from a store it cannot read.
     let served = tokio::select! {
         r = crate::abci::serve(app.clone(), metrics, Some(committed_tx), addr) => r,
+        f = lantau_app::module_api::store::faulted() => Err(f.into()),
         () = stop => Ok(()),
     };
     let _ = stop_servers.send(true);

@@ -5,6 +5,7 @@
 
 mod attacks;
 mod cli;
+mod corruption;
 mod crash;
 mod testnet;
 mod evm_limits;

@@ -45,7 +45,7 @@ pub trait BankRead: StateRead {
             let mut stream = std::pin::pin!(self.prefix_raw(&prefix));
             let mut out = Vec::new();
             while let Some(item) = stream.next().await {
-                let (key, value) = item.map_err(internal)?;
+                let (key, value) = item.map_err(|e| store::read_failed(&prefix, e))?;
                 let denom = key.strip_prefix(&prefix).unwrap_or(&key).to_string();
                 out.push(Coin::new(denom, decode_amount(&value)?));
             }

@@ -50,7 +50,7 @@ pub async fn restore_indexes<S: StateWrite + Send + Sync>(state: &mut S) -> Resu
     {
         let mut stream = std::pin::pin!(state.nonverifiable_prefix_raw(state_key::AUDIT_ROW_PREFIX));
         while let Some(item) = stream.next().await {
-            let (key, row) = item.map_err(internal)?;
+            let (key, row) = item.map_err(|e| store::read_failed("the audit rows", e))?;
             let expected = rows.saturating_add(1);
             if key != state_key::audit_row(expected) {
                 return Err(internal(format!("the audit rows are not gapless: row {expected} is missing or out of place")));
@@ -183,7 +183,7 @@ async fn read_index<S: StateRead + ?Sized>(
         Some(t) => Bound::Excluded(state_key::audit_time(t).to_vec()),
         None => Bound::Unbounded,
     };
-    let stream = state.nonverifiable_range_raw(Some(prefix), (start, end)).map_err(internal)?;
+    let stream = state.nonverifiable_range_raw(Some(prefix), (start, end)).map_err(|e| store::read_failed("an audit index", e))?;
     let mut stream = std::pin::pin!(stream);
     let mut rows = Vec::new();
     let mut out = Vec::new();
@@ -191,7 +191,7 @@ async fn read_index<S: StateRead + ?Sized>(
         if rows.len().saturating_add(out.len()) >= crate::query::MAX_QUERY_SCAN {
             return Err(too_broad());
         }
-        let (key, value) = item.map_err(internal)?;
+        let (key, value) = item.map_err(|e| store::read_failed("an audit index", e))?;
         if !value.is_empty() {
             rows.push(store::decode::<AuditEntry>(&value, "audit row")?);
             continue;
@@ -234,7 +234,7 @@ async fn first_row_at_or_after<S: StateRead + ?Sized>(state: &S, last: u64, t: &
     let (mut lo, mut hi) = (1u64, last.saturating_add(1));
     while lo < hi {
         let mid = lo.saturating_add(hi.saturating_sub(lo) / 2);
-        let raw = state.nonverifiable_get_raw(&state_key::audit_row(mid)).await.map_err(internal)?;
+        let raw = state.nonverifiable_get_raw(&state_key::audit_row(mid)).await.map_err(|e| store::read_failed(format_args!("audit row {mid}"), e))?;
         let raw = raw.ok_or_else(|| internal(format!("audit row {mid} is missing")))?;
         let entry = store::decode::<AuditEntry>(&raw, "audit row")?;
         if time_key(&entry.block_time.unwrap_or_default()) < time_key(t) {
@@ -258,11 +258,11 @@ async fn read_rows<S: StateRead + ?Sized>(state: &S, sequences: Vec<u64>) -> Res
             None => std::ops::Bound::Unbounded,
         };
         let start = std::ops::Bound::Included(first.to_be_bytes().to_vec());
-        let stream = state.nonverifiable_range_raw(Some(state_key::AUDIT_ROW_PREFIX), (start, end)).map_err(internal)?;
+        let stream = state.nonverifiable_range_raw(Some(state_key::AUDIT_ROW_PREFIX), (start, end)).map_err(|e| store::read_failed("the audit rows", e))?;
         let mut stream = std::pin::pin!(stream);
         let mut out = Vec::with_capacity(sequences.len());
         while let Some(item) = stream.next().await {
-            let (key, value) = item.map_err(internal)?;
+            let (key, value) = item.map_err(|e| store::read_failed("the audit rows", e))?;
             let seq = key
                 .get(state_key::AUDIT_ROW_PREFIX.len()..)
                 .and_then(|b| <[u8; 8]>::try_from(b).ok())
@@ -279,7 +279,7 @@ async fn read_rows<S: StateRead + ?Sized>(state: &S, sequences: Vec<u64>) -> Res
     }
     let reads = futures::stream::iter(sequences)
         .map(|seq| async move {
-            let raw = state.nonverifiable_get_raw(&state_key::audit_row(seq)).await.map_err(internal)?;
+            let raw = state.nonverifiable_get_raw(&state_key::audit_row(seq)).await.map_err(|e| store::read_failed(format_args!("audit row {seq}"), e))?;
             let raw = raw.ok_or_else(|| internal(format!("audit index lists missing row {seq}")))?;
             store::decode::<AuditEntry>(&raw, "audit row")
         })
@@ -300,7 +300,7 @@ async fn all_rows<S: StateRead + ?Sized>(state: &S) -> Result<Vec<AuditEntry>, T
         if out.len() >= crate::query::MAX_QUERY_ROWS {
             return Err(too_broad());
         }
-        let (_, v) = item.map_err(internal)?;
+        let (_, v) = item.map_err(|e| store::read_failed("the audit rows", e))?;
         out.push(store::decode::<AuditEntry>(&v, "audit row")?);
     }
     Ok(out)

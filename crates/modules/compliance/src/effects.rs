@@ -114,7 +114,7 @@ pub async fn record_screened<S: StateWrite + Send + Sync>(
 /// The payload anchored under `tx_hash` (lower-case hex, exactly as stored).
 pub async fn anchored_payload<S: cnidarium::StateRead + Sync>(state: &S, tx_hash: &str) -> Result<Option<TravelRulePayload>, TxError> {
     let key = state_key::travel_rule(tx_hash);
-    match state.nonverifiable_get_raw(key.as_bytes()).await.map_err(lantau_module_api::error::internal)? {
+    match state.nonverifiable_get_raw(key.as_bytes()).await.map_err(|e| store::read_failed(&key, e))? {
         Some(b) => Ok(Some(store::decode(&b, "travel rule payload")?)),
         None => Ok(None),
     }
@@ -125,7 +125,7 @@ pub async fn check_anchored_payloads<S: cnidarium::StateRead + Sync>(state: &S) 
     use futures::StreamExt;
     let mut stream = std::pin::pin!(state.nonverifiable_prefix_raw(state_key::TRAVEL_RULE_PREFIX));
     while let Some(item) = stream.next().await {
-        let (key, value) = item.map_err(lantau_module_api::error::internal)?;
+        let (key, value) = item.map_err(|e| store::read_failed(state_key::TRAVEL_RULE_PREFIX.escape_ascii(), e))?;
         let p: TravelRulePayload = store::decode(&value, "travel rule payload")?;
         if key != state_key::travel_rule(&p.tx_hash).into_bytes() {
             return Err(lantau_module_api::error::internal(format!("a Travel Rule payload of {} is stored under another key", p.tx_hash)));

@@ -174,7 +174,7 @@ pub async fn flags<S: StateRead + Sync + ?Sized>(state: &S, filter: &FlagFilter)
     let mut stream = std::pin::pin!(state.nonverifiable_prefix_raw(state_key::FLAG_PREFIX.as_bytes()));
     let mut out = Vec::new();
     while let Some(item) = stream.next().await {
-        let (_, v) = item.map_err(internal)?;
+        let (_, v) = item.map_err(|e| store::read_failed("the flag queue", e))?;
         let f: Flag = store::decode(&v, "flag")?;
         if filter.matches(&f) {
             if out.len() >= crate::query::MAX_QUERY_ROWS {

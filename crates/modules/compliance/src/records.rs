@@ -26,7 +26,7 @@
 //! one 32-byte write of the commitment, as the audit log charges its head.
 
 use cnidarium::{StateRead, StateWrite};
-use lantau_module_api::{error::internal, GasMeter, TxError};
+use lantau_module_api::{error::internal, store, GasMeter, TxError};
 
 use crate::state_key;
 
@@ -128,7 +128,7 @@ fn word(c: &[u8]) -> u16 {
 
 /// The committed lattice (the identity before the first record).
 pub async fn lattice<S: StateRead + ?Sized>(state: &S) -> Result<Lattice, TxError> {
-    match state.get_raw(RECORDS_LATTICE).await.map_err(internal)? {
+    match state.get_raw(RECORDS_LATTICE).await.map_err(|e| store::read_failed(RECORDS_LATTICE, e))? {
         None => Ok(Lattice::identity()),
         Some(b) => Lattice::from_bytes(&b).ok_or_else(|| internal(format!("corrupt {RECORDS_LATTICE} record ({} bytes)", b.len()))),
     }
@@ -136,7 +136,7 @@ pub async fn lattice<S: StateRead + ?Sized>(state: &S) -> Result<Lattice, TxErro
 
 /// Reads a record, charging gas for key and value bytes (as a verifiable read is charged).
 pub async fn get<S: StateRead + ?Sized>(state: &S, gas: &GasMeter, key: &str) -> Result<Option<Vec<u8>>, TxError> {
-    let v = state.nonverifiable_get_raw(key.as_bytes()).await.map_err(internal)?;
+    let v = state.nonverifiable_get_raw(key.as_bytes()).await.map_err(|e| store::read_failed(key, e))?;
     gas.read(key.len(), v.as_ref().map_or(0, Vec::len))?;
     Ok(v)
 }
@@ -166,7 +166,7 @@ pub async fn recompute<S: StateRead + ?Sized>(state: &S) -> Result<Lattice, TxEr
     for prefix in RECORD_PREFIXES {
         let mut stream = std::pin::pin!(state.nonverifiable_prefix_raw(prefix.as_bytes()));
         while let Some(item) = stream.next().await {
-            let (k, v) = item.map_err(internal)?;
+            let (k, v) = item.map_err(|e| store::read_failed(prefix, e))?;
             sum.mix_in(&Lattice::of(&k, &v));
         }
     }

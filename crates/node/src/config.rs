@@ -40,7 +40,7 @@ pub struct NodeConfig {
     pub cometbft: CometbftConfig,
     /// State-sync snapshots this node takes and serves to nodes joining the network.
     pub state_sync: StateSyncConfig,
-    /// Limits of every HTTP server (REST, CometBFT RPC, Ethereum JSON-RPC, metrics).
+    /// Limits of every HTTP server (REST, CometBFT RPC, Ethereum JSON-RPC, gRPC, metrics).
     pub http: HttpConfig,
     /// Limits of the calls that run the EVM for a client (`eth_call`, `eth_estimateGas`).
     pub eth_call: EthCallConfig,

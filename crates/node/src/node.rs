@@ -324,7 +324,7 @@ pub async fn serve_abci(
     let nofile = raise_open_files_limit();
     let mut cfg = NodeConfig::load(&h.config())?;
     opts.apply(&mut cfg);
-    fit_connections_to_descriptors(&mut cfg.http, nofile);
+    fit_connections_to_descriptors(&mut cfg.http, nofile, reserved_descriptors(&h.state()));
     let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
     let metrics = crate::metrics::Metrics::new(Some(h.state()));
     let app = Arc::new(App::load(h.state(), app_cfg, Indexer::with_metrics(metrics.clone())).await?);
@@ -354,7 +354,7 @@ pub async fn serve_abci(
         tokio::spawn(serve(api_listener, with_cors(lantau_rpc::rest::router(node.clone()), &cfg), cfg.http.limits(), rx.clone())),
         tokio::spawn(serve(eth_listener, with_cors(lantau_rpc::eth::http_router(eth.clone()), &cfg), cfg.http.limits(), rx.clone())),
         tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), cfg.http.limits(), rx.clone())),
-        tokio::spawn(serve_grpc(grpc_listener, node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), rx)),
+        tokio::spawn(serve_grpc(grpc_listener, node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), cfg.http.limits(), rx)),
     ];
     // A store fault stops the process (and with it the ABCI connections, so CometBFT stops
     // too): it never serves queries from a store it cannot read.
@@ -382,7 +382,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     let nofile = raise_open_files_limit();
     let mut cfg = NodeConfig::load(&h.config())?;
     opts.apply(&mut cfg);
-    fit_connections_to_descriptors(&mut cfg.http, nofile);
+    fit_connections_to_descriptors(&mut cfg.http, nofile, reserved_descriptors(&h.state()));
     let genesis = GenesisFile::load(&h.genesis())?;
     let vk = read_validator_key(&h.validator_key())?;
     let pk_bytes = base64::engine::general_purpose::STANDARD.decode(&vk.pub_key.value)?;
@@ -478,7 +478,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         Some(tokio::spawn(serve(eth_listener, with_cors(lantau_rpc::eth::http_router(eth.clone()), &cfg), cfg.http.limits(), rx.clone()))),
         Some(tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), cfg.http.limits(), rx.clone()))),
         Some(tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics), cfg.http.limits(), rx.clone()))),
-        Some(tokio::spawn(serve_grpc(grpc_listener, dyn_node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), rx))),
+        Some(tokio::spawn(serve_grpc(grpc_listener, dyn_node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), cfg.http.limits(), rx))),
     ];
     Ok(RunningNode { node, api_addr, rpc_addr, eth_addr, eth_ws_addr, metrics_addr, grpc_addr, _lock: lock, home: home.to_path_buf(), shutdown, tasks })
 }
@@ -495,6 +495,7 @@ async fn serve_grpc(
     listener: tokio::net::TcpListener,
     node: Arc<dyn NodeApi>,
     cors: Option<tower_http::cors::CorsLayer>,
+    limits: lantau_rpc::http::HttpLimits,
     mut rx: watch::Receiver<bool>,
 ) {
     let stop = async move {
@@ -504,14 +505,14 @@ async fn serve_grpc(
             }
         }
     };
-    if let Err(e) = lantau_rpc::grpc::serve(listener, node, cors, stop).await {
+    if let Err(e) = lantau_rpc::grpc::serve(listener, node, cors, limits, stop).await {
         tracing::error!(error = %e, "gRPC server stopped");
     }
 }
 
 /// Raises the process's soft open-files limit to its hard limit (as Go's runtime does for
-/// CometBFT): the HTTP servers' connection caps, gRPC and the store share one descriptor table.
-/// Returns the soft limit in force afterwards (`None` when it cannot be read).
+/// CometBFT): the servers' connection caps and the store share one descriptor table. Returns
+/// the soft limit in force afterwards (`None` when it cannot be read).
 fn raise_open_files_limit() -> Option<u64> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit/setrlimit with a valid resource and a pointer to a live rlimit.
@@ -531,23 +532,35 @@ fn raise_open_files_limit() -> Option<u64> {
     Some(lim.rlim_cur)
 }
 
-/// Listeners that accept connections: REST, CometBFT RPC, JSON-RPC HTTP and WebSocket,
-/// metrics, gRPC.
+/// Listeners that accept connections, each with the `[http]` limits: REST, CometBFT RPC,
+/// JSON-RPC HTTP and WebSocket, metrics, gRPC.
 const LISTENERS: u64 = 6;
-/// Descriptors kept for the store's files, the ABCI socket and everything else.
+/// Descriptors kept for everything but the listeners' connections: the store's logs and
+/// manifest, the ABCI socket, the home's lock, outgoing connections, the portal's or
+/// console's own.
 const RESERVED_DESCRIPTORS: u64 = 256;
 
-/// Lowers `[http] max_connections` to what the descriptor limit allows every listener at once,
-/// so that connections held up to the cap never leave `accept` without a descriptor (then no
+/// Descriptors kept aside from the listeners: [`RESERVED_DESCRIPTORS`] plus twice the files
+/// of the store at start (RocksDB keeps every table file open; twice, for it to grow).
+fn reserved_descriptors(state: &Path) -> u64 {
+    let files = std::fs::read_dir(state).map(|d| d.count()).unwrap_or(0);
+    RESERVED_DESCRIPTORS.saturating_add(2u64.saturating_mul(u64::try_from(files).unwrap_or(u64::MAX)))
+}
+
+/// The descriptor budget: lowers `[http] max_connections` so that every listener holding its
+/// cap at once, plus `reserved`, stays within the open-files limit `nofile`. Each listener
+/// gets the same share, and a connection holds its place until its socket closes, so no
+/// surface can take another's descriptors, and `accept` never fails for want of one (then no
 /// one could connect, which the cap's eviction exists to prevent).
-fn fit_connections_to_descriptors(http: &mut crate::config::HttpConfig, nofile: Option<u64>) {
+fn fit_connections_to_descriptors(http: &mut crate::config::HttpConfig, nofile: Option<u64>, reserved: u64) {
     let Some(n) = nofile else { return };
-    let per = usize::try_from((n.saturating_sub(RESERVED_DESCRIPTORS) / LISTENERS).max(16)).unwrap_or(usize::MAX);
+    let per = usize::try_from((n.saturating_sub(reserved) / LISTENERS).max(16)).unwrap_or(usize::MAX);
     if http.max_connections > per {
         tracing::warn!(
             configured = http.max_connections,
             allowed = per,
             open_files_limit = n,
+            reserved,
             "http.max_connections lowered to fit the open-files limit; raise `ulimit -n` to serve more"
         );
         http.max_connections = per;
@@ -595,12 +608,15 @@ mod descriptor_tests {
     #[test]
     fn connection_caps_fit_the_open_files_limit() {
         let mut http = crate::config::HttpConfig::default();
-        fit_connections_to_descriptors(&mut http, Some(1_024));
+        fit_connections_to_descriptors(&mut http, Some(1_024), RESERVED_DESCRIPTORS);
         assert_eq!(http.max_connections, 128, "(1024 - 256) / 6 listeners");
         let mut http = crate::config::HttpConfig::default();
-        fit_connections_to_descriptors(&mut http, Some(1 << 20));
+        fit_connections_to_descriptors(&mut http, Some(1_024), RESERVED_DESCRIPTORS + 2 * 48);
+        assert_eq!(http.max_connections, 112, "a store of 48 files: (1024 - 352) / 6");
+        let mut http = crate::config::HttpConfig::default();
+        fit_connections_to_descriptors(&mut http, Some(1 << 20), RESERVED_DESCRIPTORS);
         assert_eq!(http.max_connections, crate::config::HttpConfig::default().max_connections);
-        fit_connections_to_descriptors(&mut http, Some(100));
+        fit_connections_to_descriptors(&mut http, Some(100), RESERVED_DESCRIPTORS);
         assert_eq!(http.max_connections, 16);
     }
 }

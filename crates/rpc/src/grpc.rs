@@ -177,23 +177,28 @@ fn reflection() -> anyhow::Result<(tonic_reflection::server::v1::ServerReflectio
     Ok((v1, v1alpha))
 }
 
-/// Serves gRPC (HTTP/2) and gRPC-web (HTTP/1.1) on `listener` until `shutdown` resolves.
-/// `cors` (when some origin is allowed) answers gRPC-web preflights from browsers.
+/// The gRPC surface as a router: reflection, the generic handler, gRPC-web (HTTP/1.1, for
+/// browsers) translated in front of both, and `cors` (when some origin is allowed) answering
+/// gRPC-web preflights.
+pub fn router(node: Node, cors: Option<tower_http::cors::CorsLayer>) -> anyhow::Result<axum::Router> {
+    let (v1, v1alpha) = reflection()?;
+    let grpc = tonic::service::Routes::new(v1).add_service(v1alpha).prepare().into_axum_router().fallback_service(Generic { node });
+    let svc = tower::ServiceBuilder::new().option_layer(cors).layer(tonic_web::GrpcWebLayer::new()).service(grpc);
+    Ok(axum::Router::new().fallback_service(svc))
+}
+
+/// Serves gRPC (HTTP/2) and gRPC-web (HTTP/1.1) on `listener` until `shutdown` resolves,
+/// through the one HTTP server loop ([`crate::http::serve`]) and its `limits`: the connection
+/// cap with eviction of connections that never began a call, the handshake and idle timeout,
+/// requests in flight and their time.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     node: Node,
     cors: Option<tower_http::cors::CorsLayer>,
-    shutdown: impl Future<Output = ()> + Send,
+    limits: crate::http::HttpLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let (v1, v1alpha) = reflection()?;
-    let router = tonic::service::Routes::new(v1).add_service(v1alpha).prepare().into_axum_router().fallback_service(Generic { node });
-    tonic::transport::Server::builder()
-        .accept_http1(true)
-        .layer(tower::util::option_layer(cors))
-        .layer(tonic_web::GrpcWebLayer::new())
-        .add_routes(tonic::service::Routes::from(router))
-        .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener), shutdown)
-        .await?;
+    crate::http::serve(listener, router(node, cors)?, limits, shutdown).await;
     Ok(())
 }
 

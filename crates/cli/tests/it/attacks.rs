@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
-use crate::crash::{free_port, spawn_with};
+use crate::crash::{free_port, spawn_with_grpc};
 
 /// A process's resident memory (VmRSS), from /proc.
 fn rss_bytes(pid: u32) -> u64 {
@@ -104,7 +104,6 @@ impl Sender {
 impl Chain {
     /// Starts the binary through `wrapper` (e.g. `prlimit --nofile=…`; empty: directly).
     async fn start(home: &std::path::Path, wrapper: &[&str], block_ms: u64) -> Chain {
-        let (api, rpc) = (free_port(), free_port());
         let cmd = match wrapper.split_first() {
             Some((prog, args)) if Command::new(prog).arg("--version").output().is_ok() => {
                 let mut c = Command::new(prog);
@@ -113,7 +112,13 @@ impl Chain {
             }
             _ => Command::new(env!("CARGO_BIN_EXE_lantaud")),
         };
-        let child = spawn_with(cmd, home, api, rpc, &format!("{block_ms}ms"));
+        Chain::start_with(home, cmd, free_port(), block_ms).await
+    }
+
+    /// Starts `cmd` (the binary, or a wrapper ending with it) with gRPC on `grpc`.
+    async fn start_with(home: &std::path::Path, cmd: Command, grpc: u16, block_ms: u64) -> Chain {
+        let (api, rpc) = (free_port(), free_port());
+        let child = spawn_with_grpc(cmd, home, api, rpc, grpc, &format!("{block_ms}ms"));
         let base = format!("http://127.0.0.1:{api}");
         let client = RestClient::new(&base);
         poll(Duration::from_secs(60), || async { client.chain_id().await.is_ok() }).await.unwrap();
@@ -281,6 +286,103 @@ async fn sockets_that_never_finish_their_requests_do_not_stop_blocks_transfers_o
     let rss_attacked = rss_bytes(pid);
     drop(held);
     chain.check_live("sockets", landed, first_height, BLOCK_MS, (rss_before, rss_attacked), 128 << 20).await;
+    chain.stop();
+}
+
+/// The HTTP/2 connection preface, all that the half-open gRPC sockets ever send.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Opens `n` sockets to `addr` that send the HTTP/2 preface and nothing more.
+async fn preface_only(addr: &str, n: usize) -> Vec<TcpStream> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let Ok(mut s) = TcpStream::connect(addr).await else { continue };
+        let _ = s.write_all(H2_PREFACE).await;
+        out.push(s);
+    }
+    out
+}
+
+/// A well-behaved gRPC client on a fresh HTTP/2 connection: `GetNodeInfo`, the network it
+/// answers (`None` on any failure, a status other than OK included).
+async fn grpc_network(addr: &str) -> Option<String> {
+    use cosmos_sdk_proto::cosmos::base::tendermint::v1beta1::GetNodeInfoResponse;
+    use prost::Message as _;
+    let tcp = TcpStream::connect(addr).await.ok()?;
+    let (client, conn) = h2::client::handshake(tcp).await.ok()?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let mut client = client.ready().await.ok()?;
+    let req = http::Request::post(format!("http://{addr}/cosmos.base.tendermint.v1beta1.Service/GetNodeInfo"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .ok()?;
+    let (answer, mut send) = client.send_request(req, false).ok()?;
+    // One message: uncompressed, zero bytes long (an empty GetNodeInfoRequest).
+    send.send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 0]), true).ok()?;
+    let answer = answer.await.ok()?;
+    if answer.status() != 200 {
+        return None;
+    }
+    let mut body = answer.into_body();
+    let mut data = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.ok()?;
+        let _ = body.flow_control().release_capacity(chunk.len());
+        data.extend_from_slice(&chunk);
+    }
+    let trailers = body.trailers().await.ok()??;
+    if trailers.get("grpc-status")?.to_str().ok()? != "0" {
+        return None;
+    }
+    Some(GetNodeInfoResponse::decode(data.get(5..)?).ok()?.default_node_info?.network)
+}
+
+/// Item 4 of the security issue: 1,100 sockets on gRPC that send the HTTP/2 preface and
+/// nothing more, against a node held to 1,024 descriptors (soft and hard limit, set in the
+/// child before it runs `lantaud`). gRPC counts its connections within its share of the
+/// descriptors and closes the oldest that never began a call for a new one, so REST, the
+/// CometBFT RPC and a fresh gRPC client keep being answered and transfers keep landing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_open_grpc_sockets_do_not_take_the_apis_down() {
+    use std::os::unix::process::CommandExt as _;
+    const BLOCK_MS: u64 = 500;
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lantaud"));
+    // SAFETY: the closure runs in the child between fork and exec and only calls setrlimit,
+    // which is async-signal-safe, on a value on its own stack.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit { rlim_cur: 1_024, rlim_max: 1_024 };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let grpc = free_port();
+    let chain = Chain::start_with(home.path(), cmd, grpc, BLOCK_MS).await;
+    let grpc_addr = format!("127.0.0.1:{grpc}");
+    assert_eq!(grpc_network(&grpc_addr).await.as_deref(), Some(chain.chain_id.as_str()), "gRPC answers before the attack");
+
+    let held = preface_only(&grpc_addr, 1_100).await;
+    assert!(held.len() >= 1_000, "could not open the attack's sockets: {}", held.len());
+
+    let quick = reqwest::Client::builder().timeout(Duration::from_secs(2)).build().unwrap();
+    let node_info = format!("{}/cosmos/base/tendermint/v1beta1/node_info", chain.base);
+    poll(Duration::from_secs(30), || async { quick.get(&node_info).send().await.is_ok_and(|r| r.status() == 200) })
+        .await
+        .expect("REST answers while the half-open gRPC sockets are held");
+    poll(Duration::from_secs(30), || async {
+        tokio::time::timeout(Duration::from_secs(5), grpc_network(&grpc_addr)).await.ok().flatten().as_deref() == Some(chain.chain_id.as_str())
+    })
+    .await
+    .expect("a fresh gRPC client is answered while the half-open sockets are held");
+    let landed = chain.steady_transfers(&dev_key("alice"), Duration::from_secs(3)).await;
+    assert!(landed >= 1, "no transfer landed");
+    drop(held);
     chain.stop();
 }
 

@@ -20,14 +20,19 @@ fn spawn(home: &std::path::Path, api: u16, rpc: u16) -> Child {
 
 /// Starts `lantaud start` through `cmd` (the binary, or a wrapper such as `prlimit` whose
 /// arguments end with the binary) on these ports and block time.
-pub(crate) fn spawn_with(mut cmd: Command, home: &std::path::Path, api: u16, rpc: u16, block_time: &str) -> Child {
+pub(crate) fn spawn_with(cmd: Command, home: &std::path::Path, api: u16, rpc: u16, block_time: &str) -> Child {
+    spawn_with_grpc(cmd, home, api, rpc, free_port(), block_time)
+}
+
+/// [`spawn_with`], with gRPC on `grpc`.
+pub(crate) fn spawn_with_grpc(mut cmd: Command, home: &std::path::Path, api: u16, rpc: u16, grpc: u16, block_time: &str) -> Child {
     cmd.args(["start", "--home"])
         .arg(home)
         .args(["--api.address", &format!("127.0.0.1:{api}"), "--rpc.laddr", &format!("127.0.0.1:{rpc}"), "--block-time", block_time])
         // Free ports for the Ethereum JSON-RPC and the metrics too: their defaults (8545/8546,
         // 26660) are shared by every node the suite starts at once.
         .args(["--json-rpc.address", &format!("127.0.0.1:{}", free_port()), "--json-rpc.ws-address", &format!("127.0.0.1:{}", free_port())])
-        .args(["--metrics.laddr", &format!("127.0.0.1:{}", free_port()), "--grpc.address", &format!("127.0.0.1:{}", free_port())])
+        .args(["--metrics.laddr", &format!("127.0.0.1:{}", free_port()), "--grpc.address", &format!("127.0.0.1:{grpc}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -9,6 +9,8 @@
 //!   the app's one query router.
 //! - [`http`]: the one HTTP server loop behind all of them, with its connection, time, size and
 //!   in-flight limits.
+//! - [`envelope`]: the JSON-RPC envelope's limits (ids, method names, batches) of both JSON-RPC
+//!   servers.
 //! - [`api`]: the [`NodeApi`] trait and the records it returns. The embedded engine implements
 //!   it today; a CometBFT-RPC-backed implementation serves the same servers under CometBFT.
 //! - [`error`]: the gRPC-status error body `{code, message, details}` and its HTTP mapping.
@@ -19,6 +21,7 @@
 
 pub mod api;
 pub mod cometbft;
+pub mod envelope;
 pub mod error;
 pub mod eth;
 pub mod grpc;

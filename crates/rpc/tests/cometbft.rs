@@ -660,3 +660,61 @@ async fn ws_lagging_subscription_is_canceled() {
     ws.call(2, "subscribe", json!({ "query": "tm.event='Tx'" })).await;
     assert_eq!(result(&ws.next().await), &json!({}));
 }
+
+/// The envelope's limits (`lantau_rpc::envelope`) on both JSON-RPC servers: a body that is not
+/// JSON answers 200 with -32700 on the CometBFT RPC; an id or a method name over its limit is
+/// refused with -32600 and never echoed; a batch holds at most 1,000 requests.
+#[tokio::test]
+async fn envelope_limits_bound_what_is_echoed_on_both_json_rpc_servers() {
+    use lantau_rpc::envelope::{MAX_BATCH, MAX_ID_BYTES, MAX_METHOD_BYTES};
+    let s = start(64).await;
+    let post = |body: String| {
+        let (http, url) = (s.http.clone(), format!("http://{}/", s.addr));
+        async move {
+            let r = tokio::time::timeout(WAIT, http.post(url).body(body).send()).await.expect("timely").expect("post");
+            let status = r.status().as_u16();
+            let text = r.text().await.expect("body");
+            (status, text.len(), serde_json::from_str::<Value>(&text).expect("json body"))
+        }
+    };
+    let (status, _, v) = post("{not json".into()).await;
+    assert_eq!((status, error(&v).0, v["id"].clone()), (200, -32700, Value::Null), "{v}");
+
+    let huge_id = "i".repeat(1 << 20);
+    let (status, len, v) = post(json!({"jsonrpc": "2.0", "id": huge_id, "method": "health"}).to_string()).await;
+    assert_eq!((status, error(&v).0, v["id"].clone()), (200, -32600, Value::Null), "a 1 MiB id");
+    assert!(len < 1_000, "the answer to a 1 MiB id is {len} bytes");
+    let (_, _, v) = post(json!({"jsonrpc": "2.0", "id": "i".repeat(MAX_ID_BYTES - 2), "method": "health"}).to_string()).await;
+    assert!(v["result"].is_object(), "an id at the limit is served: {v}");
+    let (_, len, v) = post(json!({"jsonrpc": "2.0", "id": 1, "method": "m".repeat(1 << 20)}).to_string()).await;
+    assert_eq!((error(&v).0, v["id"].clone()), (-32600, json!(1)), "a long method name");
+    assert!(len < 1_000, "the answer to a 1 MiB method name is {len} bytes");
+    let (_, _, v) = post(json!({"jsonrpc": "2.0", "id": 1, "method": "m".repeat(MAX_METHOD_BYTES)}).to_string()).await;
+    assert_eq!(error(&v).0, -32601, "a method name at the limit is looked up: {v}");
+
+    let batch = |n: usize| Value::Array((0..n).map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "health"})).collect()).to_string();
+    let (status, _, v) = post(batch(MAX_BATCH)).await;
+    assert_eq!(status, 200);
+    assert_eq!(v.as_array().map(Vec::len), Some(MAX_BATCH), "a batch at the limit is answered whole");
+    assert_eq!(v[MAX_BATCH - 1]["id"], MAX_BATCH - 1);
+    let (status, _, v) = post(batch(MAX_BATCH + 1)).await;
+    assert_eq!((status, error(&v).0), (400, -32600), "{v}");
+
+    // The Ethereum JSON-RPC: the same envelope.
+    let api: Arc<dyn NodeApi> = s.node.clone();
+    let eth = lantau_rpc::eth::EthServer::new(api);
+    let v = eth.handle(json!({"jsonrpc": "2.0", "id": "i".repeat(1 << 20), "method": "net_version"}).to_string().as_bytes()).await;
+    assert_eq!((v["error"]["code"].clone(), v["id"].clone()), (json!(-32600), Value::Null));
+    assert!(v.to_string().len() < 1_000);
+    let v = eth.handle(json!({"jsonrpc": "2.0", "id": {"an": "object"}, "method": "net_version"}).to_string().as_bytes()).await;
+    assert_eq!((v["error"]["code"].clone(), v["id"].clone()), (json!(-32600), Value::Null));
+    let v = eth.handle(json!({"jsonrpc": "2.0", "id": 3, "method": "m".repeat(1 << 20)}).to_string().as_bytes()).await;
+    assert_eq!((v["error"]["code"].clone(), v["id"].clone()), (json!(-32600), json!(3)));
+    assert!(v.to_string().len() < 1_000);
+    let eth_batch = |n: usize| Value::Array((0..n).map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "web3_clientVersion"})).collect()).to_string();
+    let v = eth.handle(eth_batch(MAX_BATCH).as_bytes()).await;
+    assert_eq!(v.as_array().map(Vec::len), Some(MAX_BATCH));
+    assert!(v[MAX_BATCH - 1]["result"].is_string(), "{}", v[MAX_BATCH - 1]);
+    let v = eth.handle(eth_batch(MAX_BATCH + 1).as_bytes()).await;
+    assert_eq!(v["error"]["code"], -32005, "{v}");
+}

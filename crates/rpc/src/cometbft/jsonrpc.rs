@@ -121,13 +121,17 @@ pub(crate) fn parse_request(v: Value) -> Result<Request, (Value, RpcError)> {
         return Err((Value::Null, RpcError::invalid_request("a request must be a JSON object")));
     };
     let id = obj.remove("id").unwrap_or(Value::Null);
-    if !matches!(id, Value::Null | Value::String(_) | Value::Number(_)) {
-        return Err((Value::Null, RpcError::invalid_request("id must be a string or a number")));
+    // An id or a method name over the envelope's limits is refused, not echoed.
+    if let Err(e) = crate::envelope::check_id(&id) {
+        return Err((Value::Null, RpcError::invalid_request(e.to_string())));
     }
     let method = match obj.remove("method") {
         Some(Value::String(m)) => m,
         _ => return Err((id, RpcError::invalid_request("method must be a string"))),
     };
+    if let Err(e) = crate::envelope::check_method(&method) {
+        return Err((id, RpcError::invalid_request(e.to_string())));
+    }
     let Some(names) = methods::arg_names(&method) else {
         return Err((id, RpcError::method_not_found(&method)));
     };

@@ -62,21 +62,37 @@ async fn respond(node: &Node, v: Value) -> Value {
     }
 }
 
+/// `POST /`: one request or a batch. A body that is not JSON answers `200` with `-32700`
+/// (CometBFT answers `500`: a client's mistake is not the server's failure). A batch holds at
+/// most [`crate::envelope::MAX_BATCH`] requests (`400`, `-32600`, as CometBFT answers a batch
+/// over its `max_request_batch_size`); its requests run one after another, and those after
+/// the answers cross [`crate::envelope::MAX_BATCH_RESPONSE_BYTES`] are not run (`-32005`).
 async fn json_rpc(State(node): State<Node>, body: Bytes) -> Response {
     let v = match serde_json::from_slice::<Value>(&body) {
         Ok(v) => v,
-        Err(e) => {
-            let err = RpcError::parse(e.to_string());
-            return (StatusCode::INTERNAL_SERVER_ERROR, Json(failure(&Value::Null, &err))).into_response();
-        }
+        Err(e) => return Json(failure(&Value::Null, &RpcError::parse(e.to_string()))).into_response(),
     };
     match v {
         Value::Array(items) if items.is_empty() => {
             let err = RpcError::invalid_request("empty batch");
             (StatusCode::BAD_REQUEST, Json(failure(&Value::Null, &err))).into_response()
         }
+        Value::Array(items) if items.len() > crate::envelope::MAX_BATCH => {
+            let err = RpcError::invalid_request(crate::envelope::batch_too_large(items.len()));
+            (StatusCode::BAD_REQUEST, Json(failure(&Value::Null, &err))).into_response()
+        }
         Value::Array(items) => {
-            let answers = futures::future::join_all(items.into_iter().map(|item| respond(&node, item))).await;
+            let mut answers = Vec::with_capacity(items.len());
+            let mut budget = crate::envelope::BatchBudget::default();
+            for item in items {
+                let answer = if budget.has_room() {
+                    respond(&node, item).await
+                } else {
+                    failure(&crate::envelope::echo_id(&item), &RpcError::limit_exceeded(crate::envelope::response_too_large()))
+                };
+                budget.add(&answer);
+                answers.push(answer);
+            }
             Json(Value::Array(answers)).into_response()
         }
         v => Json(respond(&node, v).await).into_response(),

@@ -202,6 +202,9 @@ impl Connection {
             Ok(Value::Array(items)) if items.is_empty() => {
                 send(sink, &failure(&Value::Null, &RpcError::invalid_request("empty batch"))).await
             }
+            Ok(Value::Array(items)) if items.len() > crate::envelope::MAX_BATCH => {
+                send(sink, &failure(&Value::Null, &RpcError::invalid_request(crate::envelope::batch_too_large(items.len())))).await
+            }
             Ok(Value::Array(items)) => {
                 for item in items {
                     self.on_request(item, sink).await?;

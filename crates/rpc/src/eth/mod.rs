@@ -27,8 +27,8 @@ use crate::api::{NodeApi, NodeEvent};
 
 /// How many submitted transactions a node remembers for lookups before they are mined.
 pub const PENDING_MEMO: usize = 10_000;
-/// The most requests in one batch.
-pub const MAX_BATCH: usize = 100;
+/// The most requests in one batch (the envelope's, shared with the CometBFT RPC).
+pub const MAX_BATCH: usize = crate::envelope::MAX_BATCH;
 /// The most subscriptions on one WebSocket connection.
 pub const MAX_SUBSCRIPTIONS: usize = 32;
 
@@ -65,9 +65,13 @@ impl EthServer {
 
     /// One request object → one response object.
     async fn handle_one(&self, req: &Value) -> Value {
-        let id = req.get("id").cloned().unwrap_or(Value::Null);
-        let out = match (req.get("jsonrpc").and_then(Value::as_str), req.get("method").and_then(Value::as_str)) {
-            (Some("2.0"), Some(method)) => {
+        // Nothing over the envelope's limits is echoed (`crate::envelope`).
+        let id = crate::envelope::echo_id(req);
+        let method = req.get("method").and_then(Value::as_str);
+        let envelope = crate::envelope::check_id(req.get("id").unwrap_or(&Value::Null)).and_then(|()| method.map_or(Ok(()), crate::envelope::check_method));
+        let out = match (envelope, req.get("jsonrpc").and_then(Value::as_str), method) {
+            (Err(e), ..) => Err(EthError::InvalidRequest(e.to_string())),
+            (Ok(()), Some("2.0"), Some(method)) => {
                 let params = match req.get("params") {
                     None | Some(Value::Null) => Ok(Vec::new()),
                     Some(Value::Array(a)) => Ok(a.clone()),
@@ -95,12 +99,20 @@ impl EthServer {
         match v {
             Value::Array(batch) if batch.is_empty() => json!({"jsonrpc": "2.0", "id": null, "error": EthError::InvalidRequest("empty batch".into()).to_json()}),
             Value::Array(batch) if batch.len() > MAX_BATCH => {
-                json!({"jsonrpc": "2.0", "id": null, "error": EthError::LimitExceeded(format!("batch of {} requests is over {MAX_BATCH}", batch.len())).to_json()})
+                json!({"jsonrpc": "2.0", "id": null, "error": EthError::LimitExceeded(crate::envelope::batch_too_large(batch.len())).to_json()})
             }
             Value::Array(batch) => {
                 let mut out = Vec::with_capacity(batch.len());
+                let mut budget = crate::envelope::BatchBudget::default();
                 for r in &batch {
-                    out.push(self.handle_one(r).await);
+                    let answer = if budget.has_room() {
+                        self.handle_one(r).await
+                    } else {
+                        let e = EthError::LimitExceeded(crate::envelope::response_too_large());
+                        json!({"jsonrpc": "2.0", "id": crate::envelope::echo_id(r), "error": e.to_json()})
+                    };
+                    budget.add(&answer);
+                    out.push(answer);
                 }
                 Value::Array(out)
             }
@@ -151,7 +163,7 @@ async fn ws_session(s: Arc<EthServer>, mut socket: WebSocket) {
                 let method = req.get("method").and_then(Value::as_str).unwrap_or("");
                 let reply = match method {
                     "eth_subscribe" => {
-                        let id = req.get("id").cloned().unwrap_or(Value::Null);
+                        let id = crate::envelope::echo_id(&req);
                         let params = req.get("params").and_then(Value::as_array).cloned().unwrap_or_default();
                         let sub = match params.first().and_then(Value::as_str) {
                             Some("newHeads") => Ok(Sub::NewHeads),
@@ -173,7 +185,7 @@ async fn ws_session(s: Arc<EthServer>, mut socket: WebSocket) {
                         }
                     }
                     "eth_unsubscribe" => {
-                        let id = req.get("id").cloned().unwrap_or(Value::Null);
+                        let id = crate::envelope::echo_id(&req);
                         let sid = req.get("params").and_then(|p| p.get(0)).and_then(Value::as_str).unwrap_or("");
                         json!({"jsonrpc": "2.0", "id": id, "result": subs.remove(sid).is_some()})
                     }

@@ -317,6 +317,19 @@ fn sha256_hex(text: &str) -> String {
     hex::encode(lantau_crypto::sha256(text.as_bytes()))
 }
 
+/// A flag id as the compliance module takes it (a positive decimal number that fits 64 bits),
+/// checked before anything is signed: a malformed id would otherwise cost a fee to be refused
+/// on chain.
+fn flag_id(given: &str) -> Result<String, ApiError> {
+    let ok = !given.is_empty() && given.bytes().all(|b| b.is_ascii_digit()) && given.parse::<u64>().is_ok_and(|id| id > 0);
+    if ok {
+        Ok(given.to_string())
+    } else {
+        let shown: String = given.chars().take(32).collect();
+        Err(ApiError::invalid(format!("flag id {shown:?} is not a flag id (a positive decimal number); nothing was signed")))
+    }
+}
+
 fn decision(d: &str, allowed: &[&str]) -> Result<String, ApiError> {
     let up = d.trim().to_ascii_uppercase();
     if allowed.contains(&up.as_str()) {
@@ -340,6 +353,7 @@ async fn act(c: &Console, what: &str, msg: cosmos_sdk_proto::Any) -> Result<Json
 }
 
 async fn review(State(c): State<Arc<Console>>, Path(flag_id): Path<String>, Body(b): Body<DecisionBody>) -> Result<Json<Value>, ApiError> {
+    let flag_id = self::flag_id(&flag_id)?;
     let decision = decision(&b.decision, &["APPROVED", "BLOCKED"])?;
     let msg = cpb::MsgReviewFlag {
         reviewer: c.sender.address().to_bech32(),
@@ -351,6 +365,7 @@ async fn review(State(c): State<Arc<Console>>, Path(flag_id): Path<String>, Body
 }
 
 async fn escalate(State(c): State<Arc<Console>>, Path(flag_id): Path<String>, Body(b): Body<NoteBody>) -> Result<Json<Value>, ApiError> {
+    let flag_id = self::flag_id(&flag_id)?;
     let note = b.note.trim();
     if note.is_empty() {
         return Err(ApiError::invalid("an escalation needs a note for the officer"));
@@ -363,6 +378,7 @@ async fn escalate(State(c): State<Arc<Console>>, Path(flag_id): Path<String>, Bo
 }
 
 async fn close(State(c): State<Arc<Console>>, Path(flag_id): Path<String>, Body(b): Body<DecisionBody>) -> Result<Json<Value>, ApiError> {
+    let flag_id = self::flag_id(&flag_id)?;
     let decision = decision(&b.decision, &["APPROVED", "BLOCKED"])?;
     let msg = cpb::MsgCloseFlag {
         officer: c.sender.address().to_bech32(),
@@ -371,4 +387,18 @@ async fn close(State(c): State<Arc<Console>>, Path(flag_id): Path<String>, Body(
         officer_evidence_hash: if b.evidence.is_empty() { String::new() } else { sha256_hex(&b.evidence) },
     };
     act(&c, "close", to_any(&msg)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::flag_id;
+
+    #[test]
+    fn only_positive_decimal_flag_ids_are_signed_for() {
+        assert_eq!(flag_id("1").ok().as_deref(), Some("1"));
+        assert_eq!(flag_id("18446744073709551615").ok().as_deref(), Some("18446744073709551615"));
+        for bad in ["1 OR 1=1", "", "0", "+1", "-1", "1.0", "0x1", "18446744073709551616", " 1", "١"] {
+            assert!(flag_id(bad).is_err(), "{bad:?} accepted");
+        }
+    }
 }

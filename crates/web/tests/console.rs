@@ -194,6 +194,24 @@ async fn a_reviewer_escalates_and_an_officer_blocks_through_their_consoles() {
     n.stop().await;
 }
 
+/// A flag id that is not one (`1 OR 1=1`) is refused by the console itself: nothing is signed
+/// or broadcast, so the reviewer pays no fee and the key's sequence does not move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_flag_id_is_refused_before_anything_is_signed() {
+    let n = TestNode::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let reviewer = dev_key("reviewer");
+    let desk = serve(&n, &reviewer, "desk", dir.path()).await;
+    let before = n.client.account(&reviewer.address()).await.unwrap();
+    for (action, body) in [("review", json!({"decision": "APPROVED"})), ("escalate", json!({"note": "x"})), ("close", json!({"decision": "BLOCKED"}))] {
+        let (s, v) = desk.act(&format!("/api/flags/1%20OR%201=1/{action}"), &body).await;
+        assert_eq!((s, code(&v)), (400, "invalid_request"), "{action}: {v}");
+        assert!(v["message"].as_str().unwrap_or("").contains("nothing was signed"), "{action}: {v}");
+    }
+    assert_eq!(n.client.account(&reviewer.address()).await.unwrap(), before, "the reviewer's key signed something");
+    desk.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_refuses_to_listen_beyond_loopback() {
     let n = TestNode::start().await.unwrap();

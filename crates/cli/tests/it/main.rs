@@ -7,5 +7,5 @@ mod attacks;
 mod cli;
 mod corruption;
 mod crash;
-mod testnet;
 mod evm_limits;
+mod testnet;

@@ -52,7 +52,7 @@ impl EthServer {
         }
     }
 
-    /// A server over `node`.
+    /// A server over `node`, with the default call limits.
     pub fn new(node: Arc<dyn NodeApi>) -> Arc<Self> {
         Self::with_call_limits(node, methods::CallLimits::default())
     }

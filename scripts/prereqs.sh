@@ -34,6 +34,13 @@ if ! have_libclang; then
   have_libclang || { echo "prereqs: libclang still not found after installing libclang-dev" >&2; exit 1; }
 fi
 
+# rustfmt and clippy: the test command checks formatting and lints (rustup's default profile
+# has both; a minimal one does not).
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  echo "prereqs: installing the rustfmt and clippy components" >&2
+  rustup component add rustfmt clippy
+fi
+
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "prereqs: installing cargo-nextest" >&2
   cargo install cargo-nextest --locked

@@ -4,6 +4,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/prereqs.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/lantau-target}"
+# The house rules enforce themselves: formatting (rustfmt.toml), and lints (clippy.toml's
+# determinism bans, the workspace lints, each state-machine crate's deny list) with every
+# warning an error.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 # Property tests: bounded case counts (PROPTEST_CASES), so CI time stays bounded.
 export PROPTEST_CASES="${PROPTEST_CASES:-256}"
 # The proofs that a module cannot move a stablecoin around the gate chain are compile_fail

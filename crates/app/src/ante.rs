@@ -31,13 +31,7 @@ pub use lantau_bank::fee_collector;
 
 /// Verifies the signature of `tx` for `chain_id` and `account_number`, using and feeding the
 /// cache. Pure apart from the cache.
-pub(crate) fn verify_signature(
-    tx: &DecodedTx,
-    pubkey: &[u8; 33],
-    chain_id: &str,
-    account_number: u64,
-    sigs: &SigCache,
-) -> Result<(), TxError> {
+pub(crate) fn verify_signature(tx: &DecodedTx, pubkey: &[u8; 33], chain_id: &str, account_number: u64, sigs: &SigCache) -> Result<(), TxError> {
     if tx.verified_for.get().is_some_and(|v| v.account_number == account_number && v.pubkey == *pubkey && v.chain_id == chain_id) {
         return Ok(());
     }
@@ -97,43 +91,22 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
         gas.consume((tx.size as u64).saturating_mul(gas::TX_SIZE_PER_BYTE), "txSize")?;
     }
     if tx.timeout_height != 0 && block.height > tx.timeout_height {
-        return Err(SdkError::TxTimeoutHeight(format!(
-            "block height: {}, timeout height: {}",
-            block.height, tx.timeout_height
-        ))
-        .into());
+        return Err(SdkError::TxTimeoutHeight(format!("block height: {}, timeout height: {}", block.height, tx.timeout_height)).into());
     }
     let signer = tx.signer;
-    let mut acct = state
-        .account(gas, &signer)
-        .await?
-        .ok_or_else(|| SdkError::UnknownAddress(format!("account {signer} does not exist")))?;
+    let mut acct = state.account(gas, &signer).await?.ok_or_else(|| SdkError::UnknownAddress(format!("account {signer} does not exist")))?;
 
-    let stored: Option<[u8; 33]> = if acct.pub_key.is_empty() {
-        None
-    } else {
-        Some(acct.pub_key.as_ref().try_into().map_err(|_| SdkError::Internal("corrupt stored pubkey".into()))?)
-    };
+    let stored: Option<[u8; 33]> =
+        if acct.pub_key.is_empty() { None } else { Some(acct.pub_key.as_ref().try_into().map_err(|_| SdkError::Internal("corrupt stored pubkey".into()))?) };
     let pubkey = match (stored, tx.pubkey) {
-        (Some(s), Some(t)) if s != t => {
-            return Err(SdkError::InvalidPubKey(format!("pubkey does not match the one stored for {signer}")).into())
-        }
+        (Some(s), Some(t)) if s != t => return Err(SdkError::InvalidPubKey(format!("pubkey does not match the one stored for {signer}")).into()),
         (Some(s), _) => s,
         (None, Some(t)) => t,
-        (None, None) => {
-            return Err(SdkError::InvalidPubKey(format!(
-                "account {signer} has no public key yet: include it in the signer info"
-            ))
-            .into())
-        }
+        (None, None) => return Err(SdkError::InvalidPubKey(format!("account {signer} has no public key yet: include it in the signer info")).into()),
     };
 
     if tx.sequence != acct.sequence {
-        return Err(SdkError::WrongSequence(format!(
-            "account sequence mismatch, expected {}, got {}",
-            acct.sequence, tx.sequence
-        ))
-        .into());
+        return Err(SdkError::WrongSequence(format!("account sequence mismatch, expected {}, got {}", acct.sequence, tx.sequence)).into());
     }
 
     if !eth {
@@ -145,11 +118,7 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
 
     // A simulation without a fee still pays the floor for its gas limit, so the estimate
     // includes the fee payment the real transaction will make.
-    let fee_amount = if mode == Mode::Simulate && tx.fee.is_zero() {
-        lantau_primitives::min_fee(tx.gas_limit)
-    } else {
-        tx.fee
-    };
+    let fee_amount = if mode == Mode::Simulate && tx.fee.is_zero() { lantau_primitives::min_fee(tx.gas_limit) } else { tx.fee };
     if !fee_amount.is_zero() {
         let fee = [Coin::new(NATIVE_DENOM, fee_amount)];
         state
@@ -162,10 +131,7 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     if stored.is_none() {
         acct.pub_key = pubkey.to_vec().into();
     }
-    acct.sequence = acct
-        .sequence
-        .checked_add(1)
-        .ok_or_else(|| SdkError::Internal("sequence overflow".into()))?;
+    acct.sequence = acct.sequence.checked_add(1).ok_or_else(|| SdkError::Internal("sequence overflow".into()))?;
     state.put_account(gas, &acct)?;
     events.push(event("tx", [("acc_seq", format!("{}/{}", signer.to_bech32(), tx.sequence))]));
     // An included Ethereum transaction is found by its hash (its receipt) whatever follows:
@@ -174,9 +140,6 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     if let Some(h) = tx.eth_hash {
         events.push(event("ethereum_tx", [("ethereumTxHash", format!("0x{}", hex::encode(h)))]));
     }
-    events.push(event(
-        "tx",
-        [("signature", base64::engine::general_purpose::STANDARD.encode(&tx.signature))],
-    ));
+    events.push(event("tx", [("signature", base64::engine::general_purpose::STANDARD.encode(&tx.signature))]));
     Ok(())
 }

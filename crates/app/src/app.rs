@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cnidarium::{Snapshot, StateDelta, StateRead, StateWrite, StagedWriteBatch, Storage};
+use cnidarium::{Snapshot, StagedWriteBatch, StateDelta, StateRead, StateWrite, Storage};
 use lantau_module_api::{store, BlockCtx, Event, GasMeter, SdkError, TxError};
 use lantau_primitives::Address;
 
@@ -12,16 +12,15 @@ use tendermint::block::Height as TmHeight;
 use tendermint::AppHash;
 
 use crate::ante;
-use crate::pipeline::Mode;
 use crate::config::AppConfig;
 use crate::error::AppError;
 use crate::genesis::AppGenesis;
 use crate::hooks::BlockHook;
+use crate::pipeline::Mode;
 use crate::readcache::{CachedSnapshot, ReadCache};
 use crate::sigcache::SigCache;
 use crate::state_key;
 use crate::tx::{self, DecodedTx};
-
 
 /// The result of admitting (or re-admitting) one transaction.
 #[derive(Debug, Clone)]
@@ -142,8 +141,7 @@ impl std::fmt::Debug for App {
 }
 
 fn to_offset(t: tendermint::Time) -> time::OffsetDateTime {
-    time::OffsetDateTime::from_unix_timestamp_nanos(t.unix_timestamp_nanos())
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
+    time::OffsetDateTime::from_unix_timestamp_nanos(t.unix_timestamp_nanos()).unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
 }
 
 fn exec_err(e: &TxError, gas_wanted: u64, gas_used: u64, events: Vec<Event>) -> ExecTxResult {
@@ -161,9 +159,7 @@ fn exec_err(e: &TxError, gas_wanted: u64, gas_used: u64, events: Vec<Event>) -> 
 
 async fn read_u64<S: StateRead>(s: &S, key: &'static str) -> Result<Option<u64>, AppError> {
     Ok(match s.get_raw(key).await.map_err(AppError::store)? {
-        Some(b) => Some(u64::from_be_bytes(
-            b.as_slice().try_into().map_err(|_| AppError::Corrupt { key, why: format!("{} bytes, not 8", b.len()) })?,
-        )),
+        Some(b) => Some(u64::from_be_bytes(b.as_slice().try_into().map_err(|_| AppError::Corrupt { key, why: format!("{} bytes, not 8", b.len()) })?)),
         None => None,
     })
 }
@@ -285,7 +281,9 @@ impl App {
         let height = if asked == 0 { latest } else { asked };
         let snap = match self.snapshot_at_height(Some(height)).await {
             Ok(Some(s)) => s,
-            Ok(None) if asked > latest => return fail(26, format!("cannot query with height in the future; please provide a valid height (latest {latest})"), latest),
+            Ok(None) if asked > latest => {
+                return fail(26, format!("cannot query with height in the future; please provide a valid height (latest {latest})"), latest)
+            }
             Ok(None) => return fail(26, format!("height {asked} is no longer kept by this node (latest {latest})"), latest),
             Err(e) => return fail(1, e.to_string(), latest),
         };
@@ -459,11 +457,7 @@ impl App {
     /// last block's (block times strictly increase), so that a revocation committed in the
     /// last block already applies, as it will at execution.
     fn next_block_ctx(last_height: u64, last_time: time::OffsetDateTime, chain_id: String) -> BlockCtx {
-        BlockCtx {
-            height: last_height.saturating_add(1),
-            time: last_time.checked_add(time::Duration::nanoseconds(1)).unwrap_or(last_time),
-            chain_id,
-        }
+        BlockCtx { height: last_height.saturating_add(1), time: last_time.checked_add(time::Duration::nanoseconds(1)).unwrap_or(last_time), chain_id }
     }
 
     async fn check_block_ctx(&self) -> Result<BlockCtx, AppError> {
@@ -505,11 +499,7 @@ impl App {
     /// passed and before their effects join the check overlay; an `admit` error (mempool full,
     /// duplicate) rejects the transaction with nothing applied. A mempool inserts there, so its
     /// order is the order in which the check overlay saw the transactions.
-    pub async fn check_tx_admit(
-        &self,
-        bytes: &[u8],
-        admit: impl FnOnce(&Arc<DecodedTx>, Arc<Footprint>) -> Result<(), TxError> + Send,
-    ) -> CheckOutcome {
+    pub async fn check_tx_admit(&self, bytes: &[u8], admit: impl FnOnce(&Arc<DecodedTx>, Arc<Footprint>) -> Result<(), TxError> + Send) -> CheckOutcome {
         let (decoded, block) = match self.decode_for_check(bytes).await {
             Ok(x) => x,
             Err(out) => return *out,
@@ -650,13 +640,7 @@ impl App {
 
     async fn check_rebuild_on(&self, snap: CachedSnapshot) -> Result<CheckRebuild, AppError> {
         let block = Self::next_block_ctx(Self::height_at(snap.snapshot()).await?, self.block_time_at(snap.snapshot()).await?, self.chain_id());
-        Ok(CheckRebuild {
-            state: StateDelta::new(snap),
-            block,
-            incremental: !self.gates_dirty(),
-            replayed: 0,
-            rerun_txs: 0,
-        })
+        Ok(CheckRebuild { state: StateDelta::new(snap), block, incremental: !self.gates_dirty(), replayed: 0, rerun_txs: 0 })
     }
 
     /// Re-admits one waiting transaction on a rebuilt overlay: the same pipeline as CheckTx
@@ -755,10 +739,7 @@ impl App {
             };
             let gas_after = block_gas.saturating_add(decoded.gas_limit);
             if let Some(max) = max_gas.filter(|m| gas_after > *m) {
-                out.push(Err(SdkError::OutOfGas(format!(
-                    "the block's gas limits would reach {gas_after}, over the consensus maximum {max}"
-                ))
-                .into()));
+                out.push(Err(SdkError::OutOfGas(format!("the block's gas limits would reach {gas_after}, over the consensus maximum {max}")).into()));
                 continue;
             }
             block_gas = gas_after;
@@ -880,9 +861,7 @@ impl App {
             let wanted = decoded.as_ref().map(|d| d.gas_limit).unwrap_or(0);
             block_gas = block_gas.saturating_add(wanted);
             if let Some(max) = max_gas.filter(|m| block_gas > *m) {
-                let e = TxError::from(SdkError::OutOfGas(format!(
-                    "the block's gas limits reach {block_gas}, over the consensus maximum {max}: not executed"
-                )));
+                let e = TxError::from(SdkError::OutOfGas(format!("the block's gas limits reach {block_gas}, over the consensus maximum {max}: not executed")));
                 tx_results.push(exec_err(&e, wanted, 0, vec![]));
                 continue;
             }
@@ -895,13 +874,8 @@ impl App {
         store::put(&mut state, &gas, state_key::BLOCK_TIME.to_string(), block.time.unix_timestamp_nanos().to_be_bytes().to_vec())
             .map_err(AppError::BlockRecord)?;
 
-        let mut resp = response::FinalizeBlock {
-            events: vec![],
-            tx_results,
-            validator_updates: vec![],
-            consensus_param_updates: None,
-            app_hash: AppHash::default(),
-        };
+        let mut resp =
+            response::FinalizeBlock { events: vec![], tx_results, validator_updates: vec![], consensus_param_updates: None, app_hash: AppHash::default() };
         let exec_ms = t_exec.ms();
         let t_records = crate::stopwatch::Stopwatch::start();
         // Execution ran over the read cache; the commit needs the same writes over the plain
@@ -912,8 +886,7 @@ impl App {
         let (rows, writes, mut state) = std::thread::scope(|scope| {
             let rows = scope.spawn(|| hook.on_finalize(&req, &resp));
             let (cached, changes) = state.flatten();
-            let writes: Vec<(String, Option<Vec<u8>>)> =
-                changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             let cached_nv_writes = self.reads.nonverifiable_writes(changes.nonverifiable_changes().iter());
             if tracing::enabled!(tracing::Level::TRACE) {
                 let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
@@ -970,7 +943,10 @@ impl App {
             Ok(r) => r.map(drop).map_err(AppError::store)?,
             Err(p) => {
                 let why = p.downcast_ref::<&str>().map(|s| (*s).to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
-                return Err(AppError::Store(Box::new(lantau_module_api::store::fault(format_args!("writing block {}", staged.height), format_args!("the write panicked: {why}")))));
+                return Err(AppError::Store(Box::new(lantau_module_api::store::fault(
+                    format_args!("writing block {}", staged.height),
+                    format_args!("the write panicked: {why}"),
+                ))));
             }
         }
         self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().chain(&staged.cached_nv_writes).map(|(k, v)| (k, v)));
@@ -1194,7 +1170,6 @@ impl App {
 fn ante_internal(e: AppError) -> TxError {
     SdkError::Internal(e.to_string()).into()
 }
-
 
 /// How many of `keys` fall under each prefix of their first `segments` `/`-separated parts
 /// (a diagnostic for the block's writes).

@@ -24,12 +24,6 @@ pub const DEFAULT_MAX_GAS_PER_TX: u64 = 30_000_000;
 
 impl Default for AppConfig {
     fn default() -> Self {
-        Self {
-            max_tx_bytes: DEFAULT_MAX_TX_BYTES,
-            max_gas_per_tx: DEFAULT_MAX_GAS_PER_TX,
-            max_memo_chars: 256,
-            sig_cache_size: 200_000,
-            simulation_hook: true,
-        }
+        Self { max_tx_bytes: DEFAULT_MAX_TX_BYTES, max_gas_per_tx: DEFAULT_MAX_GAS_PER_TX, max_memo_chars: 256, sig_cache_size: 200_000, simulation_hook: true }
     }
 }

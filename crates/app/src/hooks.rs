@@ -11,11 +11,7 @@ use tendermint::abci::{request, response};
 pub trait BlockHook: Send + Sync {
     /// Called once per block with the request and the response FinalizeBlock is about to return
     /// (its `app_hash` is not computed yet: it is the root of the commit these writes join).
-    fn on_finalize(
-        &self,
-        req: &request::FinalizeBlock,
-        resp: &response::FinalizeBlock,
-    ) -> Vec<(Vec<u8>, Vec<u8>)>;
+    fn on_finalize(&self, req: &request::FinalizeBlock, resp: &response::FinalizeBlock) -> Vec<(Vec<u8>, Vec<u8>)>;
 
     /// Called with the gate trace of each transaction screened at admission (`"check"`) or in
     /// a block (`"deliver"`), for the node's metrics. Writes nothing, changes nothing.

@@ -19,26 +19,26 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
 mod ante;
-#[cfg(test)]
-mod probe;
 mod app;
 pub mod config;
 pub mod error;
-pub mod footprint;
 mod evm_api;
+pub mod footprint;
 pub mod genesis;
 pub mod grpc;
 pub mod hooks;
 pub mod modules;
 pub mod msg;
 pub mod pipeline;
+#[cfg(test)]
+mod probe;
 pub mod readcache;
 pub mod screen;
 mod sigcache;
-mod stopwatch;
-pub mod statesync;
-mod store_check;
 pub mod state_key;
+pub mod statesync;
+mod stopwatch;
+mod store_check;
 pub mod trace;
 pub mod tx;
 
@@ -57,9 +57,9 @@ pub use lantau_compliance as compliance;
 pub use lantau_erc20 as erc20;
 pub use lantau_evm as evm;
 pub use lantau_kyc as kyc;
+pub use lantau_module_api as module_api;
 pub use lantau_reserve as reserve;
 pub use lantau_stablecoin as stablecoin;
-pub use lantau_module_api as module_api;
 pub use tendermint;
 pub use tendermint_proto;
 pub use tx::DecodedTx;

@@ -79,14 +79,7 @@ pub struct Run {
 
 impl App {
     /// Runs `tx` on `state` in `mode`, charging `gas`.
-    pub(crate) async fn run_tx<S: StateWrite + Send + Sync>(
-        &self,
-        state: &mut S,
-        tx: &DecodedTx,
-        block: &BlockCtx,
-        gas: &GasMeter,
-        mode: Mode,
-    ) -> Run {
+    pub(crate) async fn run_tx<S: StateWrite + Send + Sync>(&self, state: &mut S, tx: &DecodedTx, block: &BlockCtx, gas: &GasMeter, mode: Mode) -> Run {
         let mut events = Vec::new();
         if let Some(ante_mode) = mode.ante() {
             let mut ante_state = StateDelta::new(&mut *state);
@@ -186,15 +179,7 @@ async fn execute<S: StateWrite + Send + Sync>(
 }
 
 fn message_event(action: &str, sender: &Address, module: &str, i: usize) -> Event {
-    event(
-        "message",
-        [
-            ("action", action.to_string()),
-            ("sender", sender.to_bech32()),
-            ("module", module.to_string()),
-            ("msg_index", i.to_string()),
-        ],
-    )
+    event("message", [("action", action.to_string()), ("sender", sender.to_bech32()), ("module", module.to_string()), ("msg_index", i.to_string())])
 }
 
 fn with_msg_index(mut e: Event, i: usize) -> Event {

@@ -106,12 +106,7 @@ impl Module for Probe {
         if method != QUERY_COUNTER {
             return None;
         }
-        Some(
-            counter(state, &GasMeter::infinite())
-                .await
-                .map(|value| prost::Message::encode_to_vec(&QueryCounterResponse { value }))
-                .map_err(QueryError::from),
-        )
+        Some(counter(state, &GasMeter::infinite()).await.map(|value| prost::Message::encode_to_vec(&QueryCounterResponse { value })).map_err(QueryError::from))
     }
 }
 
@@ -184,7 +179,18 @@ mod tests {
         app.commit().await.unwrap();
         let res = &r.tx_results[0];
         assert!(res.code.is_ok(), "{}", res.log);
-        let module = res.events.iter().find(|e| e.kind == "message").unwrap().attributes.iter().find(|a| a.key_str().unwrap() == "module").unwrap().value_str().unwrap().to_string();
+        let module = res
+            .events
+            .iter()
+            .find(|e| e.kind == "message")
+            .unwrap()
+            .attributes
+            .iter()
+            .find(|a| a.key_str().unwrap() == "module")
+            .unwrap()
+            .value_str()
+            .unwrap()
+            .to_string();
         assert_eq!(module, "probe");
         assert!(res.events.iter().any(|e| e.kind == "probe_bumped"));
 

@@ -307,11 +307,9 @@ impl StateRead for CachedSnapshot {
         let version = self.snap.version();
         match self.cache.scan(version, prefix) {
             Some(entries) => CachedScan::Kept(entries, 0),
-            None => CachedScan::Recording {
-                inner: self.snap.prefix_raw(prefix),
-                seen: Vec::new(),
-                keep: Some((self.cache.clone(), version, prefix.to_string())),
-            },
+            None => {
+                CachedScan::Recording { inner: self.snap.prefix_raw(prefix), seen: Vec::new(), keep: Some((self.cache.clone(), version, prefix.to_string())) }
+            }
         }
     }
 
@@ -323,11 +321,7 @@ impl StateRead for CachedSnapshot {
         self.snap.nonverifiable_prefix_raw(prefix)
     }
 
-    fn nonverifiable_range_raw(
-        &self,
-        prefix: Option<&[u8]>,
-        range: impl RangeBounds<Vec<u8>>,
-    ) -> anyhow::Result<Self::NonconsensusRangeRawStream> {
+    fn nonverifiable_range_raw(&self, prefix: Option<&[u8]>, range: impl RangeBounds<Vec<u8>>) -> anyhow::Result<Self::NonconsensusRangeRawStream> {
         self.snap.nonverifiable_range_raw(prefix, range)
     }
 }
@@ -434,8 +428,7 @@ mod tests {
                 }
             }
             let (cached, changes) = delta.flatten();
-            let writes: Vec<(String, Option<Vec<u8>>)> =
-                changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             let mut plain = StateDelta::new(cached.snapshot().clone());
             changes.apply_to(&mut plain);
             storage.commit(plain).await.unwrap();
@@ -479,8 +472,7 @@ mod tests {
                 }
             }
             let (cached, changes) = delta.flatten();
-            let writes: Vec<(String, Option<Vec<u8>>)> =
-                changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             let nv = cache.nonverifiable_writes(changes.nonverifiable_changes().iter());
             assert!(!nv.is_empty());
             let mut plain = StateDelta::new(cached.snapshot().clone());
@@ -493,9 +485,17 @@ mod tests {
             let old = CachedSnapshot::new(before.clone(), cache.clone());
             for i in 0..KEYS {
                 let k = key(i);
-                assert_eq!(through.nonverifiable_get_raw(k.as_bytes()).await.unwrap(), now.nonverifiable_get_raw(k.as_bytes()).await.unwrap(), "{k} after block {block}");
+                assert_eq!(
+                    through.nonverifiable_get_raw(k.as_bytes()).await.unwrap(),
+                    now.nonverifiable_get_raw(k.as_bytes()).await.unwrap(),
+                    "{k} after block {block}"
+                );
                 assert_eq!(through.get_raw(&k).await.unwrap(), now.get_raw(&k).await.unwrap(), "{k} after block {block}");
-                assert_eq!(old.nonverifiable_get_raw(k.as_bytes()).await.unwrap(), before.nonverifiable_get_raw(k.as_bytes()).await.unwrap(), "{k} at the old version");
+                assert_eq!(
+                    old.nonverifiable_get_raw(k.as_bytes()).await.unwrap(),
+                    before.nonverifiable_get_raw(k.as_bytes()).await.unwrap(),
+                    "{k} at the old version"
+                );
             }
         }
     }

@@ -179,13 +179,7 @@ impl Snapshotter {
             hashes.push(Sha256::digest(c).to_vec());
         }
         let metadata = prost::Message::encode_to_vec(&Metadata { chunk_hashes: hashes });
-        let info = SnapshotInfo {
-            height,
-            format: FORMAT,
-            chunks: u32::try_from(chunks.len())?,
-            hash: Sha256::digest(&metadata).to_vec(),
-            metadata,
-        };
+        let info = SnapshotInfo { height, format: FORMAT, chunks: u32::try_from(chunks.len())?, hash: Sha256::digest(&metadata).to_vec(), metadata };
         let d = Descriptor { height, format: info.format, chunks: info.chunks, hash: info.hash.clone(), metadata: info.metadata.clone() };
         std::fs::write(tmp.join("snapshot"), prost::Message::encode_to_vec(&d))?;
         let done = dir.join(height.to_string());
@@ -197,10 +191,7 @@ impl Snapshotter {
 
     fn heights(&self) -> Vec<u64> {
         let Ok(rd) = std::fs::read_dir(&self.settings.dir) else { return vec![] };
-        let mut hs: Vec<u64> = rd
-            .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u64>().ok()))
-            .collect();
+        let mut hs: Vec<u64> = rd.filter_map(|e| e.ok()).filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u64>().ok())).collect();
         hs.sort_unstable();
         hs
     }
@@ -222,9 +213,7 @@ impl Snapshotter {
             let path = self.settings.dir.join(h.to_string()).join("snapshot");
             let Ok(bytes) = std::fs::read(&path) else { continue };
             match <Descriptor as prost::Message>::decode(bytes.as_slice()) {
-                Ok(d) if d.height == h => {
-                    out.push(SnapshotInfo { height: d.height, format: d.format, chunks: d.chunks, hash: d.hash, metadata: d.metadata })
-                }
+                Ok(d) if d.height == h => out.push(SnapshotInfo { height: d.height, format: d.format, chunks: d.chunks, hash: d.hash, metadata: d.metadata }),
                 _ => tracing::warn!(path = %path.display(), "unreadable snapshot description; not offered"),
             }
         }

@@ -39,11 +39,7 @@ impl TraceBuffer {
 
     /// The trace of `hash` when it is younger than the lifetime at block time `now`.
     pub fn get(&self, hash: &[u8; 32], now: i64) -> Option<GateTrace> {
-        self.entries
-            .iter()
-            .rev()
-            .find(|(h, at, _)| h == hash && now.saturating_sub(*at) < TRACE_LIFETIME_SECS)
-            .map(|(_, _, t)| t.clone())
+        self.entries.iter().rev().find(|(h, at, _)| h == hash && now.saturating_sub(*at) < TRACE_LIFETIME_SECS).map(|(_, _, t)| t.clone())
     }
 }
 

@@ -76,13 +76,8 @@ impl DecodedTx {
 
     /// The SignDoc bytes for `chain_id` and `account_number`.
     pub fn sign_doc_bytes(&self, chain_id: &str, account_number: u64) -> Vec<u8> {
-        SignDoc {
-            body_bytes: self.body_bytes.clone(),
-            auth_info_bytes: self.auth_info_bytes.clone(),
-            chain_id: chain_id.to_string(),
-            account_number,
-        }
-        .encode_to_vec()
+        SignDoc { body_bytes: self.body_bytes.clone(), auth_info_bytes: self.auth_info_bytes.clone(), chain_id: chain_id.to_string(), account_number }
+            .encode_to_vec()
     }
 }
 
@@ -111,9 +106,7 @@ fn key_address(key: &[u8; 33]) -> Result<Address, TxError> {
     if let Some(a) = memo.lock().get(key) {
         return Ok(*a);
     }
-    let address = lantau_crypto::PublicKey::from_compressed(key)
-        .map_err(|e| err(SdkError::InvalidPubKey(e.to_string())))?
-        .address();
+    let address = lantau_crypto::PublicKey::from_compressed(key).map_err(|e| err(SdkError::InvalidPubKey(e.to_string())))?.address();
     let mut m = memo.lock();
     if m.len() >= KEY_ADDRESS_MEMO {
         m.clear();
@@ -135,11 +128,7 @@ pub fn decode_for_simulation(bytes: &[u8], cfg: &AppConfig) -> Result<DecodedTx,
 
 fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<DecodedTx, TxError> {
     if bytes.len() > cfg.max_tx_bytes {
-        return Err(err(SdkError::TxTooLarge(format!(
-            "tx is {} bytes, the maximum is {}",
-            bytes.len(),
-            cfg.max_tx_bytes
-        ))));
+        return Err(err(SdkError::TxTooLarge(format!("tx is {} bytes, the maximum is {}", bytes.len(), cfg.max_tx_bytes))));
     }
     if bytes.is_empty() {
         return Err(err(SdkError::TxDecode("empty transaction".into())));
@@ -150,10 +139,8 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
     if raw.encoded_len() != bytes.len() {
         return Err(err(SdkError::TxDecode("non-canonical TxRaw encoding".into())));
     }
-    let body = TxBody::decode(raw.body_bytes.as_slice())
-        .map_err(|e| err(SdkError::TxDecode(format!("invalid TxBody: {e}"))))?;
-    let auth = AuthInfo::decode(raw.auth_info_bytes.as_slice())
-        .map_err(|e| err(SdkError::TxDecode(format!("invalid AuthInfo: {e}"))))?;
+    let body = TxBody::decode(raw.body_bytes.as_slice()).map_err(|e| err(SdkError::TxDecode(format!("invalid TxBody: {e}"))))?;
+    let auth = AuthInfo::decode(raw.auth_info_bytes.as_slice()).map_err(|e| err(SdkError::TxDecode(format!("invalid AuthInfo: {e}"))))?;
     if body.extension_options.iter().any(|o| o.type_url == lantau_evm::EXTENSION_OPTIONS_ETHEREUM_TX) {
         return decode_ethereum(bytes, raw, body, auth, cfg);
     }
@@ -189,19 +176,13 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
     // One signer.
     let signer = msgs.first().map(Msg::signer).ok_or_else(|| err(SdkError::InvalidRequest("must contain at least one message".into())))?;
     if let Some(other) = msgs.iter().map(Msg::signer).find(|s| *s != signer) {
-        return Err(err(SdkError::Unauthorized(format!(
-            "all messages must have the same signer; got {signer} and {other}"
-        ))));
+        return Err(err(SdkError::Unauthorized(format!("all messages must have the same signer; got {signer} and {other}"))));
     }
     match (raw.signatures.len(), auth.signer_infos.len()) {
         (0, 1) if !fee_floor => {}
         (0, _) => return Err(err(SdkError::NoSignatures("transaction has no signature".into()))),
         (1, 1) => {}
-        (s, i) => {
-            return Err(err(SdkError::TooManySignatures(format!(
-                "expected 1 signature and 1 signer info, got {s} and {i}"
-            ))))
-        }
+        (s, i) => return Err(err(SdkError::TooManySignatures(format!("expected 1 signature and 1 signer info, got {s} and {i}")))),
     }
     let si = auth.signer_infos.first().ok_or_else(|| err(SdkError::NoSignatures("transaction has no signer info".into())))?;
     match si.mode_info.as_ref().and_then(|m| m.sum.as_ref()) {
@@ -211,33 +192,21 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
     let pubkey = match &si.public_key {
         None => None,
         Some(any) if any.type_url == ETH_SECP256K1_PUBKEY_TYPE_URL => {
-            let pk = PubKey::decode(any.value.as_slice())
-                .map_err(|e| err(SdkError::InvalidPubKey(format!("invalid eth_secp256k1 key: {e}"))))?;
-            let arr: [u8; 33] = pk.key.as_ref().try_into().map_err(|_| {
-                err(SdkError::InvalidPubKey(format!("eth_secp256k1 key must be 33 bytes, got {}", pk.key.len())))
-            })?;
+            let pk = PubKey::decode(any.value.as_slice()).map_err(|e| err(SdkError::InvalidPubKey(format!("invalid eth_secp256k1 key: {e}"))))?;
+            let arr: [u8; 33] =
+                pk.key.as_ref().try_into().map_err(|_| err(SdkError::InvalidPubKey(format!("eth_secp256k1 key must be 33 bytes, got {}", pk.key.len()))))?;
             let key_address = key_address(&arr)?;
             if key_address != signer {
-                return Err(err(SdkError::Unauthorized(format!(
-                    "pubkey does not match signer address {signer} (key address {key_address})"
-                ))));
+                return Err(err(SdkError::Unauthorized(format!("pubkey does not match signer address {signer} (key address {key_address})"))));
             }
             Some(arr)
         }
-        Some(any) => {
-            return Err(err(SdkError::InvalidPubKey(format!(
-                "unsupported key type {}, expected {ETH_SECP256K1_PUBKEY_TYPE_URL}",
-                any.type_url
-            ))))
-        }
+        Some(any) => return Err(err(SdkError::InvalidPubKey(format!("unsupported key type {}, expected {ETH_SECP256K1_PUBKEY_TYPE_URL}", any.type_url)))),
     };
     let signature = raw.signatures.first().cloned().unwrap_or_default();
     // Simulation does not verify signatures; clients (CosmJS, the Go SDK) send an empty one.
     if fee_floor && signature.len() != 64 && signature.len() != 65 {
-        return Err(err(SdkError::Unauthorized(format!(
-            "signature must be 64 or 65 bytes, got {}",
-            signature.len()
-        ))));
+        return Err(err(SdkError::Unauthorized(format!("signature must be 64 or 65 bytes, got {}", signature.len()))));
     }
 
     // Fee and gas.
@@ -252,26 +221,15 @@ fn decode_inner(bytes: &[u8], cfg: &AppConfig, fee_floor: bool) -> Result<Decode
         return Err(err(SdkError::InvalidGasLimit("gas limit must be positive".into())));
     }
     if fee.gas_limit > cfg.max_gas_per_tx {
-        return Err(err(SdkError::InvalidGasLimit(format!(
-            "gas limit {} exceeds the maximum {} per transaction",
-            fee.gas_limit, cfg.max_gas_per_tx
-        ))));
+        return Err(err(SdkError::InvalidGasLimit(format!("gas limit {} exceeds the maximum {} per transaction", fee.gas_limit, cfg.max_gas_per_tx))));
     }
     let mut fee_amount = Amount::ZERO;
     for c in &fee.amount {
         if c.denom != NATIVE_DENOM {
-            return Err(err(SdkError::InsufficientFee(format!(
-                "fees are paid in {NATIVE_DENOM} only, got {}",
-                c.denom
-            ))));
+            return Err(err(SdkError::InsufficientFee(format!("fees are paid in {NATIVE_DENOM} only, got {}", c.denom))));
         }
-        let a: Amount = c
-            .amount
-            .parse()
-            .map_err(|_| err(SdkError::InsufficientFee(format!("invalid fee amount {:?}", c.amount))))?;
-        fee_amount = fee_amount
-            .checked_add(a)
-            .map_err(|_| err(SdkError::InsufficientFee("fee overflows".into())))?;
+        let a: Amount = c.amount.parse().map_err(|_| err(SdkError::InsufficientFee(format!("invalid fee amount {:?}", c.amount))))?;
+        fee_amount = fee_amount.checked_add(a).map_err(|_| err(SdkError::InsufficientFee("fee overflows".into())))?;
     }
     let required = lantau_primitives::min_fee(fee.gas_limit);
     if fee_floor && fee_amount < required {
@@ -315,10 +273,7 @@ fn decode_ethereum(bytes: &[u8], raw: TxRaw, body: TxBody, _auth: AuthInfo, cfg:
     let m = lantau_evm::EvmMsg::from_envelope(any)?;
     let tx = m.eth_tx().clone();
     if tx.gas_limit > cfg.max_gas_per_tx {
-        return Err(err(SdkError::InvalidGasLimit(format!(
-            "gas limit {} exceeds the maximum {} per transaction",
-            tx.gas_limit, cfg.max_gas_per_tx
-        ))));
+        return Err(err(SdkError::InvalidGasLimit(format!("gas limit {} exceeds the maximum {} per transaction", tx.gas_limit, cfg.max_gas_per_tx))));
     }
     if lantau_evm::msg::envelope(&tx) != bytes {
         return Err(envelope("not the canonical envelope: one extension option, no signer infos or signatures, fee = gas limit x price"));

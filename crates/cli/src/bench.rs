@@ -159,7 +159,11 @@ async fn flagged_transfer_gas(client: &lantau_client::RestClient, eth_url: &str,
     let alice_key = SecretKey::from_hex(&alice.private_key)?;
     let bob_addr = lantau_primitives::Address::from_bech32(&bob.address)?;
     let params = client.query("/chain/compliance/v1/params").await?;
-    let limit: u64 = params["params"]["rules"]["velocity_tx_limit"].as_str().and_then(|s| s.parse().ok()).or_else(|| params["params"]["rules"]["velocity_tx_limit"].as_u64()).unwrap_or(10);
+    let limit: u64 = params["params"]["rules"]["velocity_tx_limit"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .or_else(|| params["params"]["rules"]["velocity_tx_limit"].as_u64())
+        .unwrap_or(10);
     let payload = client.travel_rule_payload(&alice_key.address(), &bob_addr).await?;
     let transfer = || TxBuilder::new(vec![msg_send(&alice_key.address(), &bob_addr, &[Coin::new("hkd.demo", 1u128)])]).travel_rule(&payload);
     let sender = lantau_client::sender::Sender::new(client.clone(), alice_key.clone(), Duration::from_secs(30));
@@ -220,11 +224,7 @@ fn secp256k1_verify_per_s(budget: Duration) -> anyhow::Result<f64> {
         }
         Ok(n as f64 / t.elapsed().as_secs_f64())
     };
-    std::thread::Builder::new()
-        .name("bench-calibration".into())
-        .spawn(run)?
-        .join()
-        .map_err(|_| anyhow::anyhow!("calibration thread panicked"))?
+    std::thread::Builder::new().name("bench-calibration".into()).spawn(run)?.join().map_err(|_| anyhow::anyhow!("calibration thread panicked"))?
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -497,7 +497,8 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let blocks: Vec<(usize, f64, f64, Instant)> = details.iter().map(|t| (t.txs, t.finalize_ms, t.commit_ms, t.committed_at)).collect();
     let locked_avg = if details.is_empty() { 0.0 } else { details.iter().map(|d| d.recheck_locked_ms).sum::<f64>() / details.len() as f64 };
     let locked_max = details.iter().map(|d| d.recheck_locked_ms).fold(0.0, f64::max);
-    let mean = |f: fn(&lantau_node::engine::BlockTiming) -> f64| if details.is_empty() { 0.0 } else { details.iter().map(f).sum::<f64>() / details.len() as f64 };
+    let mean =
+        |f: fn(&lantau_node::engine::BlockTiming) -> f64| if details.is_empty() { 0.0 } else { details.iter().map(f).sum::<f64>() / details.len() as f64 };
     let (propose_avg, wait_avg, recheck_avg, rechecked_avg) =
         (mean(|d| d.propose_ms), mean(|d| d.recheck_wait_ms), mean(|d| d.recheck_ms), mean(|d| d.rechecked as f64));
     // What a block's gas costs in time: FinalizeBlock + Commit (with recheck) per million gas
@@ -609,9 +610,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
             "per block ({} blocks, avg {:.0} txs): proposal avg {propose_avg:.1} ms, FinalizeBlock avg {:.1} ms (max {:.1}), Commit (with the wait for the last recheck) avg {:.1} ms (max {:.1})",
             blocks.len(), avg(|b| b.0 as f64), avg(|b| b.1), max(|b| b.1), avg(|b| b.2), max(|b| b.2)
         );
-        println!(
-            "recheck beside the next block: avg {recheck_avg:.1} ms for {rechecked_avg:.0} txs; the commit waited for it {wait_avg:.1} ms on average"
-        );
+        println!("recheck beside the next block: avg {recheck_avg:.1} ms for {rechecked_avg:.0} txs; the commit waited for it {wait_avg:.1} ms on average");
         println!("admissions waited for the recheck's last round: avg {locked_avg:.1} ms per block (max {locked_max:.1})");
         println!(
             "gas: {gas_per_tx:.0} used per tx; FinalizeBlock + Commit take {us_per_mgas:.0} µs per million gas used; the largest block wanted {gas_wanted_max} gas"
@@ -628,7 +627,13 @@ async fn committed_from_store(node: &lantau_node::EmbeddedNode) -> anyhow::Resul
     for h in 1..=last {
         if let Some(r) = node.block_results(Some(h)).await? {
             // An Ethereum transaction that reverted is included with code 0: not a success.
-            ok += r.tx_results.iter().filter(|t| t.code.is_ok() && !t.events.iter().any(|e| e.kind == "ethereum_tx" && e.attributes.iter().any(|a| a.key_bytes() == b"ethereumTxFailed"))).count() as u64;
+            ok += r
+                .tx_results
+                .iter()
+                .filter(|t| {
+                    t.code.is_ok() && !t.events.iter().any(|e| e.kind == "ethereum_tx" && e.attributes.iter().any(|a| a.key_bytes() == b"ethereumTxFailed"))
+                })
+                .count() as u64;
         }
     }
     Ok(ok)

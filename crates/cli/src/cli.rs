@@ -14,10 +14,10 @@ use serde_json::json;
 
 mod amount;
 mod compliance;
-mod txfile;
 mod evm;
 mod registry;
 mod testnet;
+mod txfile;
 mod web;
 
 /// The Lantau node and CLI.
@@ -85,10 +85,7 @@ mod client_config {
         if let Some(d) = p.parent() {
             std::fs::create_dir_all(d)?;
         }
-        let text = format!(
-            "# lantaud's client defaults (`lantaud config set KEY VALUE`); flags and LANTAU_NODE win.\n{}",
-            toml::to_string_pretty(c)?
-        );
+        let text = format!("# lantaud's client defaults (`lantaud config set KEY VALUE`); flags and LANTAU_NODE win.\n{}", toml::to_string_pretty(c)?);
         std::fs::write(p, text)?;
         Ok(())
     }
@@ -566,14 +563,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Init(a) => {
             let governance = a.governance.as_deref().map(Address::from_bech32).transpose()?;
-            let opts = InitOptions {
-                chain_id: a.chain_id,
-                evm_chain_id: a.evm_chain_id,
-                moniker: a.moniker,
-                dev: a.dev,
-                governance,
-                ..Default::default()
-            };
+            let opts = InitOptions { chain_id: a.chain_id, evm_chain_id: a.evm_chain_id, moniker: a.moniker, dev: a.dev, governance, ..Default::default() };
             let accounts = init_home(&home, &opts)?;
             print(out, json!({"home": home, "chain_id": opts.chain_id, "accounts": accounts}), || {
                 format!("initialised {} for chain {} ({} dev accounts)", home.display(), opts.chain_id, accounts.len())
@@ -608,7 +598,9 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 return Ok(());
             }
             let block_time_ms = a.block_time.as_deref().map(parse_duration).transpose()?;
-            let mut node = start(&home, StartOptions {
+            let mut node = start(
+                &home,
+                StartOptions {
                     api_address: a.api_address,
                     rpc_address: a.rpc_address,
                     block_time_ms,
@@ -616,7 +608,9 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                     json_rpc_ws_address: a.json_rpc_ws_address,
                     metrics_address: a.metrics_address,
                     grpc_address: a.grpc_address,
-                }).await?;
+                },
+            )
+            .await?;
             let evm_chain_id = lantau_rpc::NodeApi::app(&*node.node).evm_chain_id().await?;
             print_banner(&h, &node, evm_chain_id)?;
             let (portal_stop, portal_stopped) = tokio::sync::oneshot::channel::<()>();
@@ -626,9 +620,12 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 if args.evm_rpc_url == "http://127.0.0.1:8545" {
                     args.evm_rpc_url = format!("http://{}", node.eth_addr);
                 }
-                Some(web::spawn_portal(&home, &args, &a.kr, format!("http://{}", node.api_addr), async move {
-                    let _ = portal_stopped.await;
-                }).await?)
+                Some(
+                    web::spawn_portal(&home, &args, &a.kr, format!("http://{}", node.api_addr), async move {
+                        let _ = portal_stopped.await;
+                    })
+                    .await?,
+                )
             } else {
                 None
             };
@@ -700,10 +697,14 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 let client = RestClient::new(NodeArgs::default().url());
                 let (n, s) = client.next_sequence(&key.address()).await?.with_context(|| format!("account {} does not exist on chain", key.address()))?;
-                (match chain_id {
-                    Some(c) => c,
-                    None => client.chain_id().await?,
-                }, account_number.unwrap_or(n), sequence.unwrap_or(s))
+                (
+                    match chain_id {
+                        Some(c) => c,
+                        None => client.chain_id().await?,
+                    },
+                    account_number.unwrap_or(n),
+                    sequence.unwrap_or(s),
+                )
             };
             let signed = txfile::sign(&v, &key, &chain_id, account_number, sequence)?;
             let j = txfile::decode(&signed)?;
@@ -756,7 +757,10 @@ fn print_banner(h: &Home, node: &lantau_node::RunningNode, evm_chain_id: u64) ->
     println!("\nHome:       {}", h.0.display());
     println!("REST:       http://{}", node.api_addr);
     println!("RPC:        http://{} (WebSocket ws://{}/websocket)", node.rpc_addr, node.rpc_addr);
-    println!("JSON-RPC:   http://{} (WebSocket ws://{}): MetaMask network: RPC URL http://{}, chain id {evm_chain_id}, symbol LANTAU", node.eth_addr, node.eth_ws_addr, node.eth_addr);
+    println!(
+        "JSON-RPC:   http://{} (WebSocket ws://{}): MetaMask network: RPC URL http://{}, chain id {evm_chain_id}, symbol LANTAU",
+        node.eth_addr, node.eth_ws_addr, node.eth_addr
+    );
     println!("gRPC:       {} (reflection; gRPC-web on the same port)", node.grpc_addr);
     println!("Metrics:    http://{}/metrics\n", node.metrics_addr);
     Ok(())
@@ -818,13 +822,17 @@ async fn broadcast_and_report(out: Output, client: &RestClient, bytes: &[u8], br
     }
     match client.wait_for_tx(&br.txhash, Duration::from_secs(30), Duration::from_millis(200)).await.map(Confirmation::Included) {
         Ok(Confirmation::Included(r)) => {
-            print(out, json!({"txhash": r.txhash, "height": r.height, "code": r.code, "codespace": r.codespace, "raw_log": r.raw_log, "gas_used": r.gas_used}), || {
-                if r.code == 0 {
-                    format!("committed {} at height {} (gas used {})", r.txhash, r.height, r.gas_used)
-                } else {
-                    format!("included {} at height {} but failed: codespace {} code {}: {}", r.txhash, r.height, r.codespace, r.code, r.raw_log)
-                }
-            });
+            print(
+                out,
+                json!({"txhash": r.txhash, "height": r.height, "code": r.code, "codespace": r.codespace, "raw_log": r.raw_log, "gas_used": r.gas_used}),
+                || {
+                    if r.code == 0 {
+                        format!("committed {} at height {} (gas used {})", r.txhash, r.height, r.gas_used)
+                    } else {
+                        format!("included {} at height {} but failed: codespace {} code {}: {}", r.txhash, r.height, r.codespace, r.code, r.raw_log)
+                    }
+                },
+            );
             if r.code != 0 {
                 anyhow::bail!("transaction failed");
             }
@@ -942,9 +950,20 @@ async fn query(home: &std::path::Path, out: Output, q: QueryCmd) -> anyhow::Resu
         }
         QueryCmd::Module(q) => registry::module_query(home, out, q).await?,
         QueryCmd::Tx { hash, node } => match RestClient::new(node.url()).tx(&hash).await? {
-            Some(r) => print(out, json!({"txhash": r.txhash, "height": r.height, "code": r.code, "codespace": r.codespace, "raw_log": r.raw_log, "gas_wanted": r.gas_wanted, "gas_used": r.gas_used, "events": r.events}), || {
-                format!("{} height {} code {} {}{}", r.txhash, r.height, r.code, r.codespace, if r.raw_log.is_empty() { String::new() } else { format!(": {}", r.raw_log) })
-            }),
+            Some(r) => print(
+                out,
+                json!({"txhash": r.txhash, "height": r.height, "code": r.code, "codespace": r.codespace, "raw_log": r.raw_log, "gas_wanted": r.gas_wanted, "gas_used": r.gas_used, "events": r.events}),
+                || {
+                    format!(
+                        "{} height {} code {} {}{}",
+                        r.txhash,
+                        r.height,
+                        r.code,
+                        r.codespace,
+                        if r.raw_log.is_empty() { String::new() } else { format!(": {}", r.raw_log) }
+                    )
+                },
+            ),
             None => anyhow::bail!("tx {hash} not found (not included yet, or never will be)"),
         },
     }

@@ -181,7 +181,10 @@ fn parent_from_not_found(addr: &str, body: &str) -> ParentAnswer {
     };
     let code = v.get("code").and_then(Value::as_i64);
     if code != Some(5) {
-        return ParentAnswer::Unknown(format!("HTTP 404 with code {:.50}, not 5 (NotFound)", v.get("code").map(Value::to_string).unwrap_or_else(|| "absent".into())));
+        return ParentAnswer::Unknown(format!(
+            "HTTP 404 with code {:.50}, not 5 (NotFound)",
+            v.get("code").map(Value::to_string).unwrap_or_else(|| "absent".into())
+        ));
     }
     let expected = format!("no sub-role binding for {addr}");
     match v.get("message").and_then(Value::as_str) {
@@ -505,9 +508,7 @@ fn attributes(event: &Value) -> BTreeMap<String, String> {
 
 /// A status by enum name or number; `None` for anything unknown or unspecified.
 fn parse_status(s: &str) -> Option<FlagStatus> {
-    FlagStatus::from_str_name(s)
-        .or_else(|| s.parse::<i32>().ok().and_then(|n| FlagStatus::try_from(n).ok()))
-        .filter(|st| *st != FlagStatus::Unspecified)
+    FlagStatus::from_str_name(s).or_else(|| s.parse::<i32>().ok().and_then(|n| FlagStatus::try_from(n).ok())).filter(|st| *st != FlagStatus::Unspecified)
 }
 
 /// One flag event, read and checked before it touches the tracker.

@@ -9,7 +9,6 @@
 //!   SubRoleParent, agent policies and their remaining capacity, a flag-event consumer.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
-
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // client code, not state machine
 
 pub mod compliance;
@@ -17,8 +16,6 @@ pub mod rest;
 pub mod sender;
 pub mod tx;
 
-pub use compliance::{
-    remaining_capacity, AgentPolicy, AgentWindow, Capacity, FlagTracker, ParentAnswer, Sighting, SubRoleBinding, TrackedFlag,
-};
+pub use compliance::{remaining_capacity, AgentPolicy, AgentWindow, Capacity, FlagTracker, ParentAnswer, Sighting, SubRoleBinding, TrackedFlag};
 pub use rest::{Broadcast, ClientError, Confirmation, RestClient, TxResponse};
 pub use tx::{msg_multi_send, msg_send, pb_coin, to_any, travel_rule_option, SignerData, TxBuilder};

@@ -135,8 +135,7 @@ impl RestClient {
 
     /// The full URL of a REST path with query parameters (encoded).
     pub(crate) fn url_with_params(&self, path: &str, params: &[(&str, &str)]) -> Result<reqwest::Url, ClientError> {
-        reqwest::Url::parse_with_params(&format!("{}{}", self.base, path), params)
-            .map_err(|e| ClientError::Decode(format!("bad URL for {path:?}: {e}")))
+        reqwest::Url::parse_with_params(&format!("{}{}", self.base, path), params).map_err(|e| ClientError::Decode(format!("bad URL for {path:?}: {e}")))
     }
 
     /// GETs a URL and decodes it like every other query (JSON; HTTP >= 400 as [`ClientError::Api`]).
@@ -188,11 +187,7 @@ impl RestClient {
     /// party that is an active sub-key is evaluated against its parent's identity, as the gates
     /// do. A party without a record contributes empty fields (the gate chain then explains
     /// what is missing).
-    pub async fn travel_rule_payload(
-        &self,
-        from: &Address,
-        to: &Address,
-    ) -> Result<lantau_proto::chain::compliance::v1::TravelRulePayload, ClientError> {
+    pub async fn travel_rule_payload(&self, from: &Address, to: &Address) -> Result<lantau_proto::chain::compliance::v1::TravelRulePayload, ClientError> {
         let (from, to) = (self.acting_identity(from).await, self.acting_identity(to).await);
         let (s, r) = (self.identity(&from).await?, self.identity(&to).await?);
         let params = self.query("/chain/kyc/v1/params").await?;

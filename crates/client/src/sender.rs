@@ -24,10 +24,8 @@ const AUTO_GAS_DEN: u64 = 10;
 pub async fn signer_data(client: &RestClient, key: &SecretKey) -> Result<SignerData, ClientError> {
     let chain_id = client.chain_id().await?;
     let addr = key.address();
-    let (account_number, sequence) = client
-        .next_sequence(&addr)
-        .await?
-        .ok_or_else(|| ClientError::Decode(format!("account {} does not exist on chain", addr.to_bech32())))?;
+    let (account_number, sequence) =
+        client.next_sequence(&addr).await?.ok_or_else(|| ClientError::Decode(format!("account {} does not exist on chain", addr.to_bech32())))?;
     Ok(SignerData { chain_id, account_number, sequence })
 }
 

@@ -138,10 +138,7 @@ impl Keyring {
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder.create(dir)?;
-        Ok(Self {
-            dir: dir.to_path_buf(),
-            backend,
-        })
+        Ok(Self { dir: dir.to_path_buf(), backend })
     }
 
     /// The keyring directory.
@@ -155,12 +152,7 @@ impl Keyring {
     }
 
     /// Derives account `index` of `phrase` (see [`secret_key_from_mnemonic`]) and stores it.
-    pub fn add_from_mnemonic(
-        &self,
-        name: &str,
-        phrase: &str,
-        index: u32,
-    ) -> Result<KeyInfo, KeyringError> {
+    pub fn add_from_mnemonic(&self, name: &str, phrase: &str, index: u32) -> Result<KeyInfo, KeyringError> {
         check_name(name)?;
         let key = secret_key_from_mnemonic(phrase, index)?;
         let phrase = phrase.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -187,10 +179,7 @@ impl Keyring {
         let mut out = Vec::new();
         for entry in fs::read_dir(&self.dir)? {
             let file_name = entry?.file_name();
-            let Some(name) = file_name
-                .to_str()
-                .and_then(|f| f.strip_suffix(".info.json"))
-            else {
+            let Some(name) = file_name.to_str().and_then(|f| f.strip_suffix(".info.json")) else {
                 continue;
             };
             if check_name(name).is_ok() {
@@ -212,20 +201,13 @@ impl Keyring {
         check_name(name)?;
         let info = self.read_info(name)?;
         if info.backend != self.backend.name() {
-            return Err(KeyringError::BackendMismatch {
-                name: name.into(),
-                stored: info.backend,
-            });
+            return Err(KeyringError::BackendMismatch { name: name.into(), stored: info.backend });
         }
-        let corrupt = |reason: String| KeyringError::Corrupt {
-            name: name.into(),
-            reason,
-        };
+        let corrupt = |reason: String| KeyringError::Corrupt { name: name.into(), reason };
         let path = self.key_path(name);
         let key = match &self.backend {
             KeyringBackend::Test => {
-                let file: TestKeyFile = serde_json::from_slice(&read(&path, name)?)
-                    .map_err(|e| corrupt(e.to_string()))?;
+                let file: TestKeyFile = serde_json::from_slice(&read(&path, name)?).map_err(|e| corrupt(e.to_string()))?;
                 SecretKey::from_hex(&file.private_key).map_err(|e| corrupt(e.to_string()))?
             }
             KeyringBackend::File { passphrase } => {
@@ -252,9 +234,7 @@ impl Keyring {
     pub fn delete(&self, name: &str) -> Result<(), KeyringError> {
         check_name(name)?;
         match fs::remove_file(self.info_path(name)) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(KeyringError::NotFound(name.into()))
-            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(KeyringError::NotFound(name.into())),
             other => other?,
         }
         match fs::remove_file(self.key_path(name)) {
@@ -272,21 +252,11 @@ impl Keyring {
     }
 
     fn read_info(&self, name: &str) -> Result<InfoFile, KeyringError> {
-        serde_json::from_slice(&read(&self.info_path(name), name)?).map_err(|e| {
-            KeyringError::Corrupt {
-                name: name.into(),
-                reason: e.to_string(),
-            }
-        })
+        serde_json::from_slice(&read(&self.info_path(name), name)?).map_err(|e| KeyringError::Corrupt { name: name.into(), reason: e.to_string() })
     }
 
     /// Writes the secret file, then the info file; `name` must already be validated.
-    fn store(
-        &self,
-        name: &str,
-        key: &SecretKey,
-        mnemonic: Option<&str>,
-    ) -> Result<KeyInfo, KeyringError> {
+    fn store(&self, name: &str, key: &SecretKey, mnemonic: Option<&str>) -> Result<KeyInfo, KeyringError> {
         let info_path = self.info_path(name);
         if info_path.exists() {
             return Err(KeyringError::Exists(name.into()));
@@ -295,21 +265,13 @@ impl Keyring {
         let pubkey = key.public_key();
         let address = pubkey.address();
         let info_file = InfoFile {
-            info: KeyInfo {
-                name: name.into(),
-                address: address.to_bech32(),
-                hex_address: address.to_hex(),
-                pubkey: hex::encode(pubkey.to_compressed()),
-            },
+            info: KeyInfo { name: name.into(), address: address.to_bech32(), hex_address: address.to_hex(), pubkey: hex::encode(pubkey.to_compressed()) },
             backend: self.backend.name().into(),
         };
         let info_json = to_json(&info_file)?;
         // Creating the key file exclusively (and 0600) first claims the name.
         let secret_json = match &self.backend {
-            KeyringBackend::Test => to_json(&TestKeyFile {
-                private_key: key.to_hex(),
-                mnemonic: mnemonic.map(str::to_owned),
-            })?,
+            KeyringBackend::Test => to_json(&TestKeyFile { private_key: key.to_hex(), mnemonic: mnemonic.map(str::to_owned) })?,
             KeyringBackend::File { .. } => Vec::new(),
         };
         write_new(&key_path, &secret_json, name)?;
@@ -318,14 +280,8 @@ impl Keyring {
                 // eth-keystore truncates and rewrites the file, which keeps its 0600 mode.
                 let file_name = format!("{name}.key");
                 let mut rng = rand::rngs::OsRng;
-                eth_keystore::encrypt_key(
-                    &self.dir,
-                    &mut rng,
-                    key.to_bytes(),
-                    passphrase,
-                    Some(&file_name),
-                )
-                .map_err(|e| KeyringError::Keystore(e.to_string()))?;
+                eth_keystore::encrypt_key(&self.dir, &mut rng, key.to_bytes(), passphrase, Some(&file_name))
+                    .map_err(|e| KeyringError::Keystore(e.to_string()))?;
             }
             write_new(&info_path, &info_json, name)
         };
@@ -345,10 +301,7 @@ fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>, KeyringError> {
 
 /// Checks `[a-zA-Z0-9_-]{1,64}`.
 fn check_name(name: &str) -> Result<(), KeyringError> {
-    let ok = (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    let ok = (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if ok {
         Ok(())
     } else {
@@ -383,15 +336,8 @@ fn write_new(path: &Path, contents: &[u8], name: &str) -> Result<(), KeyringErro
 /// panics on short keys or IVs and would allocate whatever scrypt memory the file asks for.
 fn check_keystore(json: &[u8]) -> Result<(), &'static str> {
     let v: serde_json::Value = serde_json::from_slice(json).map_err(|_| "not JSON")?;
-    let crypto = v
-        .get("crypto")
-        .or_else(|| v.get("Crypto"))
-        .ok_or("no crypto section")?;
-    let hex_len = |s: Option<&serde_json::Value>| {
-        s.and_then(|s| s.as_str())
-            .and_then(|s| hex::decode(s.trim_start_matches("0x")).ok())
-            .map(|b| b.len())
-    };
+    let crypto = v.get("crypto").or_else(|| v.get("Crypto")).ok_or("no crypto section")?;
+    let hex_len = |s: Option<&serde_json::Value>| s.and_then(|s| s.as_str()).and_then(|s| hex::decode(s.trim_start_matches("0x")).ok()).map(|b| b.len());
     if hex_len(crypto.pointer("/cipherparams/iv")) != Some(16) {
         return Err("bad iv");
     }
@@ -405,9 +351,8 @@ fn check_keystore(json: &[u8]) -> Result<(), &'static str> {
     }
     match crypto.get("kdf").and_then(|k| k.as_str()) {
         Some("scrypt") => {
-            let sane = matches!(num("n"), Some(n) if n.is_power_of_two() && n <= 1 << 20)
-                && matches!(num("r"), Some(1..=32))
-                && matches!(num("p"), Some(1..=16));
+            let sane =
+                matches!(num("n"), Some(n) if n.is_power_of_two() && n <= 1 << 20) && matches!(num("r"), Some(1..=32)) && matches!(num("p"), Some(1..=16));
             if !sane {
                 return Err("unsupported scrypt parameters");
             }
@@ -431,40 +376,19 @@ mod tests {
         let kr = Keyring::open(&path, backend.clone()).expect("open");
         let alice = kr.add_from_mnemonic("alice", PHRASE, 0).expect("alice");
         assert_eq!(alice.hex_address, HARDHAT0);
-        assert_eq!(
-            alice.address,
-            lantau_primitives::Address::from_hex(HARDHAT0)
-                .expect("hex")
-                .to_bech32()
-        );
+        assert_eq!(alice.address, lantau_primitives::Address::from_hex(HARDHAT0).expect("hex").to_bech32());
         let (bob, phrase) = kr.add_new("bob").expect("bob");
         assert_eq!(phrase.split(' ').count(), 24);
         let carol_key = SecretKey::random();
-        let carol = kr
-            .import_private_key("carol", &format!("0x{}", carol_key.to_hex()))
-            .expect("carol");
+        let carol = kr.import_private_key("carol", &format!("0x{}", carol_key.to_hex())).expect("carol");
 
-        let names: Vec<_> = kr
-            .list()
-            .expect("list")
-            .into_iter()
-            .map(|k| k.name)
-            .collect();
+        let names: Vec<_> = kr.list().expect("list").into_iter().map(|k| k.name).collect();
         assert_eq!(names, ["alice", "bob", "carol"]);
         assert_eq!(kr.get("bob").expect("get"), bob);
-        assert_eq!(
-            kr.secret("bob").expect("secret").address().to_bech32(),
-            bob.address
-        );
+        assert_eq!(kr.secret("bob").expect("secret").address().to_bech32(), bob.address);
         assert_eq!(kr.secret("carol").expect("secret"), carol_key);
-        assert_eq!(
-            kr.export_private_key("carol").expect("export"),
-            carol_key.to_hex()
-        );
-        assert_eq!(
-            carol.pubkey,
-            hex::encode(carol_key.public_key().to_compressed())
-        );
+        assert_eq!(kr.export_private_key("carol").expect("export"), carol_key.to_hex());
+        assert_eq!(carol.pubkey, hex::encode(carol_key.public_key().to_compressed()));
 
         // Info files hold no secrets; the mnemonic is kept only by the test backend.
         let info = fs::read_to_string(path.join("carol.info.json")).expect("info");
@@ -481,15 +405,9 @@ mod tests {
         }
 
         assert!(matches!(kr.add_new("alice"), Err(KeyringError::Exists(_))));
-        assert!(matches!(
-            kr.import_private_key("carol", &carol_key.to_hex()),
-            Err(KeyringError::Exists(_))
-        ));
+        assert!(matches!(kr.import_private_key("carol", &carol_key.to_hex()), Err(KeyringError::Exists(_))));
         for bad in ["", "a b", "../x", "é", &"x".repeat(65)] {
-            assert!(
-                matches!(kr.add_new(bad), Err(KeyringError::InvalidName(_))),
-                "{bad:?}"
-            );
+            assert!(matches!(kr.add_new(bad), Err(KeyringError::InvalidName(_))), "{bad:?}");
         }
         kr.delete("bob").expect("delete");
         assert!(matches!(kr.get("bob"), Err(KeyringError::NotFound(_))));
@@ -498,10 +416,7 @@ mod tests {
         assert_eq!(kr.list().expect("list").len(), 2);
         // Reopening sees the same keys.
         let again = Keyring::open(&path, backend).expect("reopen");
-        assert_eq!(
-            again.secret("alice").expect("alice").address().to_hex(),
-            HARDHAT0
-        );
+        assert_eq!(again.secret("alice").expect("alice").address().to_hex(), HARDHAT0);
     }
 
     #[test]
@@ -511,52 +426,27 @@ mod tests {
 
     #[test]
     fn file_backend_round_trip() {
-        round_trip(KeyringBackend::File {
-            passphrase: "correct horse".into(),
-        });
+        round_trip(KeyringBackend::File { passphrase: "correct horse".into() });
     }
 
     #[test]
     fn file_backend_wrong_passphrase_and_mismatch() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let good = KeyringBackend::File {
-            passphrase: "right".into(),
-        };
+        let good = KeyringBackend::File { passphrase: "right".into() };
         let kr = Keyring::open(dir.path(), good).expect("open");
         kr.add_from_mnemonic("k", PHRASE, 1).expect("add");
-        let keystore: serde_json::Value =
-            serde_json::from_slice(&fs::read(dir.path().join("k.key")).expect("read"))
-                .expect("json");
+        let keystore: serde_json::Value = serde_json::from_slice(&fs::read(dir.path().join("k.key")).expect("read")).expect("json");
         assert_eq!(keystore["version"], 3);
         assert_eq!(keystore["crypto"]["cipher"], "aes-128-ctr");
 
-        let wrong = Keyring::open(
-            dir.path(),
-            KeyringBackend::File {
-                passphrase: "wrong".into(),
-            },
-        )
-        .expect("open");
-        assert!(matches!(
-            wrong.secret("k"),
-            Err(KeyringError::WrongPassphrase)
-        ));
+        let wrong = Keyring::open(dir.path(), KeyringBackend::File { passphrase: "wrong".into() }).expect("open");
+        assert!(matches!(wrong.secret("k"), Err(KeyringError::WrongPassphrase)));
         let test = Keyring::open(dir.path(), KeyringBackend::Test).expect("open");
-        assert!(matches!(
-            test.secret("k"),
-            Err(KeyringError::BackendMismatch { .. })
-        ));
-        assert_eq!(
-            test.get("k").expect("get").hex_address,
-            "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
-        );
+        assert!(matches!(test.secret("k"), Err(KeyringError::BackendMismatch { .. })));
+        assert_eq!(test.get("k").expect("get").hex_address, "0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
 
         // A truncated keystore is reported, not a panic.
-        fs::write(
-            dir.path().join("k.key"),
-            br#"{"crypto":{"cipherparams":{"iv":"00"}}}"#,
-        )
-        .expect("write");
+        fs::write(dir.path().join("k.key"), br#"{"crypto":{"cipherparams":{"iv":"00"}}}"#).expect("write");
         assert!(matches!(kr.secret("k"), Err(KeyringError::Corrupt { .. })));
         assert!(!format!("{:?}", kr.backend()).contains("right"));
     }

@@ -11,8 +11,8 @@ use crate::keccak256;
 
 /// `n / 2` for the secp256k1 group order `n`, big-endian. A signature's `S` must not exceed it.
 const HALF_ORDER: [u8; 32] = [
-    0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-    0x5d, 0x57, 0x6e, 0x73, 0x57, 0xa4, 0x50, 0x1d, 0xdf, 0xe9, 0x2f, 0x46, 0x68, 0x1b, 0x20, 0xa0,
+    0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x5d, 0x57, 0x6e, 0x73, 0x57, 0xa4, 0x50, 0x1d, 0xdf, 0xe9,
+    0x2f, 0x46, 0x68, 0x1b, 0x20, 0xa0,
 ];
 
 /// The process-wide libsecp256k1 context (creating one is expensive).
@@ -69,18 +69,13 @@ impl SecretKey {
     /// Parses 32 big-endian bytes (must be non-zero and below the curve order).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, KeyError> {
         let arr: &[u8; 32] = bytes.try_into().map_err(|_| KeyError::InvalidSecretKey)?;
-        secp256k1::SecretKey::from_byte_array(arr)
-            .map(Self)
-            .map_err(|_| KeyError::InvalidSecretKey)
+        secp256k1::SecretKey::from_byte_array(arr).map(Self).map_err(|_| KeyError::InvalidSecretKey)
     }
 
     /// Parses 64 hex digits, with or without a `0x` prefix.
     pub fn from_hex(s: &str) -> Result<Self, KeyError> {
         let s = s.trim();
-        let s = s
-            .strip_prefix("0x")
-            .or_else(|| s.strip_prefix("0X"))
-            .unwrap_or(s);
+        let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
         let bytes = hex::decode(s).map_err(|_| KeyError::InvalidHex)?;
         Self::from_bytes(&bytes)
     }
@@ -113,9 +108,7 @@ impl SecretKey {
     /// Signs a 32-byte digest, returning `R || S || V` with low `S` and `V` in `{0, 1}`.
     pub fn sign_digest(&self, digest: &[u8; 32]) -> [u8; 65] {
         let msg = Message::from_digest(*digest);
-        let (recid, rs) = secp()
-            .sign_ecdsa_recoverable(&msg, &self.0)
-            .serialize_compact();
+        let (recid, rs) = secp().sign_ecdsa_recoverable(&msg, &self.0).serialize_compact();
         let mut out = [0u8; 65];
         out[..64].copy_from_slice(&rs);
         // The recovery id is 0..=3 and libsecp256k1 yields 0 or 1 in practice.
@@ -140,9 +133,7 @@ impl PublicKey {
         if bytes.len() != 33 && bytes.len() != 65 {
             return Err(KeyError::InvalidPublicKey);
         }
-        secp256k1::PublicKey::from_slice(bytes)
-            .map(Self)
-            .map_err(|_| KeyError::InvalidPublicKey)
+        secp256k1::PublicKey::from_slice(bytes).map(Self).map_err(|_| KeyError::InvalidPublicKey)
     }
 
     /// The 33-byte compressed encoding.
@@ -170,9 +161,7 @@ impl PublicKey {
             64 => {
                 check_low_s(sig)?;
                 let s = Signature::from_compact(sig).map_err(|_| SignatureError::Invalid)?;
-                secp()
-                    .verify_ecdsa(&msg, &s, &self.0)
-                    .map_err(|_| SignatureError::Invalid)
+                secp().verify_ecdsa(&msg, &s, &self.0).map_err(|_| SignatureError::Invalid)
             }
             65 => {
                 // Recovery both checks the signature and pins V: the key recovered with the
@@ -216,13 +205,9 @@ fn recover_inner(msg: &Message, sig: &[u8]) -> Result<secp256k1::PublicKey, Sign
         _ => return Err(SignatureError::BadRecoveryId(v)),
     };
     check_low_s(sig)?;
-    let recid =
-        RecoveryId::try_from(i32::from(recid)).map_err(|_| SignatureError::BadRecoveryId(v))?;
-    let rsig = RecoverableSignature::from_compact(&sig[..64], recid)
-        .map_err(|_| SignatureError::Invalid)?;
-    secp()
-        .recover_ecdsa(msg, &rsig)
-        .map_err(|_| SignatureError::Invalid)
+    let recid = RecoveryId::try_from(i32::from(recid)).map_err(|_| SignatureError::BadRecoveryId(v))?;
+    let rsig = RecoverableSignature::from_compact(&sig[..64], recid).map_err(|_| SignatureError::Invalid)?;
+    secp().recover_ecdsa(msg, &rsig).map_err(|_| SignatureError::Invalid)
 }
 
 /// Verifies a signature over a 32-byte digest.
@@ -233,9 +218,7 @@ fn recover_inner(msg: &Message, sig: &[u8]) -> Result<secp256k1::PublicKey, Sign
 /// work. When `V` is present it is not ignored: the key recovered with it must equal `pubkey`,
 /// otherwise [`SignatureError::Invalid`].
 pub fn verify_digest(pubkey: &[u8], digest: &[u8; 32], sig: &[u8]) -> Result<(), SignatureError> {
-    PublicKey::from_compressed(pubkey)
-        .map_err(|_| SignatureError::BadPublicKey)?
-        .verify_digest(digest, sig)
+    PublicKey::from_compressed(pubkey).map_err(|_| SignatureError::BadPublicKey)?.verify_digest(digest, sig)
 }
 
 /// Recovers the public key that made a 65-byte `R || S || V` signature over `digest`.
@@ -259,35 +242,22 @@ mod tests {
 
     fn key() -> SecretKey {
         // Hardhat / anvil account #0.
-        SecretKey::from_hex("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
-            .expect("valid key")
+        SecretKey::from_hex("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80").expect("valid key")
     }
 
     #[test]
     fn address_and_hex() {
         let k = key();
-        assert_eq!(
-            k.address().to_hex(),
-            "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
-        );
+        assert_eq!(k.address().to_hex(), "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
         assert_eq!(SecretKey::from_hex(&k.to_hex()), Ok(k.clone()));
         assert_eq!(SecretKey::from_bytes(&k.to_bytes()), Ok(k.clone()));
         assert!(!format!("{k:?}").contains(&k.to_hex()));
         let pk = k.public_key();
         assert_eq!(PublicKey::from_compressed(&pk.to_compressed()), Ok(pk));
         assert_eq!(PublicKey::from_compressed(&pk.to_uncompressed()), Ok(pk));
-        assert_eq!(
-            PublicKey::from_compressed(&[2u8; 32]),
-            Err(KeyError::InvalidPublicKey)
-        );
-        assert_eq!(
-            SecretKey::from_bytes(&[0u8; 32]),
-            Err(KeyError::InvalidSecretKey)
-        );
-        assert_eq!(
-            SecretKey::from_bytes(&[1u8; 31]),
-            Err(KeyError::InvalidSecretKey)
-        );
+        assert_eq!(PublicKey::from_compressed(&[2u8; 32]), Err(KeyError::InvalidPublicKey));
+        assert_eq!(SecretKey::from_bytes(&[0u8; 32]), Err(KeyError::InvalidSecretKey));
+        assert_eq!(SecretKey::from_bytes(&[1u8; 31]), Err(KeyError::InvalidSecretKey));
         assert_eq!(SecretKey::from_hex("zz"), Err(KeyError::InvalidHex));
         assert_ne!(SecretKey::random(), SecretKey::random());
     }
@@ -309,53 +279,26 @@ mod tests {
 
         // Tampered digest, wrong key, flipped V.
         let other = keccak256(b"other");
-        assert_eq!(
-            verify_digest(&pk, &other, &sig),
-            Err(SignatureError::Invalid)
-        );
-        assert_eq!(
-            verify_digest(&pk, &other, &sig[..64]),
-            Err(SignatureError::Invalid)
-        );
+        assert_eq!(verify_digest(&pk, &other, &sig), Err(SignatureError::Invalid));
+        assert_eq!(verify_digest(&pk, &other, &sig[..64]), Err(SignatureError::Invalid));
         let wrong = SecretKey::random().public_key().to_compressed();
-        assert_eq!(
-            verify_digest(&wrong, &digest, &sig),
-            Err(SignatureError::Invalid)
-        );
+        assert_eq!(verify_digest(&wrong, &digest, &sig), Err(SignatureError::Invalid));
         let mut flipped = sig;
         flipped[64] ^= 1;
-        assert_eq!(
-            verify_digest(&pk, &digest, &flipped),
-            Err(SignatureError::Invalid)
-        );
+        assert_eq!(verify_digest(&pk, &digest, &flipped), Err(SignatureError::Invalid));
         assert_ne!(recover_address(&digest, &flipped), Ok(k.address()));
 
         // Bad lengths, V and keys.
         for n in [0, 1, 63, 66, 130] {
             let long = vec![0u8; n];
-            assert_eq!(
-                verify_digest(&pk, &digest, &long),
-                Err(SignatureError::Length(n))
-            );
+            assert_eq!(verify_digest(&pk, &digest, &long), Err(SignatureError::Length(n)));
         }
-        assert_eq!(
-            recover_address(&digest, &sig[..64]),
-            Err(SignatureError::Length(64))
-        );
+        assert_eq!(recover_address(&digest, &sig[..64]), Err(SignatureError::Length(64)));
         let mut bad_v = sig;
         bad_v[64] = 2;
-        assert_eq!(
-            verify_digest(&pk, &digest, &bad_v),
-            Err(SignatureError::BadRecoveryId(2))
-        );
-        assert_eq!(
-            verify_digest(&pk[..32], &digest, &sig),
-            Err(SignatureError::BadPublicKey)
-        );
-        assert_eq!(
-            verify_digest(&pk, &digest, &[0u8; 64]),
-            Err(SignatureError::Invalid)
-        );
+        assert_eq!(verify_digest(&pk, &digest, &bad_v), Err(SignatureError::BadRecoveryId(2)));
+        assert_eq!(verify_digest(&pk[..32], &digest, &sig), Err(SignatureError::BadPublicKey));
+        assert_eq!(verify_digest(&pk, &digest, &[0u8; 64]), Err(SignatureError::Invalid));
     }
 
     #[test]
@@ -365,19 +308,12 @@ mod tests {
         let digest = keccak256(b"malleable");
         let sig = k.sign_digest(&digest);
         // s' = n - s, computed as the negation of s taken as a scalar; V flips with it.
-        let s = secp256k1::SecretKey::from_byte_array(&sig[32..64].try_into().expect("32 bytes"))
-            .expect("s in range");
+        let s = secp256k1::SecretKey::from_byte_array(&sig[32..64].try_into().expect("32 bytes")).expect("s in range");
         let mut high = sig;
         high[32..64].copy_from_slice(&s.negate().secret_bytes());
         high[64] ^= 1;
-        assert_eq!(
-            verify_digest(&pk, &digest, &high),
-            Err(SignatureError::HighS)
-        );
-        assert_eq!(
-            verify_digest(&pk, &digest, &high[..64]),
-            Err(SignatureError::HighS)
-        );
+        assert_eq!(verify_digest(&pk, &digest, &high), Err(SignatureError::HighS));
+        assert_eq!(verify_digest(&pk, &digest, &high[..64]), Err(SignatureError::HighS));
         assert_eq!(recover_address(&digest, &high), Err(SignatureError::HighS));
     }
 }

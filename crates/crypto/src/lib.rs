@@ -25,15 +25,9 @@ pub mod keys;
 pub mod mnemonic;
 
 pub use keyring::{KeyInfo, Keyring, KeyringBackend, KeyringError};
-pub use keys::{
-    recover_address, recover_public_key, verify_digest, KeyError, PublicKey, SecretKey,
-    SignatureError,
-};
+pub use keys::{recover_address, recover_public_key, verify_digest, KeyError, PublicKey, SecretKey, SignatureError};
 pub use lantau_primitives::Address;
-pub use mnemonic::{
-    eth_hd_path, generate_mnemonic, secret_key_from_mnemonic, secret_key_from_mnemonic_at,
-    ETH_HD_PATH_PREFIX,
-};
+pub use mnemonic::{eth_hd_path, generate_mnemonic, secret_key_from_mnemonic, secret_key_from_mnemonic_at, ETH_HD_PATH_PREFIX};
 
 use sha2::Digest as _;
 
@@ -53,13 +47,7 @@ mod tests {
 
     #[test]
     fn hash_vectors() {
-        assert_eq!(
-            hex::encode(keccak256(b"")),
-            "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470"
-        );
-        assert_eq!(
-            hex::encode(sha256(b"abc")),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(hex::encode(keccak256(b"")), "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");
+        assert_eq!(hex::encode(sha256(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 }

@@ -98,9 +98,7 @@ pub struct Number(String);
 impl Number {
     /// Parses exactly `-?digits(.digits)?`; returns `None` for anything else.
     pub fn parse(s: &str) -> Option<Number> {
-        Self::parse_prefix(s)
-            .filter(|&(_, len)| len == s.len())
-            .map(|(n, _)| n)
+        Self::parse_prefix(s).filter(|&(_, len)| len == s.len()).map(|(n, _)| n)
     }
 
     /// Parses the leading number of an event value as CometBFT does (`100alantau` gives 100,
@@ -111,12 +109,7 @@ impl Number {
 
     fn parse_prefix(s: &str) -> Option<(Number, usize)> {
         let b = s.as_bytes();
-        let digits = |from: usize| {
-            b[from.min(b.len())..]
-                .iter()
-                .take_while(|c| c.is_ascii_digit())
-                .count()
-        };
+        let digits = |from: usize| b[from.min(b.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
         let start = usize::from(b.first() == Some(&b'-'));
         let mut end = start + digits(start);
         if end == start {
@@ -128,15 +121,8 @@ impl Number {
             frac = &s[end + 1..end + 1 + digits(end + 1)];
             end += 1 + frac.len();
         }
-        let (int, frac) = (
-            if int.is_empty() { "0" } else { int },
-            frac.trim_end_matches('0'),
-        );
-        let minus = if start == 1 && (int != "0" || !frac.is_empty()) {
-            "-"
-        } else {
-            ""
-        };
+        let (int, frac) = (if int.is_empty() { "0" } else { int }, frac.trim_end_matches('0'));
+        let minus = if start == 1 && (int != "0" || !frac.is_empty()) { "-" } else { "" };
         let dot = if frac.is_empty() { "" } else { "." };
         Some((Number(format!("{minus}{int}{dot}{frac}")), end))
     }
@@ -152,10 +138,7 @@ impl Number {
     }
 
     fn parts(&self) -> (bool, &str, &str) {
-        let (neg, mag) = self
-            .0
-            .strip_prefix('-')
-            .map_or((false, self.0.as_str()), |m| (true, m));
+        let (neg, mag) = self.0.strip_prefix('-').map_or((false, self.0.as_str()), |m| (true, m));
         let (int, frac) = mag.split_once('.').unwrap_or((mag, ""));
         (neg, int, frac)
     }
@@ -211,9 +194,7 @@ pub enum ParseError {
     #[error("a query has at most {MAX_CONDITIONS} conditions; split it, or narrow it with fewer")]
     TooManyConditions,
     /// The query uses OR, which the language does not have.
-    #[error(
-        "OR is not supported; run several queries and merge the results (OR at position {pos})"
-    )]
+    #[error("OR is not supported; run several queries and merge the results (OR at position {pos})")]
     OrNotSupported {
         /// Where the OR starts.
         pos: usize,
@@ -258,8 +239,7 @@ pub enum ParseError {
     },
 }
 
-const VALUE_FORMS: &str =
-    "a 'quoted string', a number, DATE yyyy-mm-dd or TIME yyyy-mm-ddThh:mm:ssZ";
+const VALUE_FORMS: &str = "a 'quoted string', a number, DATE yyyy-mm-dd or TIME yyyy-mm-ddThh:mm:ssZ";
 
 fn is_tag_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'/')
@@ -267,20 +247,11 @@ fn is_tag_byte(b: u8) -> bool {
 
 /// `pattern` uses `d` for an ASCII digit; every other byte must match literally.
 fn shape_ok(s: &str, pattern: &str) -> bool {
-    s.len() == pattern.len()
-        && s.bytes().zip(pattern.bytes()).all(|(c, p)| {
-            if p == b'd' {
-                c.is_ascii_digit()
-            } else {
-                c == p
-            }
-        })
+    s.len() == pattern.len() && s.bytes().zip(pattern.bytes()).all(|(c, p)| if p == b'd' { c.is_ascii_digit() } else { c == p })
 }
 
 fn field(s: &str, from: usize, len: usize) -> u32 {
-    s.get(from..from + len)
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(0)
+    s.get(from..from + len).and_then(|t| t.parse().ok()).unwrap_or(0)
 }
 
 fn check_date(s: &str) -> Result<(), &'static str> {
@@ -319,11 +290,7 @@ fn check_time(s: &str) -> Result<String, &'static str> {
     if zone.len() == 6 && (field(zone, 1, 2) > 23 || field(zone, 4, 2) > 59) {
         return Err("offset out of range");
     }
-    Ok(if zone.len() == 6 && &zone[1..] == "00:00" {
-        format!("{}Z", &s[..19])
-    } else {
-        s.to_string()
-    })
+    Ok(if zone.len() == 6 && &zone[1..] == "00:00" { format!("{}Z", &s[..19]) } else { s.to_string() })
 }
 
 /// Splits a UTC RFC 3339 timestamp into its fixed-width part and its fractional-second digits.
@@ -334,8 +301,7 @@ fn utc_key(s: &str) -> Option<(&str, &str)> {
         Some(r) => r.split_at(r.bytes().take_while(u8::is_ascii_digit).count()),
         None => ("", rest),
     };
-    let ok =
-        matches!(zone, "Z" | "+00:00" | "-00:00") && !(rest.starts_with('.') && frac.is_empty());
+    let ok = matches!(zone, "Z" | "+00:00" | "-00:00") && !(rest.starts_with('.') && frac.is_empty());
     ok.then(|| (base, frac.trim_end_matches('0')))
 }
 
@@ -370,18 +336,11 @@ impl<'a> Parser<'a> {
         let found = match rest.chars().next() {
             None => "end of query".to_string(),
             Some(c) if c.is_ascii() && is_tag_byte(c as u8) => {
-                format!(
-                    "`{}`",
-                    &rest[..rest.bytes().take_while(|&b| is_tag_byte(b)).count()]
-                )
+                format!("`{}`", &rest[..rest.bytes().take_while(|&b| is_tag_byte(b)).count()])
             }
             Some(c) => format!("`{c}`"),
         };
-        ParseError::Expected {
-            expected: expected.into(),
-            found,
-            pos: self.pos,
-        }
+        ParseError::Expected { expected: expected.into(), found, pos: self.pos }
     }
 
     fn query(mut self) -> Result<Query, ParseError> {
@@ -402,16 +361,10 @@ impl<'a> Parser<'a> {
             let at = self.pos;
             match self.scan(is_tag_byte) {
                 "AND" => {}
-                w if w.eq_ignore_ascii_case("or") => {
-                    return Err(ParseError::OrNotSupported { pos: at })
-                }
+                w if w.eq_ignore_ascii_case("or") => return Err(ParseError::OrNotSupported { pos: at }),
                 w => {
                     self.pos = at;
-                    let hint = if w.eq_ignore_ascii_case("and") {
-                        " (keywords are upper-case)"
-                    } else {
-                        ""
-                    };
+                    let hint = if w.eq_ignore_ascii_case("and") { " (keywords are upper-case)" } else { "" };
                     return Err(self.expected(format!("`AND` or the end of the query{hint}")));
                 }
             }
@@ -437,74 +390,45 @@ impl<'a> Parser<'a> {
                 "="
             }
             Some(b'<' | b'>') => {
-                self.pos += if self.src.as_bytes().get(op_at + 1) == Some(&b'=') {
-                    2
-                } else {
-                    1
-                };
+                self.pos += if self.src.as_bytes().get(op_at + 1) == Some(&b'=') { 2 } else { 1 };
                 &self.src[op_at..self.pos]
             }
             _ => match self.scan(is_tag_byte) {
-                "EXISTS" => {
-                    return Ok(Condition {
-                        tag: tag.to_string(),
-                        op: Op::Exists,
-                    })
-                }
+                "EXISTS" => return Ok(Condition { tag: tag.to_string(), op: Op::Exists }),
                 "CONTAINS" => "CONTAINS",
                 _ => {
                     self.pos = op_at;
-                    let what = format!(
-                        "an operator (=, <, <=, >, >=, CONTAINS or EXISTS) after \"{tag}\""
-                    );
+                    let what = format!("an operator (=, <, <=, >, >=, CONTAINS or EXISTS) after \"{tag}\"");
                     return Err(self.expected(what));
                 }
             },
         };
         self.skip_ws();
         let operand_at = self.pos;
-        let mismatch = |wants| ParseError::OperandMismatch {
-            op: op.to_string(),
-            wants,
-            pos: operand_at,
-        };
+        let mismatch = |wants| ParseError::OperandMismatch { op: op.to_string(), wants, pos: operand_at };
         let op = match (op, self.operand(op)?) {
             ("=", v) => Op::Eq(v),
             ("CONTAINS", Operand::Str(s)) => Op::Contains(s),
             ("CONTAINS", _) => return Err(mismatch("a 'quoted string'")),
-            (_, Operand::Str(_)) => {
-                return Err(mismatch(
-                    "a number, DATE or TIME (strings only support = and CONTAINS)",
-                ))
-            }
+            (_, Operand::Str(_)) => return Err(mismatch("a number, DATE or TIME (strings only support = and CONTAINS)")),
             ("<", v) => Op::Lt(v),
             ("<=", v) => Op::Le(v),
             (">", v) => Op::Gt(v),
             (_, v) => Op::Ge(v),
         };
-        Ok(Condition {
-            tag: tag.to_string(),
-            op,
-        })
+        Ok(Condition { tag: tag.to_string(), op })
     }
 
     fn operand(&mut self, op: &str) -> Result<Operand, ParseError> {
         let at = self.pos;
         if self.peek() == Some(b'\'') {
             let body = &self.src[at + 1..];
-            let len = body
-                .find('\'')
-                .ok_or(ParseError::UnterminatedString { pos: at })?;
+            let len = body.find('\'').ok_or(ParseError::UnterminatedString { pos: at })?;
             self.pos = at + len + 2;
             return Ok(Operand::Str(body[..len].to_string()));
         }
         let word = self.scan(is_tag_byte);
-        let invalid = |kind, text: &str, reason, pos| ParseError::InvalidLiteral {
-            kind,
-            text: text.into(),
-            reason,
-            pos,
-        };
+        let invalid = |kind, text: &str, reason, pos| ParseError::InvalidLiteral { kind, text: text.into(), reason, pos };
         match word {
             "" => Err(self.expected(format!("a value after `{op}` ({VALUE_FORMS})"))),
             "DATE" | "TIME" => {
@@ -518,21 +442,12 @@ impl<'a> Parser<'a> {
                     Ok(Operand::Date(d.to_string()))
                 } else {
                     let t = self.scan(|b| b.is_ascii_digit() || b"-+:TZ".contains(&b));
-                    Ok(Operand::Time(
-                        check_time(t).map_err(|r| invalid("TIME", t, r, v_at))?,
-                    ))
+                    Ok(Operand::Time(check_time(t).map_err(|r| invalid("TIME", t, r, v_at))?))
                 }
             }
-            w if w.starts_with(|c: char| c.is_ascii_digit() || c == '-') => {
-                Number::parse(w).map(Operand::Number).ok_or_else(|| {
-                    invalid(
-                        "number",
-                        w,
-                        "expected digits with an optional - and fraction, like 42 or -3.5",
-                        at,
-                    )
-                })
-            }
+            w if w.starts_with(|c: char| c.is_ascii_digit() || c == '-') => Number::parse(w)
+                .map(Operand::Number)
+                .ok_or_else(|| invalid("number", w, "expected digits with an optional - and fraction, like 42 or -3.5", at)),
             w => Err(ParseError::Expected {
                 expected: format!("a value after `{op}` ({VALUE_FORMS})"),
                 found: format!("bare word `{w}` (quote strings, like '{w}')"),
@@ -586,10 +501,7 @@ impl Query {
         if hi.is_some_and(|h| h < 0) || lo.is_some_and(|l| l > i128::from(u64::MAX)) {
             return (Some(1), Some(0));
         }
-        (
-            lo.and_then(|l| u64::try_from(l.max(0)).ok()),
-            hi.and_then(|h| u64::try_from(h).ok()),
-        )
+        (lo.and_then(|l| u64::try_from(l.max(0)).ok()), hi.and_then(|h| u64::try_from(h).ok()))
     }
 }
 
@@ -695,15 +607,10 @@ fn key_has_type(key: &str, event_type: &str) -> bool {
 
 impl<K: AsRef<str>, V: AsRef<str>> EventSource for [(K, V)] {
     fn values<'a>(&'a self, key: &'a str) -> Box<dyn Iterator<Item = &'a str> + 'a> {
-        Box::new(
-            self.iter()
-                .filter(move |(k, _)| k.as_ref() == key)
-                .map(|(_, v)| v.as_ref()),
-        )
+        Box::new(self.iter().filter(move |(k, _)| k.as_ref() == key).map(|(_, v)| v.as_ref()))
     }
     fn has_event_type(&self, event_type: &str) -> bool {
-        self.iter()
-            .any(|(k, _)| key_has_type(k.as_ref(), event_type))
+        self.iter().any(|(k, _)| key_has_type(k.as_ref(), event_type))
     }
 }
 

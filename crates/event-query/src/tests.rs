@@ -14,10 +14,7 @@ fn num(s: &str) -> Operand {
 }
 
 fn ev(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
 const EXAMPLES: &[&str] = &[
@@ -34,38 +31,20 @@ const EXAMPLES: &[&str] = &[
 
 #[test]
 fn parses_spec_examples() {
-    let cond = |tag: &str, op| Condition {
-        tag: tag.into(),
-        op,
-    };
+    let cond = |tag: &str, op| Condition { tag: tag.into(), op };
     assert_eq!(q("tx.height=5"), q("tx.height = 5"));
-    assert_eq!(
-        q("tx.height=5").conditions,
-        vec![cond("tx.height", Op::Eq(num("5")))]
-    );
+    assert_eq!(q("tx.height=5").conditions, vec![cond("tx.height", Op::Eq(num("5")))]);
     assert_eq!(
         q("tm.event='Tx' AND message.sender='lantau1abc'").conditions,
-        vec![
-            cond("tm.event", Op::Eq(Operand::Str("Tx".into()))),
-            cond("message.sender", Op::Eq(Operand::Str("lantau1abc".into())))
-        ]
+        vec![cond("tm.event", Op::Eq(Operand::Str("Tx".into()))), cond("message.sender", Op::Eq(Operand::Str("lantau1abc".into())))]
     );
     let range = q("transfer.recipient='x' AND tx.height>=3 AND tx.height<10");
     assert_eq!(range.conditions[1].op, Op::Ge(num("3")));
     assert_eq!(range.conditions[2].op, Op::Lt(num("10")));
-    assert_eq!(
-        q("message.action EXISTS").conditions,
-        vec![cond("message.action", Op::Exists)]
-    );
-    assert_eq!(
-        q("transfer.amount CONTAINS 'hkd.demo'").conditions[0].op,
-        Op::Contains("hkd.demo".into())
-    );
+    assert_eq!(q("message.action EXISTS").conditions, vec![cond("message.action", Op::Exists)]);
+    assert_eq!(q("transfer.amount CONTAINS 'hkd.demo'").conditions[0].op, Op::Contains("hkd.demo".into()));
     assert_eq!(q("a = -0012.500").conditions[0].op, Op::Eq(num("-12.5")));
-    assert_eq!(
-        q("t = TIME 2024-01-02T03:04:05+00:00").conditions[0].op,
-        Op::Eq(Operand::Time("2024-01-02T03:04:05Z".into()))
-    );
+    assert_eq!(q("t = TIME 2024-01-02T03:04:05+00:00").conditions[0].op, Op::Eq(Operand::Time("2024-01-02T03:04:05Z".into())));
     assert_eq!("x.y EXISTS".parse::<Query>(), Ok(q("x.y EXISTS")));
 }
 
@@ -74,30 +53,12 @@ fn rejects_with_clear_errors() {
     assert_eq!(err(""), "empty query");
     assert_eq!(err("  "), "empty query");
     assert!(err("tx.height").starts_with("expected an operator (=, <, <=, >, >=, CONTAINS or EXISTS) after \"tx.height\" at position 9, found end of query"));
-    assert!(
-        err("tx.height=").contains("expected a value after `=`"),
-        "{}",
-        err("tx.height=")
-    );
-    assert_eq!(
-        Query::parse("a='x' OR b='y'"),
-        Err(ParseError::OrNotSupported { pos: 6 })
-    );
+    assert!(err("tx.height=").contains("expected a value after `=`"), "{}", err("tx.height="));
+    assert_eq!(Query::parse("a='x' OR b='y'"), Err(ParseError::OrNotSupported { pos: 6 }));
     assert!(err("a='x' OR b='y'").starts_with("OR is not supported; run several queries and merge"));
-    assert_eq!(
-        err("message.sender='unterminated"),
-        "unterminated string starting at position 15"
-    );
-    assert!(
-        err("='x'").starts_with("expected a tag such as `tx.height`"),
-        "{}",
-        err("='x'")
-    );
-    assert!(
-        err("a=='x'").ends_with("at position 2, found `=`"),
-        "{}",
-        err("a=='x'")
-    );
+    assert_eq!(err("message.sender='unterminated"), "unterminated string starting at position 15");
+    assert!(err("='x'").starts_with("expected a tag such as `tx.height`"), "{}", err("='x'"));
+    assert!(err("a=='x'").ends_with("at position 2, found `=`"), "{}", err("a=='x'"));
     assert!(err("a='x' AND").contains("expected a condition after `AND` at position 9"));
     assert!(err("a = x").contains("found bare word `x` (quote strings, like 'x')"));
     assert!(err("a='x' and b='y'").contains("keywords are upper-case"));
@@ -113,10 +74,7 @@ fn rejects_with_clear_errors() {
 
 #[test]
 fn display_round_trips() {
-    assert_eq!(
-        q("tm.event='Tx'AND tx.height>=3").to_string(),
-        "tm.event = 'Tx' AND tx.height >= 3"
-    );
+    assert_eq!(q("tm.event='Tx'AND tx.height>=3").to_string(), "tm.event = 'Tx' AND tx.height >= 3");
     assert_eq!(q("a=-0.0 AND b EXISTS").to_string(), "a = 0 AND b EXISTS");
     for s in EXAMPLES {
         let parsed = q(s);
@@ -154,11 +112,7 @@ fn matching_semantics() {
     yes("block.time > TIME 2024-01-02T03:04:05Z AND block.time < TIME 2024-01-02T03:04:06Z");
     no("block.time > TIME 2024-01-02T04:04:05+01:00"); // non-UTC times are not compared
     yes("block.date >= DATE 2024-01-02 AND block.date < DATE 2024-01-10");
-    let map: BTreeMap<String, Vec<String>> = [(
-        "tx.height".to_string(),
-        vec!["3".to_string(), "7".to_string()],
-    )]
-    .into();
+    let map: BTreeMap<String, Vec<String>> = [("tx.height".to_string(), vec!["3".to_string(), "7".to_string()])].into();
     assert!(q("tx.height = 7").matches(&map));
     assert!(!q("tx.height > 7").matches(&map));
     assert!(!q("tx.height < 4").matches(&events[..1]));
@@ -168,9 +122,7 @@ fn matching_semantics() {
 #[test]
 fn numbers_compare_exactly() {
     let n = |s: &str| Number::parse(s).unwrap();
-    assert!(
-        n("-2") < n("-1.5") && n("-1.5") < n("0") && n("0") < n("0.05") && n("0.05") < n("0.5")
-    );
+    assert!(n("-2") < n("-1.5") && n("-1.5") < n("0") && n("0") < n("0.05") && n("0.05") < n("0.5"));
     assert!(n("9") < n("10") && n("99999999999999999999999999999999999999999") > n("1"));
     assert_eq!(n("-0"), n("0"));
     assert_eq!(Number::from_value("6.5stake"), Some(n("6.5")));
@@ -182,36 +134,22 @@ fn numbers_compare_exactly() {
 
 #[test]
 fn indexer_helpers() {
-    let query =
-        q("tm.event='Tx' AND tx.height>=3 AND tx.height<10 AND tx.height > 4.5 AND a.b = 05");
-    assert_eq!(
-        query.equality_conditions().collect::<Vec<_>>(),
-        vec![("tm.event", "Tx"), ("a.b", "5")]
-    );
+    let query = q("tm.event='Tx' AND tx.height>=3 AND tx.height<10 AND tx.height > 4.5 AND a.b = 05");
+    assert_eq!(query.equality_conditions().collect::<Vec<_>>(), vec![("tm.event", "Tx"), ("a.b", "5")]);
     assert_eq!(query.height_range(), (Some(5), Some(9)));
     assert_eq!(q("tx.height = 5").height_range(), (Some(5), Some(5)));
     assert_eq!(q("tx.height <= 5.5").height_range(), (None, Some(5)));
     assert_eq!(q("tx.height > -3").height_range(), (Some(0), None));
     assert_eq!(q("tx.height < 0").height_range(), (Some(1), Some(0)));
     assert_eq!(q("tx.height = 5.5").height_range(), (Some(6), Some(5)));
-    assert_eq!(
-        q("tx.height < 99999999999999999999999999999999999999999999").height_range(),
-        (None, None)
-    );
-    assert_eq!(
-        q("tx.height > 99999999999999999999999999").height_range(),
-        (Some(1), Some(0))
-    );
+    assert_eq!(q("tx.height < 99999999999999999999999999999999999999999999").height_range(), (None, None));
+    assert_eq!(q("tx.height > 99999999999999999999999999").height_range(), (Some(1), Some(0)));
     assert_eq!(q("message.sender = 'x'").height_range(), (None, None));
 }
 
 #[test]
 fn truncated_inputs_never_panic() {
-    for s in EXAMPLES.iter().chain(&[
-        "message.sender='unterminated",
-        "a = TIME 2024-01-02T03:04:05+01:00",
-        "é'ü'",
-    ]) {
+    for s in EXAMPLES.iter().chain(&["message.sender='unterminated", "a = TIME 2024-01-02T03:04:05+01:00", "é'ü'"]) {
         for end in (0..=s.len()).filter(|&i| s.is_char_boundary(i)) {
             let (head, tail) = s.split_at(end);
             let _ = Query::parse(head);
@@ -224,15 +162,12 @@ fn condition_strategy() -> impl Strategy<Value = Condition> {
     let operand = prop_oneof![
         "[a-zA-Z0-9 .:/_-]{0,10}".prop_map(Operand::Str),
         (any::<i64>(), 0u32..1000).prop_map(|(i, f)| num(&format!("{i}.{f}"))),
-        (1900u32..3000, 1u32..13, 1u32..29)
-            .prop_map(|(y, m, d)| Operand::Date(format!("{y}-{m:02}-{d:02}"))),
-        (1900u32..3000, 0u32..24)
-            .prop_map(|(y, h)| Operand::Time(format!("{y}-01-31T{h:02}:59:00Z"))),
+        (1900u32..3000, 1u32..13, 1u32..29).prop_map(|(y, m, d)| Operand::Date(format!("{y}-{m:02}-{d:02}"))),
+        (1900u32..3000, 0u32..24).prop_map(|(y, h)| Operand::Time(format!("{y}-01-31T{h:02}:59:00Z"))),
     ];
     let op = prop_oneof![
         operand.clone().prop_map(Op::Eq),
-        operand.prop_filter_map("ordered", |o| (!matches!(o, Operand::Str(_)))
-            .then_some(Op::Ge(o))),
+        operand.prop_filter_map("ordered", |o| (!matches!(o, Operand::Str(_))).then_some(Op::Ge(o))),
         "[a-z ]{0,6}".prop_map(Op::Contains),
         Just(Op::Exists),
     ];

@@ -18,9 +18,5 @@ pub trait MsgHandler {
     fn check_stateless(&self) -> Result<(), TxError>;
 
     /// Checks against state and applies the message.
-    fn check_and_execute<S: StateWrite + Send + Sync>(
-        &self,
-        state: &mut S,
-        ctx: &mut ExecCtx<'_>,
-    ) -> impl Future<Output = Result<(), TxError>> + Send;
+    fn check_and_execute<S: StateWrite + Send + Sync>(&self, state: &mut S, ctx: &mut ExecCtx<'_>) -> impl Future<Output = Result<(), TxError>> + Send;
 }

@@ -123,11 +123,7 @@ pub trait Module: Send + Sync + 'static {
 
     /// Writes the module's genesis state (`block`: height 0, the genesis time). Runs in list
     /// order, so a module may read what an earlier one wrote.
-    fn init_genesis<S: StateWrite + Send + Sync>(
-        state: &mut S,
-        genesis: &Self::Genesis,
-        block: &BlockCtx,
-    ) -> impl Future<Output = Result<(), TxError>> + Send;
+    fn init_genesis<S: StateWrite + Send + Sync>(state: &mut S, genesis: &Self::Genesis, block: &BlockCtx) -> impl Future<Output = Result<(), TxError>> + Send;
 
     /// Decodes and validates one of its messages; `None` when the type URL is not its.
     fn decode(any: &Any) -> Option<Result<Self::Msg, TxError>> {
@@ -139,11 +135,7 @@ pub trait Module: Send + Sync + 'static {
 
     /// Answers a query by its gRPC method name (`/chain.kyc.v1.Query/Identity`), protobuf in
     /// and out; `None` when the method is not its.
-    fn query<S: StateRead + Sync>(
-        _state: &S,
-        _method: &str,
-        _request: &[u8],
-    ) -> impl Future<Output = Option<Result<Vec<u8>, QueryError>>> + Send {
+    fn query<S: StateRead + Sync>(_state: &S, _method: &str, _request: &[u8]) -> impl Future<Output = Option<Result<Vec<u8>, QueryError>>> + Send {
         async { None }
     }
 

@@ -9,34 +9,21 @@ use crate::error::{internal, TxError};
 use crate::gas::GasMeter;
 
 /// Reads a verifiable key, charging gas for key and value bytes.
-pub async fn get<S: StateRead + ?Sized>(
-    state: &S,
-    gas: &GasMeter,
-    key: &str,
-) -> Result<Option<Vec<u8>>, TxError> {
+pub async fn get<S: StateRead + ?Sized>(state: &S, gas: &GasMeter, key: &str) -> Result<Option<Vec<u8>>, TxError> {
     let v = state.get_raw(key).await.map_err(|e| read_failed(key, e))?;
     gas.read(key.len(), v.as_ref().map_or(0, |v| v.len()))?;
     Ok(v)
 }
 
 /// Writes a verifiable key, charging gas for key and value bytes.
-pub fn put<S: StateWrite + ?Sized>(
-    state: &mut S,
-    gas: &GasMeter,
-    key: String,
-    value: Vec<u8>,
-) -> Result<(), TxError> {
+pub fn put<S: StateWrite + ?Sized>(state: &mut S, gas: &GasMeter, key: String, value: Vec<u8>) -> Result<(), TxError> {
     gas.write(key.len(), value.len())?;
     state.put_raw(key, value);
     Ok(())
 }
 
 /// Deletes a verifiable key, charging gas.
-pub fn delete<S: StateWrite + ?Sized>(
-    state: &mut S,
-    gas: &GasMeter,
-    key: String,
-) -> Result<(), TxError> {
+pub fn delete<S: StateWrite + ?Sized>(state: &mut S, gas: &GasMeter, key: String) -> Result<(), TxError> {
     gas.delete()?;
     state.delete(key);
     Ok(())
@@ -49,11 +36,7 @@ pub fn decode<M: prost::Message + Default>(bytes: &[u8], what: &str) -> Result<M
 }
 
 /// Reads and decodes a protobuf record, charging gas.
-pub async fn get_proto<S: StateRead + ?Sized, M: prost::Message + Default>(
-    state: &S,
-    gas: &GasMeter,
-    key: &str,
-) -> Result<Option<M>, TxError> {
+pub async fn get_proto<S: StateRead + ?Sized, M: prost::Message + Default>(state: &S, gas: &GasMeter, key: &str) -> Result<Option<M>, TxError> {
     match get(state, gas, key).await? {
         Some(b) => Ok(Some(decode(&b, key)?)),
         None => Ok(None),
@@ -61,12 +44,7 @@ pub async fn get_proto<S: StateRead + ?Sized, M: prost::Message + Default>(
 }
 
 /// Encodes and writes a protobuf record, charging gas.
-pub fn put_proto<S: StateWrite + ?Sized, M: prost::Message>(
-    state: &mut S,
-    gas: &GasMeter,
-    key: String,
-    record: &M,
-) -> Result<(), TxError> {
+pub fn put_proto<S: StateWrite + ?Sized, M: prost::Message>(state: &mut S, gas: &GasMeter, key: String, record: &M) -> Result<(), TxError> {
     put(state, gas, key, record.encode_to_vec())
 }
 

@@ -46,10 +46,7 @@ impl std::str::FromStr for AbciAddr {
             return Ok(AbciAddr::Unix(p.into()));
         }
         let hostport = s.strip_prefix("tcp://").unwrap_or(s);
-        hostport
-            .parse()
-            .map(AbciAddr::Tcp)
-            .map_err(|e| anyhow::anyhow!("the ABCI address {s:?} is neither tcp://IP:PORT nor unix:///PATH ({e})"))
+        hostport.parse().map(AbciAddr::Tcp).map_err(|e| anyhow::anyhow!("the ABCI address {s:?} is neither tcp://IP:PORT nor unix:///PATH ({e})"))
     }
 }
 
@@ -130,7 +127,8 @@ impl Service<ConsensusRequest> for Consensus {
     }
 
     fn call(&mut self, req: ConsensusRequest) -> Self::Future {
-        let (app, metrics, committed, pending, halt) = (self.app.clone(), self.metrics.clone(), self.committed.clone(), self.pending.clone(), self.halt.clone());
+        let (app, metrics, committed, pending, halt) =
+            (self.app.clone(), self.metrics.clone(), self.committed.clone(), self.pending.clone(), self.halt.clone());
         Box::pin(async move {
             let t = std::time::Instant::now();
             Ok(match req {

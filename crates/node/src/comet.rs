@@ -154,9 +154,7 @@ impl NodeApi for CometNode {
         let r = match self.call("block", params).await {
             Ok(r) => r,
             // CometBFT answers an error for a height it does not have (yet, or any more).
-            Err(e) if e.to_string().contains("must be less than or equal to the current blockchain height")
-                || e.to_string().contains("lowest height is") =>
-            {
+            Err(e) if e.to_string().contains("must be less than or equal to the current blockchain height") || e.to_string().contains("lowest height is") => {
                 return Ok(None)
             }
             Err(e) => return Err(e),
@@ -207,10 +205,7 @@ impl NodeApi for CometNode {
 
     async fn mempool_size(&self) -> (usize, usize) {
         match self.call("num_unconfirmed_txs", json!({})).await {
-            Ok(r) => (
-                usize::try_from(str_u64(&r["n_txs"])).unwrap_or(usize::MAX),
-                usize::try_from(str_u64(&r["total_bytes"])).unwrap_or(usize::MAX),
-            ),
+            Ok(r) => (usize::try_from(str_u64(&r["n_txs"])).unwrap_or(usize::MAX), usize::try_from(str_u64(&r["total_bytes"])).unwrap_or(usize::MAX)),
             Err(_) => (0, 0),
         }
     }

@@ -303,10 +303,8 @@ mod tests {
         let text = cfg.commented().unwrap();
         let lines: Vec<&str> = text.lines().collect();
         for key in super::COMMENTS.iter().map(|(k, _)| *k) {
-            let at = lines
-                .iter()
-                .position(|l| *l == format!("[{key}]") || l.starts_with(&format!("{key} =")))
-                .unwrap_or_else(|| panic!("{key} missing:\n{text}"));
+            let at =
+                lines.iter().position(|l| *l == format!("[{key}]") || l.starts_with(&format!("{key} ="))).unwrap_or_else(|| panic!("{key} missing:\n{text}"));
             assert!(at > 0 && lines[at - 1].starts_with('#'), "{key} has no comment above it:\n{text}");
         }
         let back: NodeConfig = toml::from_str(&text).unwrap();

@@ -394,12 +394,7 @@ impl Engine {
             });
         }
 
-        *self.last.lock() = Some(LastBlock {
-            height: h,
-            time,
-            id: lantau_rpc::api::block_id(&block),
-            results_hash: results_hash(&resp.tx_results),
-        });
+        *self.last.lock() = Some(LastBlock { height: h, time, id: lantau_rpc::api::block_id(&block), results_hash: results_hash(&resp.tx_results) });
 
         // Publish after the commit: a subscriber never hears of something that may not persist.
         if self.events.receiver_count() == 0 {

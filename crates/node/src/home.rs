@@ -181,10 +181,7 @@ pub fn init_home(home: &Path, opts: &InitOptions) -> anyhow::Result<Vec<DevAccou
         }
     }
     let mut app_state = AppGenesis { evm_chain_id: opts.evm_chain_id, ..Default::default() };
-    let funded = accounts
-        .iter()
-        .map(|a| lantau_primitives::Address::from_bech32(&a.address))
-        .collect::<Result<Vec<_>, _>>()?;
+    let funded = accounts.iter().map(|a| lantau_primitives::Address::from_bech32(&a.address)).collect::<Result<Vec<_>, _>>()?;
     for addr in funded.iter().copied().chain(opts.extra_accounts.iter().copied()) {
         app_state.auth.accounts.push(addr);
         app_state.bank.balances.push(Balance { address: addr, coins: vec![Coin::new(NATIVE_DENOM, DEV_NATIVE_BALANCE)] });
@@ -195,10 +192,7 @@ pub fn init_home(home: &Path, opts: &InitOptions) -> anyhow::Result<Vec<DevAccou
     if let Some(g) = opts.governance {
         app_state.authority.governance = Some(g);
     }
-    anyhow::ensure!(
-        app_state.authority.governance.is_some(),
-        "a governance authority is required: pass one, or create the dev accounts"
-    );
+    anyhow::ensure!(app_state.authority.governance.is_some(), "a governance authority is required: pass one, or create the dev accounts");
     let genesis = GenesisFile {
         genesis_time: opts.genesis_time.clone(),
         chain_id: opts.chain_id.clone(),
@@ -246,10 +240,8 @@ fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) ->
         })
     };
     g.authority.governance = Some(lantau_primitives::Address::from_bech32(&addr("governance")?)?);
-    g.compliance.params = Some(lantau_app::compliance::Params {
-        authority: addr("compliance_authority")?,
-        rules: Some(lantau_app::compliance::default_rules()),
-    });
+    g.compliance.params =
+        Some(lantau_app::compliance::Params { authority: addr("compliance_authority")?, rules: Some(lantau_app::compliance::default_rules()) });
     for (name, role, label) in [("reviewer", "SUB_ROLE_REVIEWER", "dev review desk"), ("officer", "SUB_ROLE_OFFICER", "dev MLRO")] {
         g.compliance.sub_roles.push(lantau_compliance_genesis_binding(addr("issuer")?, addr(name)?, role, label));
     }
@@ -324,10 +316,7 @@ fn write_validator_key(path: &Path) -> anyhow::Result<()> {
     let file = ValidatorKeyFile {
         address: hex::encode_upper(&addr[..20]),
         pub_key: KeyJson { kind: "tendermint/PubKeyEd25519".into(), value: b64.encode(vk.as_bytes()) },
-        priv_key: KeyJson {
-            kind: "tendermint/PrivKeyEd25519".into(),
-            value: b64.encode([sk.as_bytes().as_slice(), vk.as_bytes().as_slice()].concat()),
-        },
+        priv_key: KeyJson { kind: "tendermint/PrivKeyEd25519".into(), value: b64.encode([sk.as_bytes().as_slice(), vk.as_bytes().as_slice()].concat()) },
     };
     std::fs::write(path, serde_json::to_vec_pretty(&file)?)?;
     #[cfg(unix)]
@@ -388,4 +377,3 @@ mod tests {
         Ok(())
     }
 }
-

@@ -30,11 +30,11 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use lantau_app::cnidarium::{Snapshot, StateRead};
+use lantau_app::module_api::store;
 use lantau_app::tendermint::abci::{request, response, types::ExecTxResult};
 use lantau_app::tendermint::{Block, Time};
 use lantau_app::BlockHook;
-use lantau_app::module_api::store;
-use lantau_event_query::{Operand, Op, Query};
+use lantau_event_query::{Op, Operand, Query};
 use lantau_rpc::api::{event_map, BlockResults, QueryBudgetExceeded, SearchPage, TxRecord};
 use parking_lot::Mutex;
 use prost::Message;
@@ -149,12 +149,7 @@ impl BlockHook for Indexer {
         for (i, (tx, result)) in req.txs.iter().zip(resp.tx_results.iter()).enumerate() {
             let index = u32::try_from(i).unwrap_or(u32::MAX);
             let hash = lantau_app::tx::tx_hash(tx);
-            let rec = pb::abci::TxResult {
-                height: i64::try_from(height).unwrap_or(i64::MAX),
-                index,
-                tx: tx.clone(),
-                result: Some(result.clone().into()),
-            };
+            let rec = pb::abci::TxResult { height: i64::try_from(height).unwrap_or(i64::MAX), index, tx: tx.clone(), result: Some(result.clone().into()) };
             out.push((tx_key(&hash), rec.encode_to_vec()));
             hashes.extend_from_slice(&hash);
             let index = index.to_be_bytes();

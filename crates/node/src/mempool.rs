@@ -388,7 +388,7 @@ mod tests {
         add(&mut m, 1, 1, 2_000).unwrap(); // sender 1: price 2 then 1 (its last)
         add(&mut m, 2, 1, 1_000).unwrap();
         add(&mut m, 3, 2, 1_000).unwrap(); // sender 2: price 1 (its last, newer than 2)
-        // Not better than the cheapest: refused, saying what would get in.
+                                           // Not better than the cheapest: refused, saying what would get in.
         let e = add(&mut m, 4, 3, 1_000).unwrap_err();
         assert_eq!(e.code, 20);
         assert!(e.log.contains("pay more than 1 per gas"), "{}", e.log);

@@ -206,12 +206,7 @@ pub fn router(metrics: Arc<Metrics>) -> axum::Router {
         "/metrics",
         get(move || {
             let m = metrics.clone();
-            async move {
-                (
-                    [(axum::http::header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
-                    m.render(),
-                )
-            }
+            async move { ([(axum::http::header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], m.render()) }
         }),
     )
 }

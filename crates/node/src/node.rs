@@ -88,7 +88,9 @@ impl EmbeddedNode {
             .await;
         match out.result {
             Ok(()) => BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: out.gas_wanted, gas_used: out.gas_used },
-            Err(e) => BroadcastResult { hash, code: e.code, codespace: e.codespace.to_string(), log: e.log, gas_wanted: out.gas_wanted, gas_used: out.gas_used },
+            Err(e) => {
+                BroadcastResult { hash, code: e.code, codespace: e.codespace.to_string(), log: e.log, gas_wanted: out.gas_wanted, gas_used: out.gas_used }
+            }
         }
     }
 }
@@ -313,12 +315,7 @@ impl RunningNode {
 /// genesis file, whose `app_state` is the app's genesis), and the app's block hook still keeps
 /// its transaction index. The state is released cleanly on stop; a `kill -9` instead loses
 /// nothing committed, and CometBFT replays what the app had not committed.
-pub async fn serve_abci(
-    home: &Path,
-    addr: &crate::abci::AbciAddr,
-    opts: StartOptions,
-    stop: impl std::future::Future<Output = ()>,
-) -> anyhow::Result<()> {
+pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOptions, stop: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
     let h = Home(home.to_path_buf());
     let _lock = crate::home::lock(home)?;
     let nofile = raise_open_files_limit();
@@ -338,9 +335,7 @@ pub async fn serve_abci(
     // RPC and WebSocket; this process does not).
     let (committed_tx, committed_rx) = tokio::sync::mpsc::unbounded_channel();
     let node: Arc<dyn NodeApi> = crate::comet::CometNode::new(app.clone(), cfg.cometbft.rpc.clone(), committed_rx);
-    let bind = |what: &'static str, a: String| async move {
-        tokio::net::TcpListener::bind(&a).await.map_err(|e| anyhow::anyhow!("bind {what} {a}: {e}"))
-    };
+    let bind = |what: &'static str, a: String| async move { tokio::net::TcpListener::bind(&a).await.map_err(|e| anyhow::anyhow!("bind {what} {a}: {e}")) };
     let api_listener = bind("REST", cfg.api.address.clone()).await?;
     let eth_listener = bind("JSON-RPC", cfg.json_rpc.address.clone()).await?;
     let eth_ws_listener = bind("JSON-RPC WebSocket", cfg.json_rpc_ws.address.clone()).await?;
@@ -448,9 +443,11 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
 
     let api_listener = tokio::net::TcpListener::bind(&cfg.api.address).await.map_err(|e| anyhow::anyhow!("bind REST {}: {e}", cfg.api.address))?;
     let rpc_listener = tokio::net::TcpListener::bind(&cfg.rpc.address).await.map_err(|e| anyhow::anyhow!("bind RPC {}: {e}", cfg.rpc.address))?;
-    let eth_listener = tokio::net::TcpListener::bind(&cfg.json_rpc.address).await.map_err(|e| anyhow::anyhow!("bind JSON-RPC {}: {e}", cfg.json_rpc.address))?;
-    let eth_ws_listener =
-        tokio::net::TcpListener::bind(&cfg.json_rpc_ws.address).await.map_err(|e| anyhow::anyhow!("bind JSON-RPC WebSocket {}: {e}", cfg.json_rpc_ws.address))?;
+    let eth_listener =
+        tokio::net::TcpListener::bind(&cfg.json_rpc.address).await.map_err(|e| anyhow::anyhow!("bind JSON-RPC {}: {e}", cfg.json_rpc.address))?;
+    let eth_ws_listener = tokio::net::TcpListener::bind(&cfg.json_rpc_ws.address)
+        .await
+        .map_err(|e| anyhow::anyhow!("bind JSON-RPC WebSocket {}: {e}", cfg.json_rpc_ws.address))?;
     let api_addr = api_listener.local_addr()?;
     let rpc_addr = rpc_listener.local_addr()?;
     let eth_addr = eth_listener.local_addr()?;

@@ -243,8 +243,7 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
     for (i, n) in nodes.iter().enumerate() {
         std::fs::write(n.cometbft_home.join("config/genesis.json"), &genesis_bytes)?;
         std::fs::write(n.app_home.join("config/genesis.json"), serde_json::to_vec_pretty(&app_genesis)?)?;
-        let peers: Vec<String> =
-            nodes.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, p)| format!("{}@{}", p.node_id, p.p2p)).collect();
+        let peers: Vec<String> = nodes.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, p)| format!("{}@{}", p.node_id, p.p2p)).collect();
         let state_sync = n.full_node.then_some(light_servers.as_str());
         write_config(&n.cometbft_home.join("config/config.toml"), n, &peers.join(","), &opts.timeout_commit, state_sync)?;
     }
@@ -410,13 +409,8 @@ pub fn start_validator(dir: &Path, net: &Testnet, i: usize, exe: &Path) -> anyho
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let cometbft = Command::new(&net.cometbft)
-        .arg("start")
-        .arg("--home")
-        .arg(&n.cometbft_home)
-        .stdout(log("cometbft.log")?)
-        .stderr(log("cometbft.log")?)
-        .spawn();
+    let cometbft =
+        Command::new(&net.cometbft).arg("start").arg("--home").arg(&n.cometbft_home).stdout(log("cometbft.log")?).stderr(log("cometbft.log")?).spawn();
     match cometbft {
         Ok(cometbft) => Ok(RunningValidator { app, cometbft }),
         Err(e) => {

@@ -47,9 +47,7 @@ pub struct Address(pub [u8; 20]);
 impl Address {
     /// The address from raw bytes; fails unless there are exactly 20.
     pub fn from_slice(bytes: &[u8]) -> Result<Self, AddressError> {
-        let arr: [u8; 20] = bytes
-            .try_into()
-            .map_err(|_| AddressError::Length(hex::encode(bytes), bytes.len()))?;
+        let arr: [u8; 20] = bytes.try_into().map_err(|_| AddressError::Length(hex::encode(bytes), bytes.len()))?;
         Ok(Self(arr))
     }
 
@@ -116,8 +114,7 @@ impl Address {
         if s.is_empty() {
             return Err(AddressError::Empty);
         }
-        let (hrp, data) =
-            bech32::decode(s).map_err(|e| AddressError::Bech32(s.to_string(), e.to_string()))?;
+        let (hrp, data) = bech32::decode(s).map_err(|e| AddressError::Bech32(s.to_string(), e.to_string()))?;
         if hrp.as_str() != BECH32_PREFIX {
             return Err(AddressError::WrongPrefix(s.to_string(), hrp.to_string()));
         }

@@ -31,9 +31,7 @@ impl Denom {
         let bytes = s.as_bytes();
         let ok = (3..=128).contains(&bytes.len())
             && bytes[0].is_ascii_alphabetic()
-            && bytes[1..]
-                .iter()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b':' | b'.' | b'_' | b'-'));
+            && bytes[1..].iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b':' | b'.' | b'_' | b'-'));
         if ok {
             Ok(Self(s.to_string()))
         } else {

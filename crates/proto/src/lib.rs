@@ -10,7 +10,6 @@
 //! [`type_url`] gives the `Any` type URL of a message.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
-
 #![allow(missing_docs, unreachable_pub, clippy::all)]
 
 pub use cosmos_sdk_proto as cosmos;
@@ -102,15 +101,7 @@ impl Timestamp {
         } else {
             format!(".{nanos:09}")
         };
-        Some(format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{frac}Z",
-            t.year(),
-            u8::from(t.month()),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second()
-        ))
+        Some(format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{frac}Z", t.year(), u8::from(t.month()), t.day(), t.hour(), t.minute(), t.second()))
     }
 }
 
@@ -241,8 +232,11 @@ mod descriptor_tests {
                 assert!(names.contains(&d.as_str()), "{:?} imports {d}, not in the set", f.name);
             }
         }
-        let mut services: Vec<String> =
-            set.file.iter().flat_map(|f| f.service.iter().map(move |s| format!("{}.{}", f.package.as_deref().unwrap_or(""), s.name.as_deref().unwrap_or("")))).collect();
+        let mut services: Vec<String> = set
+            .file
+            .iter()
+            .flat_map(|f| f.service.iter().map(move |s| format!("{}.{}", f.package.as_deref().unwrap_or(""), s.name.as_deref().unwrap_or(""))))
+            .collect();
         services.sort();
         assert_eq!(services, ["cosmos.auth.v1beta1.Query", "cosmos.bank.v1beta1.Query", "cosmos.base.tendermint.v1beta1.Service", "cosmos.tx.v1beta1.Service"]);
         // The files both sets hold are the ones from `proto/` and the well-known types.

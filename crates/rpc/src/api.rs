@@ -167,9 +167,7 @@ pub struct BlockResults {
 /// builds it: `tm.event=Tx`, `tx.hash` (upper hex), `tx.height`, and `<type>.<key>` for every
 /// attribute of every event of the result.
 pub fn tx_event_map(rec: &TxRecord) -> std::collections::BTreeMap<String, Vec<String>> {
-    let attrs = rec.result.events.iter().flat_map(|e| {
-        e.attributes.iter().filter_map(move |a| Some((e.kind.as_str(), a.key_str().ok()?, a.value_str().ok()?)))
-    });
+    let attrs = rec.result.events.iter().flat_map(|e| e.attributes.iter().filter_map(move |a| Some((e.kind.as_str(), a.key_str().ok()?, a.value_str().ok()?))));
     event_map(rec.height, &rec.hash, attrs)
 }
 
@@ -203,8 +201,5 @@ pub fn block_id(b: &lantau_app::tendermint::Block) -> lantau_app::tendermint::bl
     let parts: Vec<&[u8]> = bytes.chunks(BLOCK_PART_SIZE).collect();
     let root = merkle::simple_hash_from_byte_vectors::<Sha256>(&parts);
     let total = u32::try_from(parts.len()).unwrap_or(u32::MAX);
-    block::Id {
-        hash: b.header.hash(),
-        part_set_header: block::parts::Header::new(total, Hash::Sha256(root)).unwrap_or_default(),
-    }
+    block::Id { hash: b.header.hash(), part_set_header: block::parts::Header::new(total, Hash::Sha256(root)).unwrap_or_default() }
 }

@@ -165,7 +165,10 @@ where
 /// `Query`, tx `Service`, the tendermint `Service`, with only the methods served). A file in
 /// both sets (coin, pagination, the well-known types) is the same file; tonic-reflection keeps
 /// the first.
-fn reflection() -> anyhow::Result<(tonic_reflection::server::v1::ServerReflectionServer<impl tonic_reflection::server::v1::ServerReflection>, tonic_reflection::server::v1alpha::ServerReflectionServer<impl tonic_reflection::server::v1alpha::ServerReflection>)> {
+fn reflection() -> anyhow::Result<(
+    tonic_reflection::server::v1::ServerReflectionServer<impl tonic_reflection::server::v1::ServerReflection>,
+    tonic_reflection::server::v1alpha::ServerReflectionServer<impl tonic_reflection::server::v1alpha::ServerReflection>,
+)> {
     let v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(lantau_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(lantau_proto::COSMOS_FILE_DESCRIPTOR_SET)
@@ -286,86 +289,96 @@ impl NodeQueries {
     /// is not used.
     async fn answer(node: Node, _height: u64, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, QueryError>> {
         let r = match method {
-            GET_TX => async {
-                let req: tx_pb::GetTxRequest = decode_query(request)?;
-                let hash: [u8; 32] = hex::decode(req.hash.trim_start_matches("0x"))
-                    .ok()
-                    .and_then(|h| h.try_into().ok())
-                    .ok_or_else(|| QueryError::InvalidArgument(format!("invalid tx hash {:?}: 64 hex digits", req.hash)))?;
-                let rec = node.tx(hash).await.map_err(internal)?.ok_or_else(|| QueryError::NotFound(format!("tx not found: {}", req.hash)))?;
-                let tx = tx_pb::Tx::decode(rec.tx.as_slice()).ok();
-                Ok(tx_pb::GetTxResponse { tx, tx_response: Some(tx_response(&rec)) }.encode_to_vec())
-            }
-            .await,
-            GET_TXS_EVENT => async {
-                #[allow(deprecated)]
-                let req: tx_pb::GetTxsEventRequest = decode_query(request)?;
-                #[allow(deprecated)]
-                let q = if req.query.is_empty() { req.events.join(" AND ") } else { req.query.clone() };
-                if q.is_empty() {
-                    return Err(QueryError::InvalidArgument("query cannot be empty".into()));
+            GET_TX => {
+                async {
+                    let req: tx_pb::GetTxRequest = decode_query(request)?;
+                    let hash: [u8; 32] = hex::decode(req.hash.trim_start_matches("0x"))
+                        .ok()
+                        .and_then(|h| h.try_into().ok())
+                        .ok_or_else(|| QueryError::InvalidArgument(format!("invalid tx hash {:?}: 64 hex digits", req.hash)))?;
+                    let rec = node.tx(hash).await.map_err(internal)?.ok_or_else(|| QueryError::NotFound(format!("tx not found: {}", req.hash)))?;
+                    let tx = tx_pb::Tx::decode(rec.tx.as_slice()).ok();
+                    Ok(tx_pb::GetTxResponse { tx, tx_response: Some(tx_response(&rec)) }.encode_to_vec())
                 }
-                let query = q.parse().map_err(|e| QueryError::InvalidArgument(format!("invalid query {q:?}: {e:?}")))?;
-                let limit = if req.limit == 0 { MAX_PAGE } else { req.limit.min(MAX_PAGE) };
-                let page = req.page.max(1);
-                let descending = req.order_by == tx_pb::OrderBy::Desc as i32;
-                let found = node.search_txs(&query, descending, page, limit).await.map_err(|e| match e.downcast_ref::<crate::api::QueryBudgetExceeded>() {
-                    Some(b) => QueryError::InvalidArgument(b.0.clone()),
-                    None => internal(e),
-                })?;
-                let txs = found.txs.iter().filter_map(|r| tx_pb::Tx::decode(r.tx.as_slice()).ok()).collect();
-                #[allow(deprecated)]
-                let resp = tx_pb::GetTxsEventResponse { txs, tx_responses: found.txs.iter().map(tx_response).collect(), pagination: None, total: found.total };
-                Ok(resp.encode_to_vec())
+                .await
             }
-            .await,
-            GET_NODE_INFO => async {
-                let s = node.status().await.map_err(internal)?;
-                let info = lantau_app::tendermint_proto::p2p::DefaultNodeInfo {
-                    protocol_version: Some(lantau_app::tendermint_proto::p2p::ProtocolVersion { p2p: 8, block: 11, app: 1 }),
-                    default_node_id: s.node_id.clone(),
-                    listen_addr: String::new(),
-                    network: s.chain_id.clone(),
-                    version: "0.38.17".into(),
-                    channels: vec![],
-                    moniker: s.moniker.clone(),
-                    other: None,
-                };
-                let app = tm_pb::VersionInfo {
-                    name: "lantau".into(),
-                    app_name: "lantaud".into(),
-                    version: env!("CARGO_PKG_VERSION").into(),
-                    ..Default::default()
-                };
-                Ok(tm_pb::GetNodeInfoResponse { default_node_info: Some(info), application_version: Some(app) }.encode_to_vec())
-            }
-            .await,
-            GET_SYNCING => Ok(tm_pb::GetSyncingResponse { syncing: false }.encode_to_vec()),
-            GET_LATEST_BLOCK | GET_BLOCK_BY_HEIGHT => async {
-                let h = if method == GET_LATEST_BLOCK {
-                    None
-                } else {
-                    let req: tm_pb::GetBlockByHeightRequest = decode_query(request)?;
-                    let latest = node.status().await.map_err(internal)?.latest_height;
-                    let h = u64::try_from(req.height).map_err(|_| QueryError::InvalidArgument("height must be positive".into()))?;
-                    if h == 0 || h > latest {
-                        return Err(QueryError::InvalidArgument(format!("requested block height {h} is out of range (latest {latest})")));
+            GET_TXS_EVENT => {
+                async {
+                    #[allow(deprecated)]
+                    let req: tx_pb::GetTxsEventRequest = decode_query(request)?;
+                    #[allow(deprecated)]
+                    let q = if req.query.is_empty() { req.events.join(" AND ") } else { req.query.clone() };
+                    if q.is_empty() {
+                        return Err(QueryError::InvalidArgument("query cannot be empty".into()));
                     }
-                    Some(h)
-                };
-                let b = node.block(h).await.map_err(internal)?.ok_or_else(|| QueryError::NotFound(format!("block {} not found", h.unwrap_or(0))))?;
-                let (block_id, block) = block_pb(b);
-                if method == GET_LATEST_BLOCK {
+                    let query = q.parse().map_err(|e| QueryError::InvalidArgument(format!("invalid query {q:?}: {e:?}")))?;
+                    let limit = if req.limit == 0 { MAX_PAGE } else { req.limit.min(MAX_PAGE) };
+                    let page = req.page.max(1);
+                    let descending = req.order_by == tx_pb::OrderBy::Desc as i32;
+                    let found =
+                        node.search_txs(&query, descending, page, limit).await.map_err(|e| match e.downcast_ref::<crate::api::QueryBudgetExceeded>() {
+                            Some(b) => QueryError::InvalidArgument(b.0.clone()),
+                            None => internal(e),
+                        })?;
+                    let txs = found.txs.iter().filter_map(|r| tx_pb::Tx::decode(r.tx.as_slice()).ok()).collect();
                     #[allow(deprecated)]
-                    let r = tm_pb::GetLatestBlockResponse { block_id: Some(block_id), block: Some(block), sdk_block: None };
-                    Ok(r.encode_to_vec())
-                } else {
-                    #[allow(deprecated)]
-                    let r = tm_pb::GetBlockByHeightResponse { block_id: Some(block_id), block: Some(block), sdk_block: None };
-                    Ok(r.encode_to_vec())
+                    let resp =
+                        tx_pb::GetTxsEventResponse { txs, tx_responses: found.txs.iter().map(tx_response).collect(), pagination: None, total: found.total };
+                    Ok(resp.encode_to_vec())
                 }
+                .await
             }
-            .await,
+            GET_NODE_INFO => {
+                async {
+                    let s = node.status().await.map_err(internal)?;
+                    let info = lantau_app::tendermint_proto::p2p::DefaultNodeInfo {
+                        protocol_version: Some(lantau_app::tendermint_proto::p2p::ProtocolVersion { p2p: 8, block: 11, app: 1 }),
+                        default_node_id: s.node_id.clone(),
+                        listen_addr: String::new(),
+                        network: s.chain_id.clone(),
+                        version: "0.38.17".into(),
+                        channels: vec![],
+                        moniker: s.moniker.clone(),
+                        other: None,
+                    };
+                    let app = tm_pb::VersionInfo {
+                        name: "lantau".into(),
+                        app_name: "lantaud".into(),
+                        version: env!("CARGO_PKG_VERSION").into(),
+                        ..Default::default()
+                    };
+                    Ok(tm_pb::GetNodeInfoResponse { default_node_info: Some(info), application_version: Some(app) }.encode_to_vec())
+                }
+                .await
+            }
+            GET_SYNCING => Ok(tm_pb::GetSyncingResponse { syncing: false }.encode_to_vec()),
+            GET_LATEST_BLOCK | GET_BLOCK_BY_HEIGHT => {
+                async {
+                    let h = if method == GET_LATEST_BLOCK {
+                        None
+                    } else {
+                        let req: tm_pb::GetBlockByHeightRequest = decode_query(request)?;
+                        let latest = node.status().await.map_err(internal)?.latest_height;
+                        let h = u64::try_from(req.height).map_err(|_| QueryError::InvalidArgument("height must be positive".into()))?;
+                        if h == 0 || h > latest {
+                            return Err(QueryError::InvalidArgument(format!("requested block height {h} is out of range (latest {latest})")));
+                        }
+                        Some(h)
+                    };
+                    let b = node.block(h).await.map_err(internal)?.ok_or_else(|| QueryError::NotFound(format!("block {} not found", h.unwrap_or(0))))?;
+                    let (block_id, block) = block_pb(b);
+                    if method == GET_LATEST_BLOCK {
+                        #[allow(deprecated)]
+                        let r = tm_pb::GetLatestBlockResponse { block_id: Some(block_id), block: Some(block), sdk_block: None };
+                        Ok(r.encode_to_vec())
+                    } else {
+                        #[allow(deprecated)]
+                        let r = tm_pb::GetBlockByHeightResponse { block_id: Some(block_id), block: Some(block), sdk_block: None };
+                        Ok(r.encode_to_vec())
+                    }
+                }
+                .await
+            }
             _ => return None,
         };
         Some(r)

@@ -294,12 +294,7 @@ async fn guard(State(g): State<Guard>, req: Request, next: Next) -> Response {
     let grpc = grpc_content_type(&req);
     let announced = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if announced.is_some_and(|n| n > g.limits.max_body_bytes as u64) {
-        return error(
-            grpc,
-            StatusCode::PAYLOAD_TOO_LARGE,
-            3,
-            format!("request body over {} bytes (http.max_body_bytes)", g.limits.max_body_bytes),
-        );
+        return error(grpc, StatusCode::PAYLOAD_TOO_LARGE, 3, format!("request body over {} bytes (http.max_body_bytes)", g.limits.max_body_bytes));
     }
     let Ok(_permit) = g.in_flight.clone().try_acquire_owned() else {
         return error(

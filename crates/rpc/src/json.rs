@@ -44,18 +44,18 @@ pub fn page(total: usize) -> Value {
 /// A message `Any` as JSON with `@type`. Known types are expanded; others keep their bytes.
 pub fn any_msg(any: &Any) -> Value {
     let expanded = match any.type_url.as_str() {
-        "/cosmos.bank.v1beta1.MsgSend" => bankpb::MsgSend::decode(any.value.as_slice()).ok().map(|m| {
-            json!({"from_address": m.from_address, "to_address": m.to_address, "amount": coins(&m.amount)})
-        }),
+        "/cosmos.bank.v1beta1.MsgSend" => bankpb::MsgSend::decode(any.value.as_slice())
+            .ok()
+            .map(|m| json!({"from_address": m.from_address, "to_address": m.to_address, "amount": coins(&m.amount)})),
         "/cosmos.bank.v1beta1.MsgMultiSend" => bankpb::MsgMultiSend::decode(any.value.as_slice()).ok().map(|m| {
             json!({
                 "inputs": m.inputs.iter().map(|i| json!({"address": i.address, "coins": coins(&i.coins)})).collect::<Vec<_>>(),
                 "outputs": m.outputs.iter().map(|o| json!({"address": o.address, "coins": coins(&o.coins)})).collect::<Vec<_>>(),
             })
         }),
-        "/cosmos.evm.crypto.v1.ethsecp256k1.PubKey" => lantau_proto::ethsecp256k1::PubKey::decode(any.value.as_slice())
-            .ok()
-            .map(|k| json!({"key": B64.encode(&k.key)})),
+        "/cosmos.evm.crypto.v1.ethsecp256k1.PubKey" => {
+            lantau_proto::ethsecp256k1::PubKey::decode(any.value.as_slice()).ok().map(|k| json!({"key": B64.encode(&k.key)}))
+        }
         _ => None,
     };
     let mut v = expanded.unwrap_or_else(|| json!({"value": B64.encode(&any.value)}));
@@ -86,9 +86,7 @@ pub fn tx(bytes: &[u8]) -> Option<Value> {
             })
         })
         .collect();
-    let fee = auth.fee.as_ref().map(|f| {
-        json!({"amount": coins(&f.amount), "gas_limit": f.gas_limit.to_string(), "payer": f.payer, "granter": f.granter})
-    });
+    let fee = auth.fee.as_ref().map(|f| json!({"amount": coins(&f.amount), "gas_limit": f.gas_limit.to_string(), "payer": f.payer, "granter": f.granter}));
     Some(json!({
         "body": {
             "messages": body.messages.iter().map(any_msg).collect::<Vec<_>>(),

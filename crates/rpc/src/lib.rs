@@ -16,7 +16,6 @@
 //! - [`error`]: the gRPC-status error body `{code, message, details}` and its HTTP mapping.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
-
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // not state-machine code
 
 pub mod api;

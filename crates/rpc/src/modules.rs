@@ -67,7 +67,6 @@ fn internal(e: lantau_app::module_api::TxError) -> ApiError {
     ApiError::from(lantau_app::module_api::QueryError::from(e))
 }
 
-
 // === kyc ===
 
 #[utoipa::path(get, path = "/chain/kyc/v1/identity/{address}", tag = "kyc", summary = "Identity record of an address",
@@ -367,9 +366,8 @@ async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>
     if body.tx_bytes.is_empty() {
         return Err(ApiError::invalid("tx_bytes is required"));
     }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(&body.tx_bytes)
-        .map_err(|e| ApiError::invalid(format!("tx_bytes is not valid base64: {e}")))?;
+    let bytes =
+        base64::engine::general_purpose::STANDARD.decode(&body.tx_bytes).map_err(|e| ApiError::invalid(format!("tx_bytes is not valid base64: {e}")))?;
     match node.app().simulate_trace(&bytes).await {
         Ok(Some(t)) => Ok(Json(json!({"trace": to_json(&t)?}))),
         Ok(None) => Err(ApiError::failed_precondition("this node runs without the simulation hook")),
@@ -402,12 +400,9 @@ async fn report(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult 
         }
     }
     let snap = node.app().snapshot();
-    let hits = compliance::query::audit_log(
-        &snap,
-        &compliance::AuditFilter { tx_type: Some("sanctions".into()), from, to, ..Default::default() },
-    )
-    .await
-    .map_err(internal)?;
+    let hits = compliance::query::audit_log(&snap, &compliance::AuditFilter { tx_type: Some("sanctions".into()), from, to, ..Default::default() })
+        .await
+        .map_err(internal)?;
     let all = compliance::flags::flags(&snap, &compliance::flags::FlagFilter { from, to, ..Default::default() }).await.map_err(internal)?;
     let ts = |t: &Option<lantau_proto::Timestamp>| t.and_then(|t| t.to_rfc3339()).unwrap_or_default();
     let coin = |c: &Option<cosmos_sdk_proto::cosmos::base::v1beta1::Coin>| c.as_ref().map(|c| format!("{}{}", c.amount, c.denom)).unwrap_or_default();

@@ -33,10 +33,7 @@ type ApiResult = Result<Json<Value>, ApiError>;
 /// declaration, which is also what the OpenAPI document at `/openapi.json` is built from.
 pub fn router(node: Node) -> Router {
     let (router, doc) = api_routes().split_for_parts();
-    router
-        .with_state(node)
-        .merge(crate::openapi::docs_router(crate::openapi::finish(doc)))
-        .fallback(not_found)
+    router.with_state(node).merge(crate::openapi::docs_router(crate::openapi::finish(doc))).fallback(not_found)
 }
 
 /// The REST surface's routes and their documentation, before the state is given.
@@ -80,8 +77,7 @@ pub fn parse_hash(s: &str) -> Result<[u8; 32], ApiError> {
     if s.is_empty() {
         return Err(ApiError::invalid("tx hash cannot be empty"));
     }
-    let b = hex::decode(s.strip_prefix("0x").unwrap_or(s))
-        .map_err(|_| ApiError::invalid(format!("invalid tx hash {s:?}: expected 64 hex digits")))?;
+    let b = hex::decode(s.strip_prefix("0x").unwrap_or(s)).map_err(|_| ApiError::invalid(format!("invalid tx hash {s:?}: expected 64 hex digits")))?;
     b.try_into().map_err(|_| ApiError::invalid(format!("invalid tx hash {s:?}: expected 32 bytes")))
 }
 
@@ -114,12 +110,10 @@ fn broadcast_mode(v: &Value) -> Result<&'static str, ApiError> {
     match m {
         "BROADCAST_MODE_SYNC" => Ok("sync"),
         "BROADCAST_MODE_ASYNC" => Ok("async"),
-        "BROADCAST_MODE_BLOCK" => Err(ApiError::invalid(
-            "BROADCAST_MODE_BLOCK is not supported: broadcast with BROADCAST_MODE_SYNC and poll GET /cosmos/tx/v1beta1/txs/{hash}",
-        )),
-        other => Err(ApiError::invalid(format!(
-            "invalid mode {other:?}: expected BROADCAST_MODE_SYNC or BROADCAST_MODE_ASYNC"
-        ))),
+        "BROADCAST_MODE_BLOCK" => {
+            Err(ApiError::invalid("BROADCAST_MODE_BLOCK is not supported: broadcast with BROADCAST_MODE_SYNC and poll GET /cosmos/tx/v1beta1/txs/{hash}"))
+        }
+        other => Err(ApiError::invalid(format!("invalid mode {other:?}: expected BROADCAST_MODE_SYNC or BROADCAST_MODE_ASYNC"))),
     }
 }
 
@@ -204,15 +198,13 @@ pub(crate) fn form_urlencoded(s: &str) -> Vec<(String, String)> {
         while i < b.len() {
             match b[i] {
                 b'+' => out.push(b' '),
-                b'%' if i + 2 < b.len() => {
-                    match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                        Ok(v) => {
-                            out.push(v);
-                            i += 2;
-                        }
-                        Err(_) => out.push(b'%'),
+                b'%' if i + 2 < b.len() => match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                    Ok(v) => {
+                        out.push(v);
+                        i += 2;
                     }
-                }
+                    Err(_) => out.push(b'%'),
+                },
                 c => out.push(c),
             }
             i += 1;
@@ -303,11 +295,7 @@ async fn account(State(node): State<Node>, Path(address): Path<String>) -> ApiRe
     let Some(a) = acct else {
         return Err(ApiError::not_found(format!("account {address} not found")));
     };
-    let pub_key = if a.pub_key.is_empty() {
-        Value::Null
-    } else {
-        json!({"@type": lantau_proto::ETH_SECP256K1_PUBKEY_TYPE_URL, "key": B64.encode(&a.pub_key)})
-    };
+    let pub_key = if a.pub_key.is_empty() { Value::Null } else { json!({"@type": lantau_proto::ETH_SECP256K1_PUBKEY_TYPE_URL, "key": B64.encode(&a.pub_key)}) };
     Ok(Json(json!({
         "account": {
             "@type": "/cosmos.auth.v1beta1.BaseAccount",
@@ -387,15 +375,18 @@ async fn supply_by_denom(State(node): State<Node>, Query(q): Query<DenomParam>) 
 fn height_header(headers: &axum::http::HeaderMap) -> Result<u64, ApiError> {
     match headers.get(crate::grpc::HEIGHT_HEADER) {
         None => Ok(0),
-        Some(v) => v
-            .to_str()
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .ok_or_else(|| ApiError::invalid(format!("invalid {} header", crate::grpc::HEIGHT_HEADER))),
+        Some(v) => {
+            v.to_str().ok().and_then(|s| s.trim().parse().ok()).ok_or_else(|| ApiError::invalid(format!("invalid {} header", crate::grpc::HEIGHT_HEADER)))
+        }
     }
 }
 
-async fn routed<Resp: prost::Message + Default>(node: &Node, headers: &axum::http::HeaderMap, method: &str, req: impl prost::Message) -> Result<Resp, ApiError> {
+async fn routed<Resp: prost::Message + Default>(
+    node: &Node,
+    headers: &axum::http::HeaderMap,
+    method: &str,
+    req: impl prost::Message,
+) -> Result<Resp, ApiError> {
     let h = height_header(headers)?;
     let bytes = node.app().grpc_query(h, method, &req.encode_to_vec()).await.map_err(ApiError::from)?;
     Resp::decode(bytes.as_slice()).map_err(ApiError::internal)

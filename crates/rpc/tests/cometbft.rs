@@ -16,9 +16,7 @@ use lantau_app::tendermint::block::{self, header::Version, Header};
 use lantau_app::tendermint::{account, consensus, evidence, public_key, AppHash, Block, Hash, Time};
 use lantau_app::App;
 use lantau_event_query::Query;
-use lantau_rpc::api::{
-    tx_event_map, BlockResults, BroadcastResult, NodeApi, NodeEvent, NodeStatus, SearchPage, TxRecord,
-};
+use lantau_rpc::api::{tx_event_map, BlockResults, BroadcastResult, NodeApi, NodeEvent, NodeStatus, SearchPage, TxRecord};
 use serde_json::{json, Value};
 use std::sync::Mutex;
 use tokio::sync::broadcast;
@@ -50,13 +48,7 @@ fn record(tx: &[u8], height: u64, index: u32, recipient: &str) -> TxRecord {
         height,
         index,
         tx: tx.to_vec(),
-        result: ExecTxResult {
-            data: vec![7, 7].into(),
-            gas_wanted: 200_000,
-            gas_used: 50_000,
-            events: vec![transfer_event(recipient)],
-            ..Default::default()
-        },
+        result: ExecTxResult { data: vec![7, 7].into(), gas_wanted: 200_000, gas_used: 50_000, events: vec![transfer_event(recipient)], ..Default::default() },
         timestamp: "1970-01-01T00:00:00Z".into(),
     }
 }
@@ -84,17 +76,12 @@ fn make_block(height: u64, txs: Vec<Vec<u8>>) -> Block {
 impl Fake {
     async fn new(capacity: usize) -> Arc<Self> {
         let dir = tempfile::tempdir().expect("tempdir");
-        let app = App::load(dir.path().join("state"), lantau_app::AppConfig::default(), Arc::new(lantau_app::NoHook))
-            .await
-            .expect("app");
+        let app = App::load(dir.path().join("state"), lantau_app::AppConfig::default(), Arc::new(lantau_app::NoHook)).await.expect("app");
         app.init_chain(request::InitChain {
             chain_id: "test-1".into(),
-            app_state_bytes: format!(
-                r#"{{"evm_chain_id":"852","authority":{{"governance":"{}"}}}}"#,
-                lantau_primitives::Address([7; 20]).to_bech32()
-            )
-            .into_bytes()
-            .into(),
+            app_state_bytes: format!(r#"{{"evm_chain_id":"852","authority":{{"governance":"{}"}}}}"#, lantau_primitives::Address([7; 20]).to_bech32())
+                .into_bytes()
+                .into(),
             time: Time::unix_epoch(),
             initial_height: 1u32.into(),
             consensus_params: consensus::Params {
@@ -136,14 +123,7 @@ impl NodeApi for Fake {
     async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult {
         let hash = lantau_app::tx::tx_hash(&tx);
         if tx == b"bad" {
-            return BroadcastResult {
-                hash,
-                code: 5,
-                codespace: "sdk".into(),
-                log: "insufficient funds".into(),
-                gas_wanted: 0,
-                gas_used: 0,
-            };
+            return BroadcastResult { hash, code: 5, codespace: "sdk".into(), log: "insufficient funds".into(), gas_wanted: 0, gas_used: 0 };
         }
         // Committed at once, before this returns: the server must have subscribed already.
         let rec = record(&tx, 3, 0, "carol");
@@ -161,15 +141,8 @@ impl NodeApi for Fake {
         Ok(self.txs.lock().expect("lock").get(&hash).cloned())
     }
 
-    async fn search_txs(
-        &self,
-        query: &Query,
-        descending: bool,
-        page: u64,
-        per_page: u64,
-    ) -> anyhow::Result<SearchPage> {
-        let mut all: Vec<TxRecord> =
-            self.txs.lock().expect("lock").values().filter(|r| query.matches(&tx_event_map(r))).cloned().collect();
+    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
+        let mut all: Vec<TxRecord> = self.txs.lock().expect("lock").values().filter(|r| query.matches(&tx_event_map(r))).cloned().collect();
         all.sort_by_key(|r| (r.height, r.index));
         if descending {
             all.reverse();
@@ -192,14 +165,8 @@ impl NodeApi for Fake {
         if !(1..=2).contains(&h) {
             return Ok(None);
         }
-        let tx_results =
-            self.txs.lock().expect("lock").values().filter(|r| r.height == h).map(|r| r.result.clone()).collect();
-        Ok(Some(BlockResults {
-            height: h,
-            tx_results,
-            finalize_block_events: vec![Event::new("mint", [("amount", "5")])],
-            app_hash: "AB".repeat(32),
-        }))
+        let tx_results = self.txs.lock().expect("lock").values().filter(|r| r.height == h).map(|r| r.result.clone()).collect();
+        Ok(Some(BlockResults { height: h, tx_results, finalize_block_events: vec![Event::new("mint", [("amount", "5")])], app_hash: "AB".repeat(32) }))
     }
 
     async fn status(&self) -> anyhow::Result<NodeStatus> {
@@ -278,10 +245,7 @@ impl Server {
 
     async fn ws(&self) -> Ws {
         let (ws, _) =
-            tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(format!("ws://{}/websocket", self.addr)))
-                .await
-                .expect("timely")
-                .expect("connect");
+            tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(format!("ws://{}/websocket", self.addr))).await.expect("timely").expect("connect");
         Ws(ws)
     }
 }
@@ -365,8 +329,7 @@ async fn health_and_misc_methods() {
     let resp = &result(&info)["response"];
     assert_eq!(resp["last_block_height"], "0");
     assert_eq!(resp["app_version"], "1");
-    let app_hash =
-        base64::engine::general_purpose::STANDARD.decode(resp["last_block_app_hash"].as_str().expect("hash"));
+    let app_hash = base64::engine::general_purpose::STANDARD.decode(resp["last_block_app_hash"].as_str().expect("hash"));
     assert_eq!(app_hash.map(|h| h.len()).ok(), Some(32));
 
     let vals = s.post("validators", json!({})).await;
@@ -374,8 +337,7 @@ async fn health_and_misc_methods() {
     assert_eq!(result(&vals)["validators"][0]["proposer_priority"], "0");
 
     // A batch.
-    let b =
-        s.post_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"health"},{"jsonrpc":"2.0","id":2,"method":"nope"}]"#).await;
+    let b = s.post_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"health"},{"jsonrpc":"2.0","id":2,"method":"nope"}]"#).await;
     assert_eq!(b[0]["result"], json!({}));
     assert_eq!(error(&b[1]).0, -32601);
 }
@@ -397,11 +359,7 @@ async fn uri_and_post_forms_agree() {
             json!({ "query": "transfer.recipient='bob'", "order_by": "desc" }),
             "tx_search?query=%22transfer.recipient%3D%27bob%27%22&order_by=%22desc%22".into(),
         ),
-        (
-            "tx_search",
-            json!({ "query": "tx.height>=1", "per_page": "1", "page": "2" }),
-            "tx_search?query=\"tx.height>=1\"&per_page=1&page=2".into(),
-        ),
+        ("tx_search", json!({ "query": "tx.height>=1", "per_page": "1", "page": "2" }), "tx_search?query=\"tx.height>=1\"&per_page=1&page=2".into()),
         (
             "abci_query",
             json!({ "path": "/store/main/key", "data": hex::encode(lantau_app::state_key::CHAIN_ID) }),
@@ -430,9 +388,7 @@ async fn uri_and_post_forms_agree() {
     assert_eq!(result(&found)["total_count"], "2");
     assert_eq!(result(&found)["txs"][0]["height"], "2");
 
-    let q = s
-        .get(&format!("abci_query?path=\"/store/main/key\"&data=0x{}", hex::encode(lantau_app::state_key::CHAIN_ID)))
-        .await;
+    let q = s.get(&format!("abci_query?path=\"/store/main/key\"&data=0x{}", hex::encode(lantau_app::state_key::CHAIN_ID))).await;
     let resp = &result(&q)["response"];
     assert_eq!(resp["code"], 0);
     assert_eq!(resp["value"], b64(b"test-1"));
@@ -652,10 +608,7 @@ async fn ws_lagging_subscription_is_canceled() {
     }
     let v = ws.next().await;
     assert_eq!(v["id"], 1);
-    assert_eq!(
-        error(&v),
-        (-32000, "subscription was canceled (reason: client is not pulling messages fast enough)".into())
-    );
+    assert_eq!(error(&v), (-32000, "subscription was canceled (reason: client is not pulling messages fast enough)".into()));
     // The subscription is gone: subscribing again works.
     ws.call(2, "subscribe", json!({ "query": "tm.event='Tx'" })).await;
     assert_eq!(result(&ws.next().await), &json!({}));

@@ -3,7 +3,6 @@
 //! fixed time waiting on the node: they poll with a deadline.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
-
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 pub mod flows;
@@ -87,8 +86,7 @@ impl TestNode {
 
     /// Signs `builder` for `key` with its current account number and sequence.
     pub async fn sign(&self, key: &SecretKey, builder: &TxBuilder) -> anyhow::Result<Vec<u8>> {
-        let (account_number, sequence) =
-            self.client.account(&key.address()).await?.ok_or_else(|| anyhow::anyhow!("no account for {}", key.address()))?;
+        let (account_number, sequence) = self.client.account(&key.address()).await?.ok_or_else(|| anyhow::anyhow!("no account for {}", key.address()))?;
         Ok(builder.sign(key, &SignerData { chain_id: self.chain_id.clone(), account_number, sequence }))
     }
 

@@ -131,11 +131,9 @@ impl Console {
     fn keep_note(&self, flag_id: &str, text: &str, hash: &str) -> Result<(), ApiError> {
         let _one = self.notes.lock();
         let line = json!({"flag_id": flag_id, "at": rfc3339(time::OffsetDateTime::now_utc()), "text": text, "hash": hash});
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.cfg.notes_path)
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("cannot keep the note in {}: {e}", self.cfg.notes_path.display())))?;
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&self.cfg.notes_path).map_err(|e| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("cannot keep the note in {}: {e}", self.cfg.notes_path.display()))
+        })?;
         writeln!(f, "{line}").map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("cannot keep the note: {e}")))
     }
 
@@ -175,7 +173,11 @@ async fn guard(State(c): State<Arc<Console>>, req: Request, next: Next) -> Resul
         if let Some(origin) = h.get("origin").and_then(|v| v.to_str().ok()) {
             let host = h.get("host").and_then(|v| v.to_str().ok()).unwrap_or("");
             if origin != format!("http://{host}") {
-                return Err(ApiError::new(StatusCode::FORBIDDEN, "csrf", format!("an action from origin {origin} is refused: only the console's own page may act")));
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "csrf",
+                    format!("an action from origin {origin} is refused: only the console's own page may act"),
+                ));
             }
         }
     }
@@ -185,7 +187,8 @@ async fn guard(State(c): State<Arc<Console>>, req: Request, next: Next) -> Resul
 fn node_error(e: ClientError) -> ApiError {
     match e {
         ClientError::Api { status, code, message } => {
-            ApiError::new(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY), "node_refused", format!("the node refused the query: {message}")).with("node_code", code)
+            ApiError::new(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY), "node_refused", format!("the node refused the query: {message}"))
+                .with("node_code", code)
         }
         other => ApiError::node(other),
     }

@@ -57,11 +57,15 @@ impl ApiError {
 
     /// 422 `tx_refused`: the chain refused or failed a transaction.
     pub fn tx_refused(what: &str, txhash: &str, code: u32, codespace: &str, raw_log: &str) -> Self {
-        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "tx_refused", format!("{what}: the chain refused the transaction (codespace {codespace}, code {code}): {raw_log}"))
-            .with("tx_hash", txhash)
-            .with("tx_code", code)
-            .with("codespace", codespace)
-            .with("raw_log", raw_log)
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "tx_refused",
+            format!("{what}: the chain refused the transaction (codespace {codespace}, code {code}): {raw_log}"),
+        )
+        .with("tx_hash", txhash)
+        .with("tx_code", code)
+        .with("codespace", codespace)
+        .with("raw_log", raw_log)
     }
 }
 

@@ -57,10 +57,7 @@ fn same_secret(a: &str, b: &str) -> bool {
 
 /// RFC 3339 of a wall-clock time (these services are off chain).
 fn rfc3339(t: time::OffsetDateTime) -> String {
-    t.replace_nanosecond(0)
-        .unwrap_or(t)
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
+    t.replace_nanosecond(0).unwrap_or(t).format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
 }
 
 /// The limits every web face serves under (the node's own server loop and its defaults).

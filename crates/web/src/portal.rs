@@ -93,7 +93,7 @@ impl PortalConfig {
             registrar_key,
             hkd_denom: "hkd.demo".into(),
             native_amount: 10_000_000_000_000_000_000, // 10 LANTAU
-            hkd_amount: 100_000,                        // HKD 1,000.00
+            hkd_amount: 100_000,                       // HKD 1,000.00
             window: Duration::from_secs(60),
             per_address: 1,
             per_client: 20,
@@ -187,7 +187,8 @@ impl Portal {
         std::fs::create_dir_all(&cfg.db_path)?;
         let store = Store::open(&cfg.db_path).map_err(|e| anyhow::anyhow!("portal database {}: {e:?}", cfg.db_path.display()))?;
         let public = cfg.public_url.clone().unwrap_or_else(|| format!("http://{}", cfg.listen));
-        let (scheme, domain) = public.trim_end_matches('/').split_once("://").map(|(s, d)| (s.to_string(), d.to_string())).unwrap_or(("http".into(), public.clone()));
+        let (scheme, domain) =
+            public.trim_end_matches('/').split_once("://").map(|(s, d)| (s.to_string(), d.to_string())).unwrap_or(("http".into(), public.clone()));
         let sender = |k: &SecretKey| Sender::new(client.clone(), k.clone(), cfg.confirm_timeout);
         Ok(Arc::new(Self {
             faucet: sender(&cfg.faucet_key),
@@ -277,7 +278,11 @@ impl Portal {
         if crate::same_secret(given, &self.operator_token) {
             Ok(())
         } else {
-            Err(ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "the operator routes need `Authorization: Bearer <token>` (printed when the portal starts)"))
+            Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "the operator routes need `Authorization: Bearer <token>` (printed when the portal starts)",
+            ))
         }
     }
 }
@@ -295,12 +300,21 @@ fn parse_address(s: &str) -> Result<Address, ApiError> {
 fn store_error(e: StoreError) -> ApiError {
     match e {
         StoreError::NoChallenge => ApiError::not_found("no challenge with this nonce: ask for one at POST /kyc/challenge"),
-        StoreError::Used => ApiError::new(StatusCode::CONFLICT, "challenge_used", "this challenge was already used: ask for a new one (a signed challenge is good once)"),
-        StoreError::Expired => ApiError::new(StatusCode::GONE, "challenge_expired", "this challenge has expired: ask for a new one and sign it within its time"),
+        StoreError::Used => {
+            ApiError::new(StatusCode::CONFLICT, "challenge_used", "this challenge was already used: ask for a new one (a signed challenge is good once)")
+        }
+        StoreError::Expired => {
+            ApiError::new(StatusCode::GONE, "challenge_expired", "this challenge has expired: ask for a new one and sign it within its time")
+        }
         StoreError::AlreadyApplied(a) => ApiError::new(
             StatusCode::CONFLICT,
             "already_applied",
-            format!("{} already has an application ({}, status {})", a.address, a.id, serde_json::to_value(a.status).unwrap_or_default().as_str().unwrap_or("")),
+            format!(
+                "{} already has an application ({}, status {})",
+                a.address,
+                a.id,
+                serde_json::to_value(a.status).unwrap_or_default().as_str().unwrap_or("")
+            ),
         )
         .with("application", serde_json::to_value(a.public()).unwrap_or_default()),
         StoreError::NotFound => ApiError::not_found("no such application"),
@@ -406,8 +420,12 @@ async fn drip(p: &Portal, f: Limited, ip: IpAddr, addr: Address, denom: &str, am
             .or_else(|| l.wait(f, &ip_key, p.cfg.per_client, p.cfg.window, now).map(|w| (w, "this client")));
         if let Some((w, who)) = wait {
             let secs = w.as_secs().max(1);
-            return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", format!("{who} already had what this faucet gives per {} s: try again in {secs} s", p.cfg.window.as_secs()))
-                .with("retry_after_secs", secs));
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("{who} already had what this faucet gives per {} s: try again in {secs} s", p.cfg.window.as_secs()),
+            )
+            .with("retry_after_secs", secs));
         }
         l.take(f, &addr_key, now, p.cfg.window);
         l.take(f, &ip_key, now, p.cfg.window);
@@ -454,8 +472,12 @@ async fn challenge(State(p): State<Arc<Portal>>, ConnectInfo(peer): ConnectInfo<
         let mut l = p.limits.lock();
         if let Some(w) = l.wait(Limited::Challenge, &ip, CHALLENGES_PER_CLIENT, ttl, at) {
             let secs = w.as_secs().max(1);
-            return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", format!("this client asked for {CHALLENGES_PER_CLIENT} challenges already: sign one of them, or try again in {secs} s"))
-                .with("retry_after_secs", secs));
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("this client asked for {CHALLENGES_PER_CLIENT} challenges already: sign one of them, or try again in {secs} s"),
+            )
+            .with("retry_after_secs", secs));
         }
         l.take(Limited::Challenge, &ip, at, ttl);
     }
@@ -547,7 +569,9 @@ impl Person {
 
 async fn apply(State(p): State<Arc<Portal>>, Body(b): Body<ApplyBody>) -> Result<Response, ApiError> {
     let now = time::OffsetDateTime::now_utc();
-    let nonce = crate::siwe::nonce_of(&b.message).ok_or_else(|| ApiError::invalid("the message is not a challenge of this portal (no single `Nonce:` line): sign the message POST /kyc/challenge gave, unchanged"))?;
+    let nonce = crate::siwe::nonce_of(&b.message).ok_or_else(|| {
+        ApiError::invalid("the message is not a challenge of this portal (no single `Nonce:` line): sign the message POST /kyc/challenge gave, unchanged")
+    })?;
     let c = p.store.live_challenge(nonce, now.unix_timestamp()).map_err(store_error)?;
     if c.message != b.message {
         return Err(ApiError::invalid("the message differs from the challenge issued with this nonce: sign the challenge text unchanged"));
@@ -557,7 +581,9 @@ async fn apply(State(p): State<Arc<Portal>>, Body(b): Body<ApplyBody>) -> Result
         let why = match e {
             crate::siwe::SignatureProblem::Encoding => "the signature must be 0x followed by 130 hex digits (r, s, v)".to_string(),
             crate::siwe::SignatureProblem::Unrecoverable(w) => format!("the signature recovers no key ({w})"),
-            crate::siwe::SignatureProblem::OtherSigner(a) => format!("the signature was made by {}, not by {} to whom the challenge was issued", a.to_hex(), addr.to_hex()),
+            crate::siwe::SignatureProblem::OtherSigner(a) => {
+                format!("the signature was made by {}, not by {} to whom the challenge was issued", a.to_hex(), addr.to_hex())
+            }
         };
         ApiError::new(StatusCode::UNAUTHORIZED, "bad_signature", format!("the challenge's signature does not prove control of the address: {why}"))
     })?;

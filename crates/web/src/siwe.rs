@@ -111,7 +111,17 @@ mod tests {
         assert_eq!(lines[1], addr.to_hex());
         assert_eq!(lines[2], "");
         assert_eq!(lines[3], STATEMENT);
-        assert_eq!(&lines[5..], ["URI: http://127.0.0.1:8080/kyc/apply", "Version: 1", "Chain ID: 852", "Nonce: abcdef0123456789", "Issued At: 2026-11-24T12:00:00Z", "Expiration Time: 2026-11-24T12:10:00Z"]);
+        assert_eq!(
+            &lines[5..],
+            [
+                "URI: http://127.0.0.1:8080/kyc/apply",
+                "Version: 1",
+                "Chain ID: 852",
+                "Nonce: abcdef0123456789",
+                "Issued At: 2026-11-24T12:00:00Z",
+                "Expiration Time: 2026-11-24T12:10:00Z"
+            ]
+        );
         assert_eq!(nonce_of(&m), Some("abcdef0123456789"));
 
         let sig = sign(&key, &m);

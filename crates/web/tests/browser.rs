@@ -39,7 +39,10 @@ fn artifacts() -> PathBuf {
 /// Runs `e2e.mjs <phase>` with `env`, off the runtime's threads; fails the test with its output.
 async fn e2e(phase: &'static str, env: Vec<(&'static str, String)>) {
     let dir = browser_dir();
-    assert!(dir.join("node_modules/playwright-core").exists(), "playwright-core is not installed: run scripts/prereqs.sh (it installs tests/browser's npm packages and Debian's chromium)");
+    assert!(
+        dir.join("node_modules/playwright-core").exists(),
+        "playwright-core is not installed: run scripts/prereqs.sh (it installs tests/browser's npm packages and Debian's chromium)"
+    );
     let out = tokio::task::spawn_blocking(move || {
         let mut c = Command::new("node");
         c.arg(dir.join("e2e.mjs")).arg(phase).env("ARTIFACTS_DIR", artifacts());
@@ -74,7 +77,8 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
 
     // The portal, as `lantaud start --portal` runs it.
     let (pl, portal_url) = listener().await;
-    let mut cfg = PortalConfig::dev(n.rest_url.clone(), n.eth_url.clone(), dev_key("faucet"), dev_key("issuer"), dev_key("registrar"), dir.path().join("portal"));
+    let mut cfg =
+        PortalConfig::dev(n.rest_url.clone(), n.eth_url.clone(), dev_key("faucet"), dev_key("issuer"), dev_key("registrar"), dir.path().join("portal"));
     cfg.listen = pl.local_addr().unwrap();
     let portal = Portal::new(cfg).await.unwrap();
     let portal_task = tokio::spawn(portal.serve(pl, stopped()));
@@ -128,11 +132,7 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
     // A large transfer from alice raises a threshold flag.
     let flagged = raise_threshold_flag(&n).await;
 
-    e2e(
-        "review",
-        vec![("REVIEWER_CONSOLE_URL", urls[0].clone()), ("OFFICER_CONSOLE_URL", urls[1].clone()), ("FLAG_TX_HASH", flagged.clone())],
-    )
-    .await;
+    e2e("review", vec![("REVIEWER_CONSOLE_URL", urls[0].clone()), ("OFFICER_CONSOLE_URL", urls[1].clone()), ("FLAG_TX_HASH", flagged.clone())]).await;
 
     // The flag is closed BLOCKED, and alice's next transfer is refused with code 18.
     let flags = n.client.query(&format!("/chain/compliance/v1/flags?tx_hash={flagged}")).await.unwrap();
@@ -140,7 +140,8 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
     assert_eq!((flag["status"].as_str(), flag["resolution"].as_str()), (Some("FLAG_STATUS_RESOLVED_BLOCKED"), Some("BLOCKED")), "{flags}");
     assert!(!flag["officer_note_hash"].as_str().unwrap_or("").is_empty(), "the escalation's note hash: {flags}");
     alices_next_transfer_is_refused_with_code_18(&n).await;
-    let shots = std::fs::read_dir(artifacts()).map(|d| d.filter_map(Result::ok).filter(|e| e.path().extension().is_some_and(|x| x == "png")).count()).unwrap_or(0);
+    let shots =
+        std::fs::read_dir(artifacts()).map(|d| d.filter_map(Result::ok).filter(|e| e.path().extension().is_some_and(|x| x == "png")).count()).unwrap_or(0);
     assert!(shots >= 8, "screenshots kept in {}: {shots}", artifacts().display());
 
     let _ = stop_tx.send(true);

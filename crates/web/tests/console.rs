@@ -14,8 +14,8 @@ use lantau_test_utils::{dev_addr, dev_key, TestNode};
 use lantau_web::console::{Console, ConsoleConfig};
 
 mod support;
-use support::*;
 use serde_json::{json, Value};
+use support::*;
 
 struct Served {
     url: String,

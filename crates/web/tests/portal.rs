@@ -25,7 +25,8 @@ impl Running {
     async fn start(tune: impl FnOnce(&mut PortalConfig)) -> Self {
         let n = TestNode::start().await.unwrap();
         let db = tempfile::tempdir().unwrap();
-        let mut cfg = PortalConfig::dev(n.rest_url.clone(), n.eth_url.clone(), dev_key("faucet"), dev_key("issuer"), dev_key("registrar"), db.path().join("portal"));
+        let mut cfg =
+            PortalConfig::dev(n.rest_url.clone(), n.eth_url.clone(), dev_key("faucet"), dev_key("issuer"), dev_key("registrar"), db.path().join("portal"));
         cfg.listen = "127.0.0.1:0".parse().unwrap();
         cfg.confirm_timeout = Duration::from_secs(20);
         tune(&mut cfg);
@@ -130,7 +131,10 @@ async fn a_newcomer_gets_gas_an_identity_and_hkd_and_every_bad_input_is_refused_
     let (s, c) = p.post("/kyc/challenge", &json!({"address": addr})).await;
     assert_eq!(s, 200, "{c}");
     let message = c["message"].as_str().unwrap().to_string();
-    assert!(message.starts_with(&format!("{} wants you to sign in with your Ethereum account:\n{hex_addr}\n", p.url.trim_start_matches("http://"))), "{message}");
+    assert!(
+        message.starts_with(&format!("{} wants you to sign in with your Ethereum account:\n{hex_addr}\n", p.url.trim_start_matches("http://"))),
+        "{message}"
+    );
     assert!(message.contains("\nChain ID: 852\n") && message.contains(&format!("\nNonce: {}\n", c["nonce"].as_str().unwrap())), "{message}");
 
     let apps_before = operator_list(&p).await.len();

@@ -40,8 +40,18 @@ pub(crate) fn genesis(keys: &[SecretKey]) -> Vec<u8> {
         ..Default::default()
     };
     g.kyc.params = Some(lantau_app::kyc::tier::default_params());
-    g.kyc.identities = vec![id(&keys[0], Level::LicensedIssuer, "VASP-0", "r0"), id(&keys[1], Level::RetailPlus, "VASP-1", "r1"), id(&keys[2], Level::Institutional, "VASP-2", "r2"), id(&keys[3], Level::RetailBasic, "", "r3")];
-    g.stablecoin.denoms.push(lantau_proto::chain::stablecoin::v1::Denom { denom: DENOM.into(), display: "HKD".into(), issuer: keys[0].address().to_bech32(), decimals: 2 });
+    g.kyc.identities = vec![
+        id(&keys[0], Level::LicensedIssuer, "VASP-0", "r0"),
+        id(&keys[1], Level::RetailPlus, "VASP-1", "r1"),
+        id(&keys[2], Level::Institutional, "VASP-2", "r2"),
+        id(&keys[3], Level::RetailBasic, "", "r3"),
+    ];
+    g.stablecoin.denoms.push(lantau_proto::chain::stablecoin::v1::Denom {
+        denom: DENOM.into(),
+        display: "HKD".into(),
+        issuer: keys[0].address().to_bech32(),
+        decimals: 2,
+    });
     for (i, k) in keys.iter().enumerate() {
         let mut coins = vec![Coin::new(NATIVE_DENOM, 10u128.pow(24))];
         if i > 0 {
@@ -167,7 +177,9 @@ async fn run(ops: Vec<Op>) -> (usize, usize) {
         (1, bind(1, 6, cpb::SubRole::Agent, Some(cpb::PolicyEnvelope { daily_cap: cap(1_000_000), per_tx_cap: cap(600_000) }))),
     ];
     for (i, (signer, msg)) in setup.into_iter().enumerate() {
-        let tx = TxBuilder::new(vec![msg]).gas(1_000_000).sign(&keys[signer], &SignerData { chain_id: "prop-1".into(), account_number: u64::try_from(signer).unwrap(), sequence: seqs[signer] });
+        let tx = TxBuilder::new(vec![msg])
+            .gas(1_000_000)
+            .sign(&keys[signer], &SignerData { chain_id: "prop-1".into(), account_number: u64::try_from(signer).unwrap(), sequence: seqs[signer] });
         seqs[signer] += 1;
         let r = app.finalize_block(block_req(u64::try_from(i).unwrap() + 1, vec![tx])).await.unwrap();
         app.commit().await.unwrap();
@@ -263,11 +275,7 @@ async fn run(ops: Vec<Op>) -> (usize, usize) {
                 assert_eq!((exec.codespace.as_str(), exec.code.value(), exec.log.as_str()), (e.codespace, e.code, e.log.as_str()), "verdicts differ");
             }
             Err(e) => panic!("unexpected admission failure {e:?}"),
-            Ok(()) => assert!(
-                !(exec.codespace == "compliance" && GATE_CODES.contains(&exec.code.value())),
-                "admitted but rejected by a gate: {}",
-                exec.log
-            ),
+            Ok(()) => assert!(!(exec.codespace == "compliance" && GATE_CODES.contains(&exec.code.value())), "admitted but rejected by a gate: {}", exec.log),
         }
         if exec.code.is_ok() && op_is_transfer(&r) {
             screened_ok += 1;
@@ -374,9 +382,7 @@ fn stablecoin_movements(r: &lantau_app::tendermint::abci::response::FinalizeBloc
 
 /// Whether a successful result was a stablecoin transfer (its events carry a hkd amount).
 fn op_is_transfer(r: &lantau_app::tendermint::abci::response::FinalizeBlock) -> bool {
-    r.tx_results[0].events.iter().any(|e| {
-        e.kind == "transfer" && e.attributes.iter().any(|a| a.value_str().is_ok_and(|v| v.ends_with(DENOM)))
-    })
+    r.tx_results[0].events.iter().any(|e| e.kind == "transfer" && e.attributes.iter().any(|a| a.value_str().is_ok_and(|v| v.ends_with(DENOM))))
 }
 
 proptest! {

@@ -20,12 +20,7 @@ fn genesis(keys: &[SecretKey]) -> Vec<u8> {
     let g = AppGenesis {
         evm_chain_id: 852,
         auth: AuthGenesis::default(),
-        bank: BankGenesis {
-            balances: keys
-                .iter()
-                .map(|k| Balance { address: k.address(), coins: vec![Coin::new(NATIVE_DENOM, 10u128.pow(24))] })
-                .collect(),
-        },
+        bank: BankGenesis { balances: keys.iter().map(|k| Balance { address: k.address(), coins: vec![Coin::new(NATIVE_DENOM, 10u128.pow(24))] }).collect() },
         authority: lantau_app::authority::genesis::GenesisState { governance: Some(keys[0].address()) },
         ..Default::default()
     };
@@ -81,7 +76,11 @@ fn blocks(keys: &[SecretKey]) -> Vec<Vec<Vec<u8>>> {
             let from = &keys[i];
             let to = keys[(i + b + 1) % keys.len()].address();
             let msg = if (i + b) % 3 == 0 {
-                msg_multi_send(&from.address(), &[Coin::new(NATIVE_DENOM, 30u128)], &[(to, vec![Coin::new(NATIVE_DENOM, 10u128)]), (keys[0].address(), vec![Coin::new(NATIVE_DENOM, 20u128)])])
+                msg_multi_send(
+                    &from.address(),
+                    &[Coin::new(NATIVE_DENOM, 30u128)],
+                    &[(to, vec![Coin::new(NATIVE_DENOM, 10u128)]), (keys[0].address(), vec![Coin::new(NATIVE_DENOM, 20u128)])],
+                )
             } else if (i + b) % 5 == 0 {
                 // Fails in the block: more than the balance. Still pays fee and bumps the sequence.
                 msg_send(&from.address(), &to, &[Coin::new(NATIVE_DENOM, 10u128.pow(25))])

@@ -154,7 +154,8 @@ async fn bad_ethereum_input_is_refused_or_reverts_and_moves_nothing() {
     let supply_before = lantau_app::bank::query::supply(&app.snapshot(), DENOM).await.unwrap();
 
     // A high-S signature (the same signature with s' = n - s) does not recover.
-    let raw = sign(&keys[1], &Unsigned { chain_id: Some(852), nonce: 0, gas_limit: 21_000, max_fee_per_gas: GWEI, to: Some(k2), value: 1, ..Default::default() });
+    let raw =
+        sign(&keys[1], &Unsigned { chain_id: Some(852), nonce: 0, gas_limit: 21_000, max_fee_per_gas: GWEI, to: Some(k2), value: 1, ..Default::default() });
     let env = lantau_app::evm::tx::decode(&raw).unwrap();
     let n: [u8; 32] = hex::decode("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141").unwrap().try_into().unwrap();
     let s = env.signature.1;

@@ -1,10 +1,10 @@
 //! Genesis validation of carried-in reserve attestations: a chain refuses to start on a record
 //! the reserve module's own messages could never have produced.
 
+use cosmos_sdk_proto::cosmos::base::v1beta1::Coin;
 use lantau_app::AppGenesis;
 use lantau_crypto::SecretKey;
 use lantau_proto::chain::reserve::v1::{Attestation, AttestationState, Params};
-use cosmos_sdk_proto::cosmos::base::v1beta1::Coin;
 
 use crate::compliance_props::{genesis, key, new_chain, DENOM};
 
@@ -45,7 +45,11 @@ async fn a_genesis_attestation_is_kept_and_a_malformed_one_refuses_the_chain() {
         ("strictly ascending", vec![auditor.clone()], vec![attested(&keys, 0, 5)]),
         ("other than the issuer", vec![keys[0].address().to_bech32()], vec![attested(&keys, 1, 0)]),
         ("issues no stablecoin", vec![auditor.clone()], vec![Attestation { issuer: keys[1].address().to_bech32(), ..attested(&keys, 1, 5) }]),
-        ("must be an amount of", vec![auditor.clone()], vec![Attestation { circulation: Some(Coin { denom: "alantau".into(), amount: "1".into() }), ..attested(&keys, 1, 5) }]),
+        (
+            "must be an amount of",
+            vec![auditor.clone()],
+            vec![Attestation { circulation: Some(Coin { denom: "alantau".into(), amount: "1".into() }), ..attested(&keys, 1, 5) }],
+        ),
         ("state must be", vec![auditor.clone()], vec![Attestation { state: AttestationState::Submitted as i32, ..attested(&keys, 1, 5) }]),
     ];
     for (want, auditors, atts) in cases {

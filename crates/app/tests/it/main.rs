@@ -3,8 +3,8 @@
 
 #![allow(unused_crate_dependencies, clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
 
-mod decode_fuzz;
 mod compliance_props;
+mod decode_fuzz;
 mod determinism;
 mod evm;
 mod genesis;

@@ -109,7 +109,12 @@ async fn a_waiting_transaction_the_block_left_alone_is_replayed_and_one_whose_pa
     let (_dir, app, init) = new_chain("recheck-1", genesis(&keys)).await;
     init.unwrap();
     let native = |from: usize, seq: u64, to: usize| {
-        signed(&keys[from], from as u64, seq, TxBuilder::new(vec![msg_send(&keys[from].address(), &keys[to].address(), &[Coin::new("alantau", 5u128)])]).gas(200_000))
+        signed(
+            &keys[from],
+            from as u64,
+            seq,
+            TxBuilder::new(vec![msg_send(&keys[from].address(), &keys[to].address(), &[Coin::new("alantau", 5u128)])]).gas(200_000),
+        )
     };
     let admit = |bytes: Vec<u8>| admit_keeping_footprint(&app, bytes);
     // Waiting: k3's transfer (left alone by the block) and k4's (the block pays k4).

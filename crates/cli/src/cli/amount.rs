@@ -42,7 +42,8 @@ fn unit(denom: &str) -> (String, u32) {
 /// Parses `<amount><denom>` (see the module documentation).
 pub(crate) fn parse_coin(s: &str) -> anyhow::Result<Coin> {
     let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(|| anyhow::anyhow!("{s:?} has no denom: write e.g. 1.50hkd.demo or 777alantau"))?;
+    let split =
+        s.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(|| anyhow::anyhow!("{s:?} has no denom: write e.g. 1.50hkd.demo or 777alantau"))?;
     let (num, denom) = s.split_at(split);
     let (base, decimals) = unit(denom);
     Denom::new(&base).map_err(|e| anyhow::anyhow!("{s:?}: {e}"))?;
@@ -50,10 +51,7 @@ pub(crate) fn parse_coin(s: &str) -> anyhow::Result<Coin> {
     anyhow::ensure!(!whole.is_empty() || !frac.is_empty(), "{s:?} has no amount");
     anyhow::ensure!(!frac.contains('.'), "{s:?} is not a number");
     if frac.len() > decimals as usize {
-        anyhow::bail!(
-            "{s:?}: {denom} takes at most {decimals} decimals{}",
-            if decimals == 0 { " (a whole number of base units)" } else { "" }
-        );
+        anyhow::bail!("{s:?}: {denom} takes at most {decimals} decimals{}", if decimals == 0 { " (a whole number of base units)" } else { "" });
     }
     let digits = format!("{whole}{frac:0<width$}", width = decimals as usize);
     anyhow::ensure!(digits.bytes().all(|b| b.is_ascii_digit()), "{s:?} is not a number");

@@ -222,21 +222,13 @@ pub(super) async fn compliance_tx(home: &Path, out: Output, t: ComplianceTx) -> 
             authority: me,
             rules: Some(cpb::Rules { travel_rule_full_threshold: threshold, velocity_window_seconds: window, velocity_tx_limit: limit }),
         }),
-        ComplianceTx::ReviewFlag { flag_id, decision, evidence, .. } => to_any(&cpb::MsgReviewFlag {
-            reviewer: me,
-            flag_id,
-            decision: decision.to_ascii_uppercase(),
-            reviewer_evidence_hash: evidence.value()?,
-        }),
-        ComplianceTx::EscalateFlag { flag_id, note, .. } => {
-            to_any(&cpb::MsgEscalateFlag { reviewer: me, flag_id, officer_note_hash: note.value()? })
+        ComplianceTx::ReviewFlag { flag_id, decision, evidence, .. } => {
+            to_any(&cpb::MsgReviewFlag { reviewer: me, flag_id, decision: decision.to_ascii_uppercase(), reviewer_evidence_hash: evidence.value()? })
         }
-        ComplianceTx::CloseFlag { flag_id, decision, evidence, .. } => to_any(&cpb::MsgCloseFlag {
-            officer: me,
-            flag_id,
-            decision: decision.to_ascii_uppercase(),
-            officer_evidence_hash: evidence.value()?,
-        }),
+        ComplianceTx::EscalateFlag { flag_id, note, .. } => to_any(&cpb::MsgEscalateFlag { reviewer: me, flag_id, officer_note_hash: note.value()? }),
+        ComplianceTx::CloseFlag { flag_id, decision, evidence, .. } => {
+            to_any(&cpb::MsgCloseFlag { officer: me, flag_id, decision: decision.to_ascii_uppercase(), officer_evidence_hash: evidence.value()? })
+        }
         ComplianceTx::BindSubRole { sub, role, label, envelope, .. } => to_any(&cpb::MsgBindSubRole {
             parent: me,
             sub_addr: resolve_address(home, &sub)?.to_bech32(),
@@ -244,9 +236,7 @@ pub(super) async fn compliance_tx(home: &Path, out: Output, t: ComplianceTx) -> 
             label,
             policy_envelope: envelope.envelope()?,
         }),
-        ComplianceTx::RevokeSubRole { sub, .. } => {
-            to_any(&cpb::MsgRevokeSubRole { parent: me, sub_addr: resolve_address(home, &sub)?.to_bech32() })
-        }
+        ComplianceTx::RevokeSubRole { sub, .. } => to_any(&cpb::MsgRevokeSubRole { parent: me, sub_addr: resolve_address(home, &sub)?.to_bech32() }),
         ComplianceTx::BindAgentPolicy { sub, envelope, .. } => {
             let e = envelope.envelope()?.context("give --daily-cap and --per-tx-cap")?;
             to_any(&cpb::MsgBindAgentPolicy {
@@ -269,9 +259,7 @@ pub(super) async fn sub_role_parent(home: &Path, out: Output, address: &str, nod
     let addr = resolve_address(home, address)?.to_bech32();
     let answer = RestClient::new(node).sub_role_parent(&addr).await;
     let (json, text) = match &answer {
-        ParentAnswer::PrimaryKey => {
-            (json!({"address": addr, "answer": "primary_key"}), format!("{addr} is a primary key: no sub-role binding"))
-        }
+        ParentAnswer::PrimaryKey => (json!({"address": addr, "answer": "primary_key"}), format!("{addr} is a primary key: no sub-role binding")),
         ParentAnswer::SubKey { parent, binding, active } => {
             let state = if *active { "active".to_string() } else { format!("revoked at {}", binding.revoked_at.to_rfc3339().unwrap_or_default()) };
             (

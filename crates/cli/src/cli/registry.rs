@@ -18,16 +18,20 @@ fn parse_level(s: &str) -> anyhow::Result<i32> {
     if let Ok(n) = s.parse::<i32>() {
         return Ok(n);
     }
-    kpb::Level::from_str_name(&enum_name(s, "LEVEL_")).map(|l| l as i32).with_context(|| {
-        format!("unknown level {s:?}: retail_basic, retail_plus, professional, institutional or licensed_issuer")
-    })
+    kpb::Level::from_str_name(&enum_name(s, "LEVEL_"))
+        .map(|l| l as i32)
+        .with_context(|| format!("unknown level {s:?}: retail_basic, retail_plus, professional, institutional or licensed_issuer"))
 }
 
 /// The protobuf enum name a user means: `retail_basic` or `LEVEL_RETAIL_BASIC` with prefix
 /// `LEVEL_` both give `LEVEL_RETAIL_BASIC`.
 pub(super) fn enum_name(s: &str, prefix: &str) -> String {
     let upper = s.to_ascii_uppercase();
-    if upper.starts_with(prefix) { upper } else { format!("{prefix}{upper}") }
+    if upper.starts_with(prefix) {
+        upper
+    } else {
+        format!("{prefix}{upper}")
+    }
 }
 
 /// Why an address is acted against, and the document behind it.
@@ -241,12 +245,8 @@ pub(super) async fn kyc_tx(home: &std::path::Path, out: Output, t: KycTx) -> any
         }
         KycTx::Blacklist { from, address, why: ReasonArgs { reason, evidence_ref }, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;
-            let m = kpb::MsgBlacklistAddress {
-                authority: key.address().to_bech32(),
-                address: resolve_address(home, &address)?.to_bech32(),
-                reason,
-                evidence_ref,
-            };
+            let m =
+                kpb::MsgBlacklistAddress { authority: key.address().to_bech32(), address: resolve_address(home, &address)?.to_bech32(), reason, evidence_ref };
             (key, tx, to_any(&m))
         }
         KycTx::UpdateParams { from, file, tx } => {
@@ -262,22 +262,12 @@ pub(super) async fn stablecoin_tx(home: &std::path::Path, out: Output, t: Stable
     let (from, tx, msg) = match t {
         StablecoinTx::CreateDenom { from, issuer, denom, display, decimals, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;
-            let m = spb::MsgCreateDenom {
-                authority: key.address().to_bech32(),
-                issuer: resolve_address(home, &issuer)?.to_bech32(),
-                denom,
-                display,
-                decimals,
-            };
+            let m = spb::MsgCreateDenom { authority: key.address().to_bech32(), issuer: resolve_address(home, &issuer)?.to_bech32(), denom, display, decimals };
             (key, tx, to_any(&m))
         }
         StablecoinTx::Mint { from, recipient, amount, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;
-            let m = spb::MsgMint {
-                issuer: key.address().to_bech32(),
-                recipient: resolve_address(home, &recipient)?.to_bech32(),
-                amount: Some(coin(&amount)?),
-            };
+            let m = spb::MsgMint { issuer: key.address().to_bech32(), recipient: resolve_address(home, &recipient)?.to_bech32(), amount: Some(coin(&amount)?) };
             (key, tx, to_any(&m))
         }
         StablecoinTx::Burn { from, amount, tx } => {
@@ -313,8 +303,7 @@ pub(super) async fn reserve_tx(home: &std::path::Path, out: Output, t: ReserveTx
     let (from, tx, msg) = match t {
         ReserveTx::SubmitAttestation { from, circulation, reserve_market_value, random_day, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;
-            let day: lantau_proto::Timestamp =
-                serde_json::from_value(json!(random_day)).context("--random-day must be an RFC 3339 timestamp")?;
+            let day: lantau_proto::Timestamp = serde_json::from_value(json!(random_day)).context("--random-day must be an RFC 3339 timestamp")?;
             let m = rpb::MsgSubmitAttestation {
                 issuer: key.address().to_bech32(),
                 circulation: Some(coin(&circulation)?),
@@ -427,9 +416,7 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
         ModuleQuery::Compliance(ComplianceQuery::AgentPolicy { parent, sub, node }) => {
             return super::compliance::agent_policy(home, out, &parent, &sub, &node.url()).await;
         }
-        ModuleQuery::Kyc(KycQuery::Identity { address, node }) => {
-            (node, format!("/chain/kyc/v1/identity/{}", resolve_address(home, &address)?.to_bech32()))
-        }
+        ModuleQuery::Kyc(KycQuery::Identity { address, node }) => (node, format!("/chain/kyc/v1/identity/{}", resolve_address(home, &address)?.to_bech32())),
         ModuleQuery::Kyc(KycQuery::Params { node }) => (node, "/chain/kyc/v1/params".to_string()),
         ModuleQuery::Stablecoin(StablecoinQuery::Denoms { node }) => (node, "/chain/stablecoin/v1/denoms".to_string()),
         ModuleQuery::Stablecoin(StablecoinQuery::Denom { denom, node }) => (node, format!("/chain/stablecoin/v1/denoms/{denom}")),
@@ -650,7 +637,11 @@ fn query_string(pairs: &[(&str, Option<String>)]) -> String {
         .iter()
         .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", v.replace('%', "%25").replace('+', "%2B").replace('&', "%26").replace(' ', "%20"))))
         .collect();
-    if q.is_empty() { String::new() } else { format!("?{}", q.join("&")) }
+    if q.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", q.join("&"))
+    }
 }
 
 /// Renders a gate trace as a table a compliance reader can scan.

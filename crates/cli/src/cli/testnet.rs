@@ -78,7 +78,10 @@ pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
             let full = net.nodes.iter().filter(|n| n.full_node).count();
             println!("wrote a network of {} validators and {full} full nodes for {} in {}", net.nodes.len() - full, net.chain_id, out.display());
             for n in &net.nodes {
-                println!("  {}: CometBFT RPC {}, REST {}, JSON-RPC {}, ABCI {}, P2P {}, metrics {}", n.moniker, n.rpc, n.rest, n.json_rpc, n.abci, n.p2p, n.metrics);
+                println!(
+                    "  {}: CometBFT RPC {}, REST {}, JSON-RPC {}, ABCI {}, P2P {}, metrics {}",
+                    n.moniker, n.rpc, n.rest, n.json_rpc, n.abci, n.p2p, n.metrics
+                );
             }
             println!("start it with: lantaud testnet start {}", out.display());
         }

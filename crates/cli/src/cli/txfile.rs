@@ -45,8 +45,7 @@ pub(crate) fn any_from_json(v: &Value) -> anyhow::Result<Any> {
     }
     let value = match type_url.as_str() {
         "/cosmos.bank.v1beta1.MsgSend" => {
-            bankpb::MsgSend { from_address: s(v, "from_address")?.into(), to_address: s(v, "to_address")?.into(), amount: coins(&v["amount"])? }
-                .encode_to_vec()
+            bankpb::MsgSend { from_address: s(v, "from_address")?.into(), to_address: s(v, "to_address")?.into(), amount: coins(&v["amount"])? }.encode_to_vec()
         }
         "/cosmos.bank.v1beta1.MsgMultiSend" => {
             let io = |k: &str| -> anyhow::Result<Vec<(String, Vec<PbCoin>)>> {

@@ -101,7 +101,14 @@ fn portal_config(home: &Path, a: &PortalArgs, kr: &KeyringArgs, node: String) ->
     };
     let level = lantau_proto::chain::kyc::v1::Level::from_str_name(&a.kyc_level.to_ascii_uppercase())
         .ok_or_else(|| anyhow::anyhow!("--portal.kyc-level {:?} is not a LEVEL_… name", a.kyc_level))?;
-    let mut cfg = PortalConfig::dev(node, a.evm_rpc_url.clone(), key(&a.faucet_key, "faucet")?, key(&a.hkd_key, "hkd")?, key(&a.registrar_key, "registrar")?, home.join("data/portal"));
+    let mut cfg = PortalConfig::dev(
+        node,
+        a.evm_rpc_url.clone(),
+        key(&a.faucet_key, "faucet")?,
+        key(&a.hkd_key, "hkd")?,
+        key(&a.registrar_key, "registrar")?,
+        home.join("data/portal"),
+    );
     cfg.listen = a.listen;
     cfg.public_url = a.public_url.clone();
     cfg.hkd_denom = a.hkd_denom.clone();
@@ -175,4 +182,3 @@ pub(crate) async fn console(home: &Path, c: ConsoleCmd) -> anyhow::Result<()> {
     let (tx, stop) = stop_signal();
     until_ctrl_c(tx, tokio::spawn(console.serve(listener, stop))).await
 }
-

@@ -479,7 +479,14 @@ async fn subscribers_that_do_not_read_do_not_stop_blocks_transfers_or_the_apis()
     let sent = chain.multi_sends(&dev_key("alice"), 30, 200, 9).await;
     // Measured from the block after they executed (what executing them costs is attack 1's):
     // their events reach the subscribers during the window.
-    let landed_at = chain.client.wait_for_tx(sent.last().unwrap(), Duration::from_secs(60), Duration::from_millis(50)).await.expect("the multi-sends land").height.parse::<u64>().unwrap();
+    let landed_at = chain
+        .client
+        .wait_for_tx(sent.last().unwrap(), Duration::from_secs(60), Duration::from_millis(50))
+        .await
+        .expect("the multi-sends land")
+        .height
+        .parse::<u64>()
+        .unwrap();
     let first_height = landed_at + 1;
     poll(Duration::from_secs(10), || async { chain.latest_height().await >= first_height }).await.unwrap();
     let landed = chain.steady_transfers(&dev_key("bob"), Duration::from_secs(8)).await;

@@ -76,7 +76,10 @@ async fn cli_sends_and_queries_against_a_running_node() {
     // A send the chain rejects at admission exits non-zero with the reason.
     let h = home.clone();
     let nd = node.clone();
-    let (ok, _, log) = tokio::task::spawn_blocking(move || lantaud(&h, &["tx", "bank", "send", "alice", "bob", "1alantau", "--fees", "1", "--gas", "100000", "--node", &nd])).await.unwrap();
+    let (ok, _, log) =
+        tokio::task::spawn_blocking(move || lantaud(&h, &["tx", "bank", "send", "alice", "bob", "1alantau", "--fees", "1", "--gas", "100000", "--node", &nd]))
+            .await
+            .unwrap();
     assert!(!ok);
     assert!(log.contains("insufficient fee"), "{log}");
 
@@ -155,7 +158,19 @@ async fn cli_drives_the_registries() {
     assert!(ok && v["token_pairs"][0]["denom"] == "hkd.demo", "{v}");
 
     // reserve: submit, co-sign, latest.
-    let (ok, _, log) = run(s(&["tx", "reserve", "submit-attestation", "issuer", "300000250hkd.demo", "300000250hkd.demo", "--random-day", "2026-01-01T00:00:00Z", "--base-units"])).await.unwrap();
+    let (ok, _, log) = run(s(&[
+        "tx",
+        "reserve",
+        "submit-attestation",
+        "issuer",
+        "300000250hkd.demo",
+        "300000250hkd.demo",
+        "--random-day",
+        "2026-01-01T00:00:00Z",
+        "--base-units",
+    ]))
+    .await
+    .unwrap();
     assert!(ok, "{log}");
     // Attestation 1 is the dev genesis's attested reserve: this submission is 2.
     let (ok, _, log) = run(s(&["tx", "reserve", "cosign", "auditor", "2"])).await.unwrap();

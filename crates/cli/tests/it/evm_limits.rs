@@ -143,16 +143,8 @@ async fn a_call_whose_client_went_away_stops_and_frees_its_slot() {
     // endless one's own time limit.
     drop(sock);
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "eth_call", "params": call("0x00", "0x100000")});
-    let r: Value = http
-        .post(format!("http://{}", node.eth))
-        .json(&body)
-        .timeout(Duration::from_secs(60))
-        .send()
-        .await
-        .expect("the slot was freed")
-        .json()
-        .await
-        .unwrap();
+    let r: Value =
+        http.post(format!("http://{}", node.eth)).json(&body).timeout(Duration::from_secs(60)).send().await.expect("the slot was freed").json().await.unwrap();
     assert_eq!(r["result"], "0x", "{r}");
 }
 
@@ -162,17 +154,43 @@ async fn a_transaction_that_can_never_run_is_refused_at_submission() {
     let node = Node::start(None).await;
     let http = reqwest::Client::new();
     let alice = dev_key("alice");
-    let chain: u64 = u64::from_str_radix(node.rpc(&http, "eth_chainId", json!([])).await.unwrap()["result"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let chain: u64 =
+        u64::from_str_radix(node.rpc(&http, "eth_chainId", json!([])).await.unwrap()["result"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
     let nonce = |n: &Value| u64::from_str_radix(n["result"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
     let start = nonce(&node.rpc(&http, "eth_getTransactionCount", json!([alice.address().to_hex(), "pending"])).await.unwrap());
     let gwei = 1_000_000_000u128;
     let cases: Vec<(Unsigned, &str)> = vec![
         // EIP-3860: init code over 49,152 bytes (it was included, charged and never got a receipt).
-        (Unsigned { chain_id: Some(chain), nonce: start, gas_limit: 10_000_000, max_fee_per_gas: gwei, to: None, input: vec![0; 49_153], ..Default::default() }, "max initcode size exceeded: code size 49153, limit 49152"),
+        (
+            Unsigned {
+                chain_id: Some(chain),
+                nonce: start,
+                gas_limit: 10_000_000,
+                max_fee_per_gas: gwei,
+                to: None,
+                input: vec![0; 49_153],
+                ..Default::default()
+            },
+            "max initcode size exceeded: code size 49153, limit 49152",
+        ),
         // Under the intrinsic gas of a plain transfer.
-        (Unsigned { chain_id: Some(chain), nonce: start, gas_limit: 20_999, max_fee_per_gas: gwei, to: Some(alice.address()), ..Default::default() }, "intrinsic gas too low: gas 20999, minimum needed 21000"),
+        (
+            Unsigned { chain_id: Some(chain), nonce: start, gas_limit: 20_999, max_fee_per_gas: gwei, to: Some(alice.address()), ..Default::default() },
+            "intrinsic gas too low: gas 20999, minimum needed 21000",
+        ),
         // Under EIP-7623's floor for its calldata.
-        (Unsigned { chain_id: Some(chain), nonce: start, gas_limit: 21_000 + 4 * 1_000 * 4, max_fee_per_gas: gwei, to: Some(alice.address()), input: vec![1; 1_000], ..Default::default() }, "insufficient gas for floor data gas cost"),
+        (
+            Unsigned {
+                chain_id: Some(chain),
+                nonce: start,
+                gas_limit: 21_000 + 4 * 1_000 * 4,
+                max_fee_per_gas: gwei,
+                to: Some(alice.address()),
+                input: vec![1; 1_000],
+                ..Default::default()
+            },
+            "insufficient gas for floor data gas cost",
+        ),
     ];
     for (tx, want) in cases {
         let raw = format!("0x{}", hex::encode(sign(&alice, &tx)));
@@ -183,7 +201,8 @@ async fn a_transaction_that_can_never_run_is_refused_at_submission() {
     // Nothing was taken: the nonce is where it was.
     assert_eq!(nonce(&node.rpc(&http, "eth_getTransactionCount", json!([alice.address().to_hex(), "pending"])).await.unwrap()), start);
     // The largest init code allowed is accepted and, mined, has its receipt.
-    let ok = Unsigned { chain_id: Some(chain), nonce: start, gas_limit: 15_000_000, max_fee_per_gas: gwei, to: None, input: vec![0; 49_152], ..Default::default() };
+    let ok =
+        Unsigned { chain_id: Some(chain), nonce: start, gas_limit: 15_000_000, max_fee_per_gas: gwei, to: None, input: vec![0; 49_152], ..Default::default() };
     let r = node.rpc(&http, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &ok)))])).await.unwrap();
     let hash = r["result"].as_str().unwrap_or_else(|| panic!("{r}")).to_string();
     poll(Duration::from_secs(30), || async { node.rpc(&http, "eth_getTransactionReceipt", json!([hash])).await.is_some_and(|r| r["result"].is_object()) })

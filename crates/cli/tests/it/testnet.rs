@@ -199,10 +199,7 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     let key = lantau_app::auth::state_key::account(&alice.address());
     let r = abci_query(&http, &net.nodes[0], "/store/key", key.as_bytes(), 0).await;
     let acct = lantau_proto::chain::auth::v1::StoredAccount::decode(b64(&r["value"]).as_slice()).unwrap();
-    let mut alice = Sender {
-        key: alice,
-        signer: SignerData { chain_id: net.chain_id.clone(), account_number: acct.account_number, sequence: acct.sequence },
-    };
+    let mut alice = Sender { key: alice, signer: SignerData { chain_id: net.chain_id.clone(), account_number: acct.account_number, sequence: acct.sequence } };
     let issuer = dev_addr("issuer");
     let p = payload(&genesis, &alice.key.address().to_bech32(), &issuer.to_bech32());
 
@@ -227,7 +224,14 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     // Cosmos transaction (alone, or beside a gated send) CheckTx refuses it.
     let inner = lantau_app::evm::sign::sign(
         &alice.key,
-        &lantau_app::evm::sign::Unsigned { chain_id: Some(852), nonce: alice.signer.sequence, gas_limit: 30_000_000, max_fee_per_gas: 1_000_000_000, to: Some(carol), ..Default::default() },
+        &lantau_app::evm::sign::Unsigned {
+            chain_id: Some(852),
+            nonce: alice.signer.sequence,
+            gas_limit: 30_000_000,
+            max_fee_per_gas: 1_000_000_000,
+            to: Some(carol),
+            ..Default::default()
+        },
     );
     let any = cosmos_sdk_proto::Any {
         type_url: lantau_app::evm::MSG_ETHEREUM_TX.into(),
@@ -343,9 +347,11 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     // A fifth node joins by state sync: the validators took snapshots every 10 heights; it
     // trusts validator-0's latest header, restores the newest snapshot and follows the chain.
     let snapshots = net.nodes[0].app_home.join("data/snapshots");
-    poll(Duration::from_secs(60), || async { std::fs::read_dir(&snapshots).is_ok_and(|mut d| d.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().parse::<u64>().is_ok()))) })
-        .await
-        .expect("a snapshot on validator-0");
+    poll(Duration::from_secs(60), || async {
+        std::fs::read_dir(&snapshots).is_ok_and(|mut d| d.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().parse::<u64>().is_ok())))
+    })
+    .await
+    .expect("a snapshot on validator-0");
     testnet::fill_state_sync_trust(&net, 4).await.unwrap();
     vals.push(Some(start(&dir, &net, 4)));
     let r = broadcast(&http, &net.nodes[1], &alice.transfer(&issuer, 20_000, &p)).await;
@@ -356,9 +362,7 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     // CometBFT stores blocks from the snapshot's height on once it has caught up (its store
     // is empty right after the restore, while the app already answers at that height).
     let synced = |s: &Value| s["sync_info"]["earliest_block_height"] != "0" && s["sync_info"]["catching_up"] == false;
-    poll(Duration::from_secs(120), || async { rpc(&http, &net.nodes[4], "status").await.is_some_and(|s| synced(&s)) })
-        .await
-        .expect("the full node caught up");
+    poll(Duration::from_secs(120), || async { rpc(&http, &net.nodes[4], "status").await.is_some_and(|s| synced(&s)) }).await.expect("the full node caught up");
     let status = rpc(&http, &net.nodes[4], "status").await.unwrap();
     let earliest: u64 = status["sync_info"]["earliest_block_height"].as_str().unwrap().parse().unwrap();
     let h3 = h3.max(height(&http, &net.nodes[4]).await);

@@ -71,10 +71,7 @@ async fn sub_roles_are_listed_with_an_optional_role_filter() {
     assert_eq!(all.iter().map(|b| (b.sub_addr, b.role)).collect::<Vec<_>>(), vec![(addr(2), SubRole::Agent), (addr(3), SubRole::Agent)]);
     let all = stub.client().sub_roles(&addr(1), None).await.unwrap();
     assert_eq!(all.len(), 2);
-    assert_eq!(
-        stub.seen(),
-        vec![format!("/chain/compliance/v1/sub_roles/{p}?role=SUB_ROLE_AGENT"), format!("/chain/compliance/v1/sub_roles/{p}")]
-    );
+    assert_eq!(stub.seen(), vec![format!("/chain/compliance/v1/sub_roles/{p}?role=SUB_ROLE_AGENT"), format!("/chain/compliance/v1/sub_roles/{p}")]);
 }
 
 #[tokio::test]

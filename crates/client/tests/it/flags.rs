@@ -130,8 +130,7 @@ fn unreadable_flag_events_leave_the_tracker_untouched() {
 #[test]
 fn a_failed_transaction_is_skipped_and_a_committed_one_is_read() {
     let tx = |code: u32| -> TxResponse {
-        serde_json::from_value(json!({"height": "12", "txhash": "ABC123", "code": code, "events": [transfer(), emitted("7", "FLAG_STATUS_EMITTED")]}))
-            .unwrap()
+        serde_json::from_value(json!({"height": "12", "txhash": "ABC123", "code": code, "events": [transfer(), emitted("7", "FLAG_STATUS_EMITTED")]})).unwrap()
     };
     let mut t = FlagTracker::new();
     assert!(t.observe_tx(&tx(5)).is_empty());

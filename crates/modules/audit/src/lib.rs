@@ -54,9 +54,7 @@ pub trait AuditRead: StateRead {
         async move {
             match store::get(self, gas, state_key::AUDIT_SEQ).await? {
                 None => Ok(0),
-                Some(b) => <[u8; 8]>::try_from(b.as_slice())
-                    .map(u64::from_be_bytes)
-                    .map_err(|_| internal(format!("corrupt {} record", state_key::AUDIT_SEQ))),
+                Some(b) => <[u8; 8]>::try_from(b.as_slice()).map(u64::from_be_bytes).map_err(|_| internal(format!("corrupt {} record", state_key::AUDIT_SEQ))),
             }
         }
     }
@@ -69,8 +67,7 @@ pub trait AuditRead: StateRead {
         async move {
             match store::get(self, gas, state_key::AUDIT_HEAD).await? {
                 None => Ok([0u8; 32]),
-                Some(b) => <[u8; 32]>::try_from(b.as_slice())
-                    .map_err(|_| internal(format!("corrupt {} record", state_key::AUDIT_HEAD))),
+                Some(b) => <[u8; 32]>::try_from(b.as_slice()).map_err(|_| internal(format!("corrupt {} record", state_key::AUDIT_HEAD))),
             }
         }
     }
@@ -99,9 +96,7 @@ pub trait AuditWrite: StateWrite + AuditRead {
             let mut entry = entry;
             let subject = validate_entry(&entry)?;
             let previous = self.audit_sequence(gas).await?;
-            let sequence = previous
-                .checked_add(1)
-                .ok_or_else(|| internal("audit sequence overflow"))?;
+            let sequence = previous.checked_add(1).ok_or_else(|| internal("audit sequence overflow"))?;
             let head = self.audit_head(gas).await?;
 
             entry.sequence = sequence;
@@ -205,9 +200,8 @@ fn invalid(m: String) -> TxError {
 
 /// Checks an entry; returns the parsed subject.
 pub fn validate_entry(e: &AuditEntry) -> Result<Option<Address>, TxError> {
-    let tx_type_ok = !e.tx_type.is_empty()
-        && e.tx_type.len() <= MAX_TX_TYPE_LEN
-        && e.tx_type.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    let tx_type_ok =
+        !e.tx_type.is_empty() && e.tx_type.len() <= MAX_TX_TYPE_LEN && e.tx_type.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
     if !tx_type_ok {
         return Err(invalid(format!("tx_type {:?} must be 1-{MAX_TX_TYPE_LEN} characters of a-z, 0-9, _", e.tx_type)));
     }
@@ -223,4 +217,3 @@ pub fn validate_entry(e: &AuditEntry) -> Result<Option<Address>, TxError> {
     address("counterparty", &e.counterparty)?;
     address("subject", &e.subject)
 }
-

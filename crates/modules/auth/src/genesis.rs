@@ -16,10 +16,7 @@ pub struct GenesisState {
 }
 
 /// Creates the genesis accounts.
-pub async fn init_genesis<S: StateWrite + Send + Sync>(
-    state: &mut S,
-    genesis: &GenesisState,
-) -> Result<(), TxError> {
+pub async fn init_genesis<S: StateWrite + Send + Sync>(state: &mut S, genesis: &GenesisState) -> Result<(), TxError> {
     let gas = GasMeter::infinite();
     for a in &genesis.accounts {
         state.ensure_account(&gas, a).await?;

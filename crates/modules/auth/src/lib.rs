@@ -42,11 +42,7 @@ impl lantau_module_api::Module for Auth {
         genesis::init_genesis(state, g).await
     }
 
-    async fn query<S: cnidarium::StateRead + Sync>(
-        state: &S,
-        method: &str,
-        request: &[u8],
-    ) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
+    async fn query<S: cnidarium::StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
         query::grpc(state, method, request).await
     }
 }

@@ -21,10 +21,7 @@ pub const BECH32_PREFIX: &str = "/cosmos.auth.v1beta1.Query/Bech32Prefix";
 pub const PARAMS: &str = "/cosmos.auth.v1beta1.Query/Params";
 
 /// The account at `addr` (None when it does not exist).
-pub async fn account<S: StateRead + Sync>(
-    state: &S,
-    addr: &Address,
-) -> Result<Option<StoredAccount>, TxError> {
+pub async fn account<S: StateRead + Sync>(state: &S, addr: &Address) -> Result<Option<StoredAccount>, TxError> {
     state.account(&GasMeter::infinite(), addr).await
 }
 
@@ -50,18 +47,22 @@ async fn base_account_at<S: StateRead + Sync>(state: &S, address: &str) -> Resul
 /// Answers the `cosmos.auth.v1beta1.Query` methods this module serves; `None` for another.
 pub async fn grpc<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, QueryError>> {
     let r = match method {
-        ACCOUNT => async {
-            let req: pb::QueryAccountRequest = decode_query(request)?;
-            let acct = base_account_at(state, &req.address).await?;
-            let any = cosmos_sdk_proto::Any { type_url: "/cosmos.auth.v1beta1.BaseAccount".into(), value: acct.encode_to_vec() };
-            Ok(pb::QueryAccountResponse { account: Some(any) }.encode_to_vec())
+        ACCOUNT => {
+            async {
+                let req: pb::QueryAccountRequest = decode_query(request)?;
+                let acct = base_account_at(state, &req.address).await?;
+                let any = cosmos_sdk_proto::Any { type_url: "/cosmos.auth.v1beta1.BaseAccount".into(), value: acct.encode_to_vec() };
+                Ok(pb::QueryAccountResponse { account: Some(any) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
-        ACCOUNT_INFO => async {
-            let req: pb::QueryAccountInfoRequest = decode_query(request)?;
-            Ok(pb::QueryAccountInfoResponse { info: Some(base_account_at(state, &req.address).await?) }.encode_to_vec())
+        ACCOUNT_INFO => {
+            async {
+                let req: pb::QueryAccountInfoRequest = decode_query(request)?;
+                Ok(pb::QueryAccountInfoResponse { info: Some(base_account_at(state, &req.address).await?) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
         BECH32_PREFIX => Ok(pb::Bech32PrefixResponse { bech32_prefix: lantau_primitives::BECH32_PREFIX.into() }.encode_to_vec()),
         _ => return None,
     };

@@ -13,11 +13,7 @@ use crate::StoredAccount;
 /// Reads of auth state.
 pub trait AuthRead: StateRead {
     /// The account at `addr`, if it exists.
-    fn account(
-        &self,
-        gas: &GasMeter,
-        addr: &Address,
-    ) -> impl Future<Output = Result<Option<StoredAccount>, TxError>> + Send
+    fn account(&self, gas: &GasMeter, addr: &Address) -> impl Future<Output = Result<Option<StoredAccount>, TxError>> + Send
     where
         Self: Sync,
     {
@@ -30,20 +26,14 @@ pub trait AuthRead: StateRead {
     }
 
     /// The number the next new account gets.
-    fn next_account_number(
-        &self,
-        gas: &GasMeter,
-    ) -> impl Future<Output = Result<u64, TxError>> + Send
+    fn next_account_number(&self, gas: &GasMeter) -> impl Future<Output = Result<u64, TxError>> + Send
     where
         Self: Sync,
     {
         async move {
             match store::get(self, gas, state_key::NEXT_ACCOUNT_NUMBER).await? {
                 Some(b) => {
-                    let arr: [u8; 8] = b
-                        .as_slice()
-                        .try_into()
-                        .map_err(|_| internal("corrupt next account number"))?;
+                    let arr: [u8; 8] = b.as_slice().try_into().map_err(|_| internal("corrupt next account number"))?;
                     Ok(u64::from_be_bytes(arr))
                 }
                 None => Ok(0),
@@ -64,11 +54,7 @@ pub trait AuthWrite: StateWrite + AuthRead {
 
     /// Returns the account at `addr`, creating it with the next account number when it does
     /// not exist yet (as the Cosmos SDK does when an address first receives coins).
-    fn ensure_account(
-        &mut self,
-        gas: &GasMeter,
-        addr: &Address,
-    ) -> impl Future<Output = Result<StoredAccount, TxError>> + Send
+    fn ensure_account(&mut self, gas: &GasMeter, addr: &Address) -> impl Future<Output = Result<StoredAccount, TxError>> + Send
     where
         Self: Sync + Send,
     {
@@ -80,12 +66,7 @@ pub trait AuthWrite: StateWrite + AuthRead {
             let number = self.next_account_number(gas).await?;
             let next = number.checked_add(1).ok_or_else(|| internal("account numbers exhausted"))?;
             store::put(self, gas, state_key::NEXT_ACCOUNT_NUMBER.to_string(), next.to_be_bytes().to_vec())?;
-            let acct = StoredAccount {
-                address: addr.0.to_vec().into(),
-                pub_key: Default::default(),
-                account_number: number,
-                sequence: 0,
-            };
+            let acct = StoredAccount { address: addr.0.to_vec().into(), pub_key: Default::default(), account_number: number, sequence: 0 };
             self.put_account(gas, &acct)?;
             Ok(acct)
         }

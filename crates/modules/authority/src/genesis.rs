@@ -18,9 +18,7 @@ pub struct GenesisState {
 
 /// Writes the governance authority.
 pub fn init_genesis<S: StateWrite + ?Sized>(state: &mut S, genesis: &GenesisState) -> Result<Address, TxError> {
-    let gov = genesis
-        .governance
-        .ok_or_else(|| SdkError::InvalidRequest("genesis: authority.governance is required".into()))?;
+    let gov = genesis.governance.ok_or_else(|| SdkError::InvalidRequest("genesis: authority.governance is required".into()))?;
     state.set_governance_authority(&GasMeter::infinite(), &gov)?;
     Ok(gov)
 }

@@ -15,14 +15,7 @@ pub fn coin_received(receiver: &Address, amount: &str) -> Event {
 
 /// `transfer{recipient, sender, amount}`.
 pub fn transfer(sender: &Address, recipient: &Address, amount: &str) -> Event {
-    event(
-        "transfer",
-        [
-            ("recipient", recipient.to_bech32()),
-            ("sender", sender.to_bech32()),
-            ("amount", amount.to_string()),
-        ],
-    )
+    event("transfer", [("recipient", recipient.to_bech32()), ("sender", sender.to_bech32()), ("amount", amount.to_string())])
 }
 
 /// `coinbase{minter, amount}` (mint).

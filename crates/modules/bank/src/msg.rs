@@ -18,20 +18,13 @@ pub fn coins_from_proto(coins: &[PbCoin]) -> Result<Vec<Coin>, TxError> {
     let mut out: Vec<Coin> = Vec::with_capacity(coins.len());
     for c in coins {
         let denom = Denom::new(&c.denom).map_err(|e| SdkError::InvalidCoins(e.to_string()))?;
-        let amount: Amount = c
-            .amount
-            .parse()
-            .map_err(|_| SdkError::InvalidCoins(format!("invalid amount {:?} for {}", c.amount, c.denom)))?;
+        let amount: Amount = c.amount.parse().map_err(|_| SdkError::InvalidCoins(format!("invalid amount {:?} for {}", c.amount, c.denom)))?;
         if amount.is_zero() {
             return Err(SdkError::InvalidCoins(format!("0{}: amount must be positive", c.denom)).into());
         }
         if let Some(prev) = out.last() {
             if prev.denom.as_str() >= denom.as_str() {
-                return Err(SdkError::InvalidCoins(format!(
-                    "denoms must be sorted and unique: {} then {}",
-                    prev.denom, denom
-                ))
-                .into());
+                return Err(SdkError::InvalidCoins(format!("denoms must be sorted and unique: {} then {}", prev.denom, denom)).into());
             }
         }
         out.push(Coin::new(denom.as_str(), amount));
@@ -62,11 +55,7 @@ pub struct SendMsg {
 impl SendMsg {
     /// Validates the protobuf message (stateless checks).
     pub fn from_proto(m: &pb::MsgSend) -> Result<Self, TxError> {
-        Ok(Self {
-            from: parse_addr(&m.from_address, "from_address")?,
-            to: parse_addr(&m.to_address, "to_address")?,
-            amount: coins_from_proto(&m.amount)?,
-        })
+        Ok(Self { from: parse_addr(&m.from_address, "from_address")?, to: parse_addr(&m.to_address, "to_address")?, amount: coins_from_proto(&m.amount)? })
     }
 }
 
@@ -102,14 +91,11 @@ impl MultiSendMsg {
             let coins = coins_from_proto(&o.coins)?;
             for c in &coins {
                 let t = totals.entry(c.denom.clone()).or_default();
-                *t = t
-                    .checked_add(c.amount)
-                    .map_err(|_| SdkError::InvalidCoins("output sum overflows".into()))?;
+                *t = t.checked_add(c.amount).map_err(|_| SdkError::InvalidCoins("output sum overflows".into()))?;
             }
             outputs.push((to, coins));
         }
-        let input_map: std::collections::BTreeMap<String, Amount> =
-            input_coins.iter().map(|c| (c.denom.clone(), c.amount)).collect();
+        let input_map: std::collections::BTreeMap<String, Amount> = input_coins.iter().map(|c| (c.denom.clone(), c.amount)).collect();
         if input_map != totals {
             return Err(BankError::InputOutputMismatch(format!(
                 "inputs {} != outputs {}",

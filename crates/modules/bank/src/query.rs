@@ -46,9 +46,7 @@ pub async fn supply<S: StateRead + Sync>(state: &S, denom: &str) -> Result<Amoun
 /// Every denom's supply, sorted by denom.
 pub async fn total_supply<S: StateRead + Sync>(state: &S) -> Result<Vec<Coin>, TxError> {
     let rows = lantau_module_api::store::scan_prefix(state, state_key::SUPPLY_PREFIX).await?;
-    rows.into_iter()
-        .map(|(k, v)| Ok(Coin::new(k.strip_prefix(state_key::SUPPLY_PREFIX).unwrap_or(&k).to_string(), crate::state::decode_amount(&v)?)))
-        .collect()
+    rows.into_iter().map(|(k, v)| Ok(Coin::new(k.strip_prefix(state_key::SUPPLY_PREFIX).unwrap_or(&k).to_string(), crate::state::decode_amount(&v)?))).collect()
 }
 
 /// What `addr` can send now: its balances, less the stablecoins it cannot move (all of them
@@ -79,52 +77,66 @@ fn page(n: usize) -> Option<PageResponse> {
 /// The lists are complete (no next page): an account holds a handful of denoms.
 pub async fn grpc<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, QueryError>> {
     let r: Result<Vec<u8>, QueryError> = match method {
-        BALANCE => async {
-            let req: pb::QueryBalanceRequest = decode_query(request)?;
-            let addr = query_address("address", &req.address)?;
-            let d = denom("denom", &req.denom)?;
-            let amount = balance(state, &addr, d.as_str()).await?;
-            Ok(pb::QueryBalanceResponse { balance: Some(pb_coin(&Coin::new(d.as_str(), amount))) }.encode_to_vec())
+        BALANCE => {
+            async {
+                let req: pb::QueryBalanceRequest = decode_query(request)?;
+                let addr = query_address("address", &req.address)?;
+                let d = denom("denom", &req.denom)?;
+                let amount = balance(state, &addr, d.as_str()).await?;
+                Ok(pb::QueryBalanceResponse { balance: Some(pb_coin(&Coin::new(d.as_str(), amount))) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
-        ALL_BALANCES => async {
-            let req: pb::QueryAllBalancesRequest = decode_query(request)?;
-            let coins = balances(state, &query_address("address", &req.address)?).await?;
-            Ok(pb::QueryAllBalancesResponse { balances: coins.iter().map(pb_coin).collect(), pagination: page(coins.len()) }.encode_to_vec())
+        ALL_BALANCES => {
+            async {
+                let req: pb::QueryAllBalancesRequest = decode_query(request)?;
+                let coins = balances(state, &query_address("address", &req.address)?).await?;
+                Ok(pb::QueryAllBalancesResponse { balances: coins.iter().map(pb_coin).collect(), pagination: page(coins.len()) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
-        SPENDABLE_BALANCES => async {
-            let req: pb::QuerySpendableBalancesRequest = decode_query(request)?;
-            let coins = spendable(state, &query_address("address", &req.address)?).await?;
-            Ok(pb::QuerySpendableBalancesResponse { balances: coins.iter().map(pb_coin).collect(), pagination: page(coins.len()) }.encode_to_vec())
+        SPENDABLE_BALANCES => {
+            async {
+                let req: pb::QuerySpendableBalancesRequest = decode_query(request)?;
+                let coins = spendable(state, &query_address("address", &req.address)?).await?;
+                Ok(pb::QuerySpendableBalancesResponse { balances: coins.iter().map(pb_coin).collect(), pagination: page(coins.len()) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
-        SPENDABLE_BALANCE_BY_DENOM => async {
-            let req: pb::QuerySpendableBalanceByDenomRequest = decode_query(request)?;
-            let d = denom("denom", &req.denom)?;
-            let coins = spendable(state, &query_address("address", &req.address)?).await?;
-            let amount = coins.into_iter().find(|c| c.denom == d.as_str()).map_or(Amount::ZERO, |c| c.amount);
-            Ok(pb::QuerySpendableBalanceByDenomResponse { balance: Some(pb_coin(&Coin::new(d.as_str(), amount))) }.encode_to_vec())
+        SPENDABLE_BALANCE_BY_DENOM => {
+            async {
+                let req: pb::QuerySpendableBalanceByDenomRequest = decode_query(request)?;
+                let d = denom("denom", &req.denom)?;
+                let coins = spendable(state, &query_address("address", &req.address)?).await?;
+                let amount = coins.into_iter().find(|c| c.denom == d.as_str()).map_or(Amount::ZERO, |c| c.amount);
+                Ok(pb::QuerySpendableBalanceByDenomResponse { balance: Some(pb_coin(&Coin::new(d.as_str(), amount))) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
-        SUPPLY_OF => async {
-            let req: pb::QuerySupplyOfRequest = decode_query(request)?;
-            let d = denom("denom", &req.denom)?;
-            let amount = supply(state, d.as_str()).await?;
-            Ok(pb::QuerySupplyOfResponse { amount: Some(pb_coin(&Coin::new(d.as_str(), amount))) }.encode_to_vec())
+        SUPPLY_OF => {
+            async {
+                let req: pb::QuerySupplyOfRequest = decode_query(request)?;
+                let d = denom("denom", &req.denom)?;
+                let amount = supply(state, d.as_str()).await?;
+                Ok(pb::QuerySupplyOfResponse { amount: Some(pb_coin(&Coin::new(d.as_str(), amount))) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
-        TOTAL_SUPPLY => async {
-            let _: pb::QueryTotalSupplyRequest = decode_query(request)?;
-            let coins = total_supply(state).await?;
-            Ok(pb::QueryTotalSupplyResponse { supply: coins.iter().map(pb_coin).collect(), pagination: page(coins.len()) }.encode_to_vec())
+        TOTAL_SUPPLY => {
+            async {
+                let _: pb::QueryTotalSupplyRequest = decode_query(request)?;
+                let coins = total_supply(state).await?;
+                Ok(pb::QueryTotalSupplyResponse { supply: coins.iter().map(pb_coin).collect(), pagination: page(coins.len()) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
-        PARAMS => async {
-            let _: pb::QueryParamsRequest = decode_query(request)?;
-            Ok(pb::QueryParamsResponse { params: Some(pb::Params { default_send_enabled: true, ..Default::default() }) }.encode_to_vec())
+        PARAMS => {
+            async {
+                let _: pb::QueryParamsRequest = decode_query(request)?;
+                Ok(pb::QueryParamsResponse { params: Some(pb::Params { default_send_enabled: true, ..Default::default() }) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
         _ => return None,
     };
     Some(r)

@@ -18,12 +18,7 @@ pub(crate) fn decode_amount(bytes: &[u8]) -> Result<Amount, TxError> {
 /// Reads of bank state.
 pub trait BankRead: StateRead {
     /// The balance of `addr` in `denom` (zero when absent).
-    fn balance(
-        &self,
-        gas: &GasMeter,
-        addr: &Address,
-        denom: &str,
-    ) -> impl Future<Output = Result<Amount, TxError>> + Send
+    fn balance(&self, gas: &GasMeter, addr: &Address, denom: &str) -> impl Future<Output = Result<Amount, TxError>> + Send
     where
         Self: Sync,
     {
@@ -82,7 +77,6 @@ pub trait BankRead: StateRead {
     {
         async move { Ok(store::get(self, gas, &state_key::frozen(addr)).await?.is_some()) }
     }
-
 }
 
 impl<T: StateRead + ?Sized> BankRead for T {}
@@ -237,9 +231,9 @@ pub trait BankWrite: StateWrite + BankRead {
                 let c = e.coin;
                 if let Some(from) = e.from {
                     let have = ledger.balance(self, gas, from, &c.denom).await?;
-                    let left = have.checked_sub(c.amount).map_err(|_| {
-                        SdkError::InsufficientFunds(format!("spendable balance {have}{} is smaller than {c}", c.denom))
-                    })?;
+                    let left = have
+                        .checked_sub(c.amount)
+                        .map_err(|_| SdkError::InsufficientFunds(format!("spendable balance {have}{} is smaller than {c}", c.denom)))?;
                     ledger.balances.insert((*from, c.denom.clone()), left);
                 }
                 if let Some(to) = e.to {

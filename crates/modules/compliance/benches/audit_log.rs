@@ -147,10 +147,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     let window = (Timestamp { seconds: mid, nanos: 0 }, Timestamp { seconds: mid + 3 * BLOCK_SECONDS, nanos: 0 });
     let shapes = [
         ("tx_hash=<one tx>", AuditFilter { tx_hash: Some(tx_hash(o.rows / 8).to_lowercase()), ..Default::default() }),
-        (
-            "subject + 3-block time window",
-            AuditFilter { subject: Some(subject(1)), from: Some(window.0), to: Some(window.1), ..Default::default() },
-        ),
+        ("subject + 3-block time window", AuditFilter { subject: Some(subject(1)), from: Some(window.0), to: Some(window.1), ..Default::default() }),
         (
             "tx_type=velocity_flag + 3-block time window",
             AuditFilter { tx_type: Some("velocity_flag".into()), from: Some(window.0), to: Some(window.1), ..Default::default() },

@@ -160,20 +160,12 @@ pub async fn scan<S: StateRead + Sync + ?Sized>(state: &S, filter: &AuditFilter)
 }
 
 fn too_broad() -> TxError {
-    crate::query::too_broad(
-        "this AuditLog filter",
-        crate::query::MAX_QUERY_ROWS,
-        "a subject, a tx_type, a tx_hash or a shorter from/to window",
-    )
+    crate::query::too_broad("this AuditLog filter", crate::query::MAX_QUERY_ROWS, "a subject, a tx_type, a tx_hash or a shorter from/to window")
 }
 
 /// The entries listed under `prefix` inside the filter's time bounds: rows carried by a
 /// covering index, and the sorted, deduplicated sequences of the rows still to be read.
-async fn read_index<S: StateRead + ?Sized>(
-    state: &S,
-    prefix: &[u8],
-    filter: &AuditFilter,
-) -> Result<(Vec<AuditEntry>, Vec<u64>), TxError> {
+async fn read_index<S: StateRead + ?Sized>(state: &S, prefix: &[u8], filter: &AuditFilter) -> Result<(Vec<AuditEntry>, Vec<u64>), TxError> {
     use std::ops::Bound;
     let start = match &filter.from {
         Some(f) => Bound::Included(state_key::audit_time(f).to_vec()),
@@ -196,12 +188,8 @@ async fn read_index<S: StateRead + ?Sized>(
             rows.push(store::decode::<AuditEntry>(&value, "audit row")?);
             continue;
         }
-        let tail = key
-            .len()
-            .checked_sub(8)
-            .and_then(|i| key.get(i..))
-            .and_then(|b| <[u8; 8]>::try_from(b).ok())
-            .ok_or_else(|| internal("corrupt audit index key"))?;
+        let tail =
+            key.len().checked_sub(8).and_then(|i| key.get(i..)).and_then(|b| <[u8; 8]>::try_from(b).ok()).ok_or_else(|| internal("corrupt audit index key"))?;
         out.push(u64::from_be_bytes(tail));
     }
     // Keys are in (time, sequence) order, which is sequence order while block times do not go

@@ -32,27 +32,25 @@ async fn audit<S: StateWrite + Send + Sync>(
     metadata: BTreeMap<String, String>,
 ) -> Result<(), TxError> {
     state
-        .append_audit(ctx.gas, ctx.block, AuditEntry {
-            tx_type: tx_type.to_string(),
-            subject: parent.to_bech32(),
-            counterparty: sub.to_bech32(),
-            tx_hash: ctx.tx_hash.to_string(),
-            metadata,
-            ..Default::default()
-        })
+        .append_audit(
+            ctx.gas,
+            ctx.block,
+            AuditEntry {
+                tx_type: tx_type.to_string(),
+                subject: parent.to_bech32(),
+                counterparty: sub.to_bech32(),
+                tx_hash: ctx.tx_hash.to_string(),
+                metadata,
+                ..Default::default()
+            },
+        )
         .await?;
     Ok(())
 }
 
 /// Stores the envelope as the agent's policy (not revoked), emits EventAgentPolicyUpdated and
 /// appends `agent_policy_update`.
-async fn put_envelope<S: StateWrite + Send + Sync>(
-    state: &mut S,
-    ctx: &mut ExecCtx<'_>,
-    parent: &Address,
-    sub: &Address,
-    e: &Envelope,
-) -> Result<(), TxError> {
+async fn put_envelope<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, parent: &Address, sub: &Address, e: &Envelope) -> Result<(), TxError> {
     let policy = AgentPolicy {
         parent: parent.to_bech32(),
         sub_addr: sub.to_bech32(),

@@ -7,9 +7,9 @@ use lantau_module_api::{store, BlockCtx, GasMeter, TxError};
 use crate::audit::{AuditEntry, AuditWrite};
 use crate::flags::{FlagWrite, NewFlag};
 use crate::gates::{Advisory, Fact};
-use lantau_module_api::Event;
 use crate::state::ComplianceRead;
 use crate::{state_key, TravelRulePayload};
+use lantau_module_api::Event;
 
 /// Records what an accepted verdict leaves behind once the movements it screened happened:
 /// the agent's spend window, then (when there were facts) [`record_screened`]. The Cosmos
@@ -68,14 +68,7 @@ pub async fn record_screened<S: StateWrite + Send + Sync>(
     }
     for a in advisories {
         let Some(f) = facts.get(a.fact) else { continue };
-        let new = NewFlag {
-            decorator: a.decorator.as_str(),
-            subject: a.subject,
-            counterparty: f.to,
-            amount: f.amount.clone(),
-            vasp: a.vasp.clone(),
-            tx_hash,
-        };
+        let new = NewFlag { decorator: a.decorator.as_str(), subject: a.subject, counterparty: f.to, amount: f.amount.clone(), vasp: a.vasp.clone(), tx_hash };
         state.raise_flag(gas, block, new, events).await?;
     }
     let rules = state.rules(gas).await?;

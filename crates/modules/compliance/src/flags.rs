@@ -90,7 +90,14 @@ pub struct NewFlag<'a> {
 pub trait FlagWrite: StateWrite + FlagRead + AuditWrite {
     /// Stores a flag over `old` (the record it replaces, as read with
     /// [`FlagRead::flag_record`]; `None` for a new id) and emits `EventFlagEmitted`.
-    fn put_flag(&mut self, gas: &GasMeter, id: u64, old: Option<&[u8]>, flag: &Flag, events: &mut Vec<Event>) -> impl Future<Output = Result<(), TxError>> + Send
+    fn put_flag(
+        &mut self,
+        gas: &GasMeter,
+        id: u64,
+        old: Option<&[u8]>,
+        flag: &Flag,
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<(), TxError>> + Send
     where
         Self: Sync + Send,
     {

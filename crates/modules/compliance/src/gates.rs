@@ -45,8 +45,7 @@ pub enum Gate {
 
 impl Gate {
     /// Every gate, in order.
-    pub const ALL: [Gate; 7] =
-        [Gate::Kyc, Gate::Sanctions, Gate::TravelRule, Gate::TravelRuleTier, Gate::Role, Gate::Threshold, Gate::Velocity];
+    pub const ALL: [Gate; 7] = [Gate::Kyc, Gate::Sanctions, Gate::TravelRule, Gate::TravelRuleTier, Gate::Role, Gate::Threshold, Gate::Velocity];
 
     /// The name in a trace.
     pub const fn name(self) -> &'static str {
@@ -249,9 +248,10 @@ async fn party<S: StateRead + Sync>(
         None => state.binding(gas, addr).await?,
     };
     let parent = match binding.filter(|b| binding_active(b, now)) {
-        Some(b) => Some(Address::from_bech32(&b.parent).map_err(|e| {
-            ComplianceError::CorruptRecord(format!("binding of {}: parent {:?}: {e}", addr.to_bech32(), b.parent))
-        })?),
+        Some(b) => Some(
+            Address::from_bech32(&b.parent)
+                .map_err(|e| ComplianceError::CorruptRecord(format!("binding of {}: parent {:?}: {e}", addr.to_bech32(), b.parent)))?,
+        ),
         None => None,
     };
     let via = match parent {
@@ -402,11 +402,7 @@ async fn travel_rule_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row
 }
 
 async fn travel_rule_tier_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row, TxError> {
-    Ok(if cx.facts.is_empty() {
-        Row::pass(NOTHING)
-    } else {
-        travel_rule_capability(&cx.facts, cx.input.payload, cx.rules.travel_rule_full_threshold)
-    })
+    Ok(if cx.facts.is_empty() { Row::pass(NOTHING) } else { travel_rule_capability(&cx.facts, cx.input.payload, cx.rules.travel_rule_full_threshold) })
 }
 
 async fn role_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row, TxError> {
@@ -490,22 +486,14 @@ async fn role_rules<S: StateRead + Sync>(
     let role = SubRole::try_from(b.role).unwrap_or(SubRole::Unspecified);
     if revoked {
         return Ok((
-            Row::fail(ComplianceError::RoleNotPermitted(format!(
-                "sub-key {me} ({}) was revoked by {}: it may no longer sign",
-                role.as_str_name(),
-                b.parent
-            ))),
+            Row::fail(ComplianceError::RoleNotPermitted(format!("sub-key {me} ({}) was revoked by {}: it may no longer sign", role.as_str_name(), b.parent))),
             None,
         ));
     }
     let allowed = allowed_messages(role);
     if let Some(t) = input.msg_types.iter().find(|t| !allowed.contains(t)) {
         return Ok((
-            Row::fail(ComplianceError::RoleNotPermitted(format!(
-                "sub-key {me} of {} has role {} and may not sign {t}",
-                b.parent,
-                role.as_str_name()
-            ))),
+            Row::fail(ComplianceError::RoleNotPermitted(format!("sub-key {me} of {} has role {} and may not sign {t}", b.parent, role.as_str_name()))),
             None,
         ));
     }
@@ -520,9 +508,8 @@ async fn role_rules<S: StateRead + Sync>(
         match c {
             None => Ok((String::new(), 0)),
             Some(c) => {
-                let amount = c.amount.parse().map_err(|_| {
-                    ComplianceError::CorruptRecord(format!("agent {me}: {what} amount {:?} is not an integer", c.amount))
-                })?;
+                let amount =
+                    c.amount.parse().map_err(|_| ComplianceError::CorruptRecord(format!("agent {me}: {what} amount {:?} is not an integer", c.amount)))?;
                 Ok((c.denom.clone(), amount))
             }
         }
@@ -538,8 +525,7 @@ async fn role_rules<S: StateRead + Sync>(
     let (mut start, mut spent) = match (&stored, stored_spent) {
         // A window in another denom (the envelope changed denom) does not count against this one.
         (Some(w), Some((d, s)))
-            if w.window_start.is_some_and(|s| s != Default::default() && now.seconds.saturating_sub(s.seconds) < AGENT_WINDOW_SECS)
-                && d == denom =>
+            if w.window_start.is_some_and(|s| s != Default::default() && now.seconds.saturating_sub(s.seconds) < AGENT_WINDOW_SECS) && d == denom =>
         {
             (w.window_start, s)
         }
@@ -548,19 +534,14 @@ async fn role_rules<S: StateRead + Sync>(
     for f in spends {
         if f.amount.denom != denom {
             return Ok((
-                Row::fail(ComplianceError::AgentDenomMismatch(format!(
-                    "agent {me}: envelope is denominated in {denom}, transfer is in {}",
-                    f.amount.denom
-                ))),
+                Row::fail(ComplianceError::AgentDenomMismatch(format!("agent {me}: envelope is denominated in {denom}, transfer is in {}", f.amount.denom))),
                 None,
             ));
         }
         let amount = f.amount.amount.0;
         if amount > per_tx {
             return Ok((
-                Row::fail(ComplianceError::AgentCapExceeded(format!(
-                    "agent {me}: {amount}{denom} exceeds the per-transaction cap {per_tx}{denom}"
-                ))),
+                Row::fail(ComplianceError::AgentCapExceeded(format!("agent {me}: {amount}{denom} exceeds the per-transaction cap {per_tx}{denom}"))),
                 None,
             ));
         }
@@ -592,23 +573,16 @@ fn travel_rule_structure(facts: &[(&Fact, Party, Party)], payload: Option<&Trave
     };
     let fail = |m: String| Row::fail(ComplianceError::TravelRuleIncomplete(m));
     for (_, s, r) in facts {
-        for (role, party, field, claimed) in
-            [("sender", s, "originator_ref", &p.originator_ref), ("recipient", r, "beneficiary_ref", &p.beneficiary_ref)]
-        {
+        for (role, party, field, claimed) in [("sender", s, "originator_ref", &p.originator_ref), ("recipient", r, "beneficiary_ref", &p.beneficiary_ref)] {
             if party.reference().is_empty() {
-                return fail(format!(
-                    "{}: no registered ivms101_off_chain_ref; both parties need one for the Travel Rule",
-                    party.label(role)
-                ));
+                return fail(format!("{}: no registered ivms101_off_chain_ref; both parties need one for the Travel Rule", party.label(role)));
             }
             if claimed != party.reference() {
                 return fail(format!("{}: payload {field} does not match the registered reference", party.label(role)));
             }
         }
         let full = s.tier == Tier::Full;
-        for (role, party, field, claimed) in
-            [("sender", s, "originator_vasp", &p.originator_vasp), ("recipient", r, "beneficiary_vasp", &p.beneficiary_vasp)]
-        {
+        for (role, party, field, claimed) in [("sender", s, "originator_vasp", &p.originator_vasp), ("recipient", r, "beneficiary_vasp", &p.beneficiary_vasp)] {
             if full && (party.vasp().is_empty() || claimed.is_empty()) {
                 return fail(format!(
                     "{}: {field} is required at full tier and {}",
@@ -658,10 +632,10 @@ fn travel_rule_capability(facts: &[(&Fact, Party, Party)], payload: Option<&Trav
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use lantau_primitives::Coin;
     use crate::state::ComplianceWrite;
     use cnidarium::{StateDelta, Storage};
     use lantau_kyc::KycWrite;
+    use lantau_primitives::Coin;
 
     fn addr(i: u8) -> Address {
         Address([i; 20])
@@ -824,8 +798,19 @@ mod tests {
     async fn bind(s: &Storage, parent: Address, sub: Address, role: SubRole, revoked_at: Option<lantau_proto::Timestamp>) {
         let mut d = StateDelta::new(s.latest_snapshot());
         let g = GasMeter::infinite();
-        d.put_binding(&g, &parent, &sub, &SubRoleBinding { parent: parent.to_bech32(), sub_addr: sub.to_bech32(), role: role as i32, label: "k".into(), revoked_at }).unwrap();
-        d.put_agent_policy(&g, &sub, &crate::AgentPolicy { parent: parent.to_bech32(), sub_addr: sub.to_bech32(), daily_cap: pcoin(1_500), per_tx_cap: pcoin(1_000), revoked: false }).unwrap();
+        d.put_binding(
+            &g,
+            &parent,
+            &sub,
+            &SubRoleBinding { parent: parent.to_bech32(), sub_addr: sub.to_bech32(), role: role as i32, label: "k".into(), revoked_at },
+        )
+        .unwrap();
+        d.put_agent_policy(
+            &g,
+            &sub,
+            &crate::AgentPolicy { parent: parent.to_bech32(), sub_addr: sub.to_bech32(), daily_cap: pcoin(1_500), per_tx_cap: pcoin(1_000), revoked: false },
+        )
+        .unwrap();
         s.commit(d).await.unwrap();
     }
 
@@ -869,7 +854,12 @@ mod tests {
             let s = &s;
             async move {
                 let mut d = StateDelta::new(s.latest_snapshot());
-                let w = AgentWindow { parent: addr(1).to_bech32(), sub_addr: agent.to_bech32(), spent_last_24h: pcoin(1_200), window_start: Some(lantau_proto::Timestamp { seconds: start, nanos: 0 }) };
+                let w = AgentWindow {
+                    parent: addr(1).to_bech32(),
+                    sub_addr: agent.to_bech32(),
+                    spent_last_24h: pcoin(1_200),
+                    window_start: Some(lantau_proto::Timestamp { seconds: start, nanos: 0 }),
+                };
                 d.put_agent_window(&GasMeter::infinite(), &agent, &w).unwrap();
                 s.commit(d).await.unwrap();
             }

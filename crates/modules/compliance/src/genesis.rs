@@ -54,7 +54,9 @@ pub async fn init_bindings<S: StateWrite + Send + Sync + ?Sized>(state: &mut S, 
     for b in &genesis.sub_roles {
         let parent = Address::from_bech32(&b.parent).map_err(|e| bad(format!("parent: {e}")))?;
         let sub = Address::from_bech32(&b.sub_addr).map_err(|e| bad(format!("sub_addr: {e}")))?;
-        let role = crate::SubRole::from_str_name(&b.role).filter(|r| *r != crate::SubRole::Unspecified).ok_or_else(|| bad(format!("role {:?} is not a sub-role", b.role)))?;
+        let role = crate::SubRole::from_str_name(&b.role)
+            .filter(|r| *r != crate::SubRole::Unspecified)
+            .ok_or_else(|| bad(format!("role {:?} is not a sub-role", b.role)))?;
         if parent == sub {
             return Err(bad(format!("{} cannot be its own sub-key", b.sub_addr)));
         }
@@ -85,11 +87,8 @@ pub fn init_genesis<S: StateWrite + ?Sized>(state: &mut S, genesis: &GenesisStat
     let gas = GasMeter::infinite();
     let bad = |m: String| -> TxError { SdkError::InvalidRequest(format!("genesis compliance: {m}")).into() };
     let params = genesis.params.clone().unwrap_or_default();
-    let authority = if params.authority.is_empty() {
-        *governance
-    } else {
-        Address::from_bech32(&params.authority).map_err(|e| bad(format!("params.authority: {e}")))?
-    };
+    let authority =
+        if params.authority.is_empty() { *governance } else { Address::from_bech32(&params.authority).map_err(|e| bad(format!("params.authority: {e}")))? };
     let rules = params.rules.unwrap_or_else(default_rules);
     validate_rules(&rules).map_err(|e| bad(e.to_string()))?;
     state.set_compliance_authority(&gas, &authority)?;

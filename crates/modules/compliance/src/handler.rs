@@ -5,9 +5,9 @@ use lantau_authority::{AuthorityRead, AuthorityWrite};
 use lantau_module_api::{ExecCtx, MsgHandler, TxError};
 use lantau_proto::chain::compliance::v1 as pb;
 
+use crate::audit::{AuditEntry, AuditWrite};
 use crate::error::ComplianceError;
 use crate::msg::ComplianceMsg;
-use crate::audit::{AuditEntry, AuditWrite};
 use crate::state::{ComplianceRead, ComplianceWrite};
 use crate::SanctionsSet;
 use lantau_kyc::KycWrite;
@@ -35,10 +35,7 @@ impl MsgHandler for ComplianceMsg {
                 }
                 state.set_compliance_authority(ctx.gas, &m.compliance_authority)?;
                 state.put_rules(ctx.gas, &m.rules)?;
-                ctx.emit_typed(&pb::EventParamsUpdated {
-                    authority: m.authority.to_bech32(),
-                    compliance_authority: m.compliance_authority.to_bech32(),
-                });
+                ctx.emit_typed(&pb::EventParamsUpdated { authority: m.authority.to_bech32(), compliance_authority: m.compliance_authority.to_bech32() });
                 Ok(())
             }
             ComplianceMsg::UpdateSanctions(m) => {
@@ -63,13 +60,17 @@ impl MsgHandler for ComplianceMsg {
                 metadata.insert("removed_vasps".to_string(), removed_vasps.join(","));
                 metadata.insert("added_addresses".to_string(), added_addresses.join(","));
                 state
-                    .append_audit(ctx.gas, ctx.block, AuditEntry {
-                        tx_type: "sanctions_update".into(),
-                        subject: m.authority.to_bech32(),
-                        tx_hash: ctx.tx_hash.to_string(),
-                        metadata,
-                        ..Default::default()
-                    })
+                    .append_audit(
+                        ctx.gas,
+                        ctx.block,
+                        AuditEntry {
+                            tx_type: "sanctions_update".into(),
+                            subject: m.authority.to_bech32(),
+                            tx_hash: ctx.tx_hash.to_string(),
+                            metadata,
+                            ..Default::default()
+                        },
+                    )
                     .await?;
                 ctx.emit_typed(&pb::EventSanctionsUpdated {
                     added_vasps,
@@ -88,13 +89,17 @@ impl MsgHandler for ComplianceMsg {
                 metadata.insert("velocity_window_seconds".to_string(), rules.velocity_window_seconds.to_string());
                 metadata.insert("velocity_tx_limit".to_string(), rules.velocity_tx_limit.to_string());
                 state
-                    .append_audit(ctx.gas, ctx.block, AuditEntry {
-                        tx_type: "rule_update".into(),
-                        subject: authority.to_bech32(),
-                        tx_hash: ctx.tx_hash.to_string(),
-                        metadata,
-                        ..Default::default()
-                    })
+                    .append_audit(
+                        ctx.gas,
+                        ctx.block,
+                        AuditEntry {
+                            tx_type: "rule_update".into(),
+                            subject: authority.to_bech32(),
+                            tx_hash: ctx.tx_hash.to_string(),
+                            metadata,
+                            ..Default::default()
+                        },
+                    )
                     .await?;
                 ctx.emit_typed(&pb::EventRuleUpdated { rules: Some(*rules), authority: authority.to_bech32() });
                 Ok(())

@@ -23,9 +23,9 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
-pub mod effects;
 pub mod audit;
 pub mod delegation;
+pub mod effects;
 pub mod error;
 pub mod flags;
 pub mod gates;
@@ -42,8 +42,7 @@ pub mod state_key;
 pub use audit::{AuditEntry, AuditFilter, AuditRead, AuditWrite};
 pub use error::ComplianceError;
 pub use lantau_proto::chain::compliance::v1::{
-    AgentPolicy, AgentWindow, DecoratorResult, Flag, FlagStatus, GateResult, Params, Rules, SanctionsSet, SubRole, SubRoleBinding,
-    TravelRulePayload,
+    AgentPolicy, AgentWindow, DecoratorResult, Flag, FlagStatus, GateResult, Params, Rules, SanctionsSet, SubRole, SubRoleBinding, TravelRulePayload,
 };
 pub use msg::ComplianceMsg;
 pub use state::{ComplianceRead, ComplianceWrite};
@@ -96,11 +95,7 @@ impl lantau_module_api::Module for Compliance {
         ComplianceMsg::from_any(any)
     }
 
-    async fn query<S: cnidarium::StateRead + Sync>(
-        state: &S,
-        method: &str,
-        request: &[u8],
-    ) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
+    async fn query<S: cnidarium::StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
         match method {
             QUERY_AUDIT_LOG => Some(query::audit_log_grpc(state, request).await),
             QUERY_PARAMS => Some(
@@ -118,12 +113,8 @@ impl lantau_module_api::Module for Compliance {
     /// The audit log's rows (the app hash commits to them through the verifiable hash-chain
     /// head), the flags and velocity windows (committed by the records lattice) and the
     /// anchored Travel Rule payloads; the audit indexes are rebuilt.
-    const SNAPSHOT_NONVERIFIABLE: &'static [&'static [u8]] = &[
-        state_key::AUDIT_ROW_PREFIX,
-        state_key::FLAG_PREFIX.as_bytes(),
-        state_key::VELOCITY_PREFIX.as_bytes(),
-        state_key::TRAVEL_RULE_PREFIX,
-    ];
+    const SNAPSHOT_NONVERIFIABLE: &'static [&'static [u8]] =
+        &[state_key::AUDIT_ROW_PREFIX, state_key::FLAG_PREFIX.as_bytes(), state_key::VELOCITY_PREFIX.as_bytes(), state_key::TRAVEL_RULE_PREFIX];
 
     async fn restore_snapshot<S: cnidarium::StateWrite + Send + Sync>(state: &mut S) -> Result<(), lantau_module_api::TxError> {
         audit::restore_indexes(state).await?;

@@ -183,10 +183,7 @@ fn hash_field(s: String, field: &str) -> Result<String, ComplianceError> {
 fn cap(c: Option<cosmos_sdk_proto::cosmos::base::v1beta1::Coin>, field: &str) -> Result<Coin, ComplianceError> {
     let c = c.ok_or_else(|| ComplianceError::InvalidEnvelope(format!("{field} is required")))?;
     let denom = Denom::new(&c.denom).map_err(|e| ComplianceError::InvalidEnvelope(format!("{field}: {e}")))?;
-    let amount = c
-        .amount
-        .parse()
-        .map_err(|_| ComplianceError::InvalidEnvelope(format!("{field}: amount {:?} is not a non-negative integer", c.amount)))?;
+    let amount = c.amount.parse().map_err(|_| ComplianceError::InvalidEnvelope(format!("{field}: amount {:?} is not a non-negative integer", c.amount)))?;
     Ok(Coin { denom: denom.as_str().to_string(), amount })
 }
 
@@ -228,7 +225,6 @@ pub const MSG_BIND_SUB_ROLE: &str = "/chain.compliance.v1.MsgBindSubRole";
 pub const MSG_REVOKE_SUB_ROLE: &str = "/chain.compliance.v1.MsgRevokeSubRole";
 /// `/chain.compliance.v1.MsgBindAgentPolicy`.
 pub const MSG_BIND_AGENT_POLICY: &str = "/chain.compliance.v1.MsgBindAgentPolicy";
-
 
 impl ComplianceMsg {
     /// Decodes and validates; `None` when the type URL is not this module's.
@@ -301,10 +297,7 @@ impl ComplianceMsg {
             MSG_CLOSE_FLAG => decode::<pb::MsgCloseFlag>(any).and_then(|m| {
                 let decision = Decision::parse(&m.decision)?;
                 if decision == Decision::Escalated {
-                    return Err(ComplianceError::InvalidDecision(
-                        "an officer cannot escalate further: a close decision is APPROVED or BLOCKED".into(),
-                    )
-                    .into());
+                    return Err(ComplianceError::InvalidDecision("an officer cannot escalate further: a close decision is APPROVED or BLOCKED".into()).into());
                 }
                 Ok(ComplianceMsg::CloseFlag(Decide {
                     signer: parse_address(&m.officer, "officer")?,
@@ -318,10 +311,7 @@ impl ComplianceMsg {
                 let sub = parse_address(&m.sub_addr, "sub_addr")?;
                 let role = SubRole::try_from(m.role).unwrap_or(SubRole::Unspecified);
                 if role == SubRole::Unspecified {
-                    return Err(ComplianceError::InvalidBinding(
-                        "role must be SUB_ROLE_REVIEWER, SUB_ROLE_OFFICER or SUB_ROLE_AGENT".into(),
-                    )
-                    .into());
+                    return Err(ComplianceError::InvalidBinding("role must be SUB_ROLE_REVIEWER, SUB_ROLE_OFFICER or SUB_ROLE_AGENT".into()).into());
                 }
                 if parent == sub {
                     return Err(ComplianceError::InvalidBinding("a key cannot be its own sub-key".into()).into());
@@ -332,19 +322,16 @@ impl ComplianceMsg {
                 let envelope = match m.policy_envelope {
                     None => None,
                     Some(_) if role != SubRole::Agent => {
-                        return Err(ComplianceError::InvalidEnvelope(format!(
-                            "policy_envelope is for SUB_ROLE_AGENT bindings, not {}",
-                            role.as_str_name()
-                        ))
-                        .into())
+                        return Err(
+                            ComplianceError::InvalidEnvelope(format!("policy_envelope is for SUB_ROLE_AGENT bindings, not {}", role.as_str_name())).into()
+                        )
                     }
                     Some(e) => Some(envelope(e.daily_cap, e.per_tx_cap)?),
                 };
                 Ok(ComplianceMsg::BindSubRole(BindSubRole { parent, sub, role, label: m.label, envelope }))
             }),
-            MSG_REVOKE_SUB_ROLE => decode::<pb::MsgRevokeSubRole>(any).and_then(|m| {
-                Ok(ComplianceMsg::RevokeSubRole(parse_address(&m.parent, "parent")?, parse_address(&m.sub_addr, "sub_addr")?))
-            }),
+            MSG_REVOKE_SUB_ROLE => decode::<pb::MsgRevokeSubRole>(any)
+                .and_then(|m| Ok(ComplianceMsg::RevokeSubRole(parse_address(&m.parent, "parent")?, parse_address(&m.sub_addr, "sub_addr")?))),
             MSG_BIND_AGENT_POLICY => decode::<pb::MsgBindAgentPolicy>(any).and_then(|m| {
                 Ok(ComplianceMsg::BindAgentPolicy(
                     parse_address(&m.parent, "parent")?,
@@ -447,7 +434,8 @@ mod tests {
         own.sub_addr = a.clone();
         assert_eq!(err_code(ComplianceMsg::from_any(&any(&own))), 25);
         // An encoded AgentPolicy decodes as an envelope (field numbers shared).
-        let policy = pb::AgentPolicy { parent: a.clone(), sub_addr: b.clone(), daily_cap: coin("hkd.demo", "5"), per_tx_cap: coin("hkd.demo", "5"), revoked: false };
+        let policy =
+            pb::AgentPolicy { parent: a.clone(), sub_addr: b.clone(), daily_cap: coin("hkd.demo", "5"), per_tx_cap: coin("hkd.demo", "5"), revoked: false };
         let as_env = pb::PolicyEnvelope::decode(policy.encode_to_vec().as_slice()).unwrap();
         assert_eq!(as_env.daily_cap, coin("hkd.demo", "5"));
     }

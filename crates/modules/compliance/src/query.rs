@@ -3,8 +3,8 @@
 use cnidarium::StateRead;
 use lantau_module_api::{GasMeter, TxError};
 
-use crate::state::ComplianceRead;
 use crate::audit::{AuditEntry, AuditFilter};
+use crate::state::ComplianceRead;
 use crate::Params;
 
 /// Most entries an AuditLog or Flags answer carries (and so the report, built from both). The
@@ -20,11 +20,7 @@ pub const MAX_QUERY_SCAN: usize = 500_000;
 /// A query refused for its size: the Cosmos SDK's `ErrInvalidRequest` (`sdk` 18), which every
 /// query surface answers as InvalidArgument (HTTP 400) with this text.
 pub fn too_broad(what: &str, limit: usize, narrow: &str) -> TxError {
-    TxError {
-        codespace: "sdk",
-        code: 18,
-        log: format!("{what} matches more than {limit} entries (the query limit): narrow it with {narrow}"),
-    }
+    TxError { codespace: "sdk", code: 18, log: format!("{what} matches more than {limit} entries (the query limit): narrow it with {narrow}") }
 }
 
 /// The params.
@@ -93,10 +89,7 @@ pub async fn agent_policy<S: StateRead + Sync>(
         None => crate::AgentWindow {
             parent: policy.parent.clone(),
             sub_addr: policy.sub_addr.clone(),
-            spent_last_24h: policy
-                .daily_cap
-                .as_ref()
-                .map(|c| cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: c.denom.clone(), amount: "0".into() }),
+            spent_last_24h: policy.daily_cap.as_ref().map(|c| cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: c.denom.clone(), amount: "0".into() }),
             window_start: Some(lantau_proto::Timestamp::default()),
         },
     };

@@ -179,9 +179,7 @@ pub async fn check<S: StateRead + ?Sized>(state: &S) -> Result<(), TxError> {
     let stored = lattice(state).await?;
     let held = recompute(state).await?;
     if stored != held {
-        return Err(internal(format!(
-            "the flags and velocity windows do not match their commitment ({RECORDS_LATTICE} {stored:?}, records {held:?})"
-        )));
+        return Err(internal(format!("the flags and velocity windows do not match their commitment ({RECORDS_LATTICE} {stored:?}, records {held:?})")));
     }
     Ok(())
 }

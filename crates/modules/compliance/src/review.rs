@@ -113,15 +113,19 @@ async fn persist<S: StateWrite + Send + Sync>(
         metadata.insert((*k).to_string(), v.clone());
     }
     state
-        .append_audit(ctx.gas, ctx.block, AuditEntry {
-            tx_type: tx_type.to_string(),
-            subject: flag.subject.clone(),
-            counterparty: flag.counterparty.clone(),
-            amount: flag.amount.clone(),
-            tx_hash: ctx.tx_hash.to_string(),
-            metadata,
-            ..Default::default()
-        })
+        .append_audit(
+            ctx.gas,
+            ctx.block,
+            AuditEntry {
+                tx_type: tx_type.to_string(),
+                subject: flag.subject.clone(),
+                counterparty: flag.counterparty.clone(),
+                amount: flag.amount.clone(),
+                tx_hash: ctx.tx_hash.to_string(),
+                metadata,
+                ..Default::default()
+            },
+        )
         .await?;
     Ok(())
 }
@@ -151,7 +155,14 @@ async fn to_officer<S: StateWrite + Send + Sync>(
 
 /// A terminal decision (a review or a close, APPROVED or BLOCKED): BLOCKED blacklists the
 /// subject (evidence `flag/<flag_id>`, idempotently); EventFlagResolved.
-async fn resolve<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, loaded: Loaded, m: &Decide, tx_type: &str, extra: &[(&str, String)]) -> Result<(), TxError> {
+async fn resolve<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    ctx: &mut ExecCtx<'_>,
+    loaded: Loaded,
+    m: &Decide,
+    tx_type: &str,
+    extra: &[(&str, String)],
+) -> Result<(), TxError> {
     let Loaded { mut flag, stored } = loaded;
     let blocked = m.decision == Decision::Blocked;
     flag.status = if blocked { FlagStatus::ResolvedBlocked } else { FlagStatus::ResolvedApproved } as i32;

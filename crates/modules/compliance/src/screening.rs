@@ -177,9 +177,8 @@ pub fn open_pass<S: StateWrite>(state: &mut S, tokens: Vec<Screened>) {
 /// Takes the token for exactly this movement; fails (code 27) when the transaction's gates did
 /// not screen it, or its token was already used.
 pub fn take<S: StateRead>(state: &S, from: &Address, to: &Address, coin: &Coin) -> Result<Screened, TxError> {
-    let not_screened = || -> TxError {
-        ComplianceError::NotScreened(format!("{} {} from {} to {}", coin.amount, coin.denom, from.to_bech32(), to.to_bech32())).into()
-    };
+    let not_screened =
+        || -> TxError { ComplianceError::NotScreened(format!("{} {} from {} to {}", coin.amount, coin.denom, from.to_bech32(), to.to_bech32())).into() };
     let pass: Pass = state.object_get(PASS_KEY).ok_or_else(not_screened)?;
     let mut tokens = pass.0.lock().map_err(|_| internal("screen pass lock poisoned"))?;
     let i = tokens.iter().position(|t| t.is(from, to, coin)).ok_or_else(not_screened)?;
@@ -194,14 +193,9 @@ pub fn close_pass<S: StateWrite>(state: &mut S) -> Result<(), TxError> {
     let left = pass.0.lock().map_err(|_| internal("screen pass lock poisoned"))?;
     match left.first() {
         None => Ok(()),
-        Some(t) => Err(ComplianceError::ScreenedNotExecuted(format!(
-            "{} {} from {} to {}",
-            t.coin.amount,
-            t.coin.denom,
-            t.from.to_bech32(),
-            t.to.to_bech32()
-        ))
-        .into()),
+        Some(t) => {
+            Err(ComplianceError::ScreenedNotExecuted(format!("{} {} from {} to {}", t.coin.amount, t.coin.denom, t.from.to_bech32(), t.to.to_bech32())).into())
+        }
     }
 }
 

@@ -24,9 +24,7 @@ pub trait ComplianceRead: StateRead {
     where
         Self: Sync,
     {
-        async move {
-            Ok(Params { authority: self.compliance_authority(gas).await?.to_bech32(), rules: Some(self.rules(gas).await?) })
-        }
+        async move { Ok(Params { authority: self.compliance_authority(gas).await?.to_bech32(), rules: Some(self.rules(gas).await?) }) }
     }
 
     /// The sanctions set (empty until genesis or a push writes it).
@@ -56,8 +54,7 @@ pub trait ComplianceRead: StateRead {
             let mut out = Vec::new();
             for (k, _) in store::scan_prefix(self, &state_key::sub_keys_prefix(parent)).await? {
                 let hex = k.rsplit('/').next().unwrap_or_default();
-                let sub = lantau_primitives::Address::from_hex(hex)
-                    .map_err(|_| lantau_module_api::error::internal(format!("corrupt parent index key {k}")))?;
+                let sub = lantau_primitives::Address::from_hex(hex).map_err(|_| lantau_module_api::error::internal(format!("corrupt parent index key {k}")))?;
                 if let Some(b) = self.binding(&gas, &sub).await? {
                     out.push(b);
                 }
@@ -171,10 +168,7 @@ pub fn parent_level_satisfies(role: crate::SubRole, level: lantau_kyc::Level) ->
     use lantau_kyc::Level;
     match role {
         crate::SubRole::Reviewer | crate::SubRole::Officer => level == Level::LicensedIssuer,
-        crate::SubRole::Agent => matches!(
-            level,
-            Level::RetailBasic | Level::RetailPlus | Level::Professional | Level::Institutional | Level::LicensedIssuer
-        ),
+        crate::SubRole::Agent => matches!(level, Level::RetailBasic | Level::RetailPlus | Level::Professional | Level::Institutional | Level::LicensedIssuer),
         crate::SubRole::Unspecified => false,
     }
 }

@@ -99,10 +99,30 @@ mod gate_reads {
     #[test]
     fn the_keys_the_gates_read_are_recognised_and_bookkeeping_is_not() {
         let a = Address([7; 20]);
-        for k in [RULES.to_string(), SANCTIONS.to_string(), binding(&a), sub_key_of(&a, &a), policy(&a), window(&a), "kyc/id/x".into(), "kyc/params".into(), "compliance/params".into()] {
+        for k in [
+            RULES.to_string(),
+            SANCTIONS.to_string(),
+            binding(&a),
+            sub_key_of(&a, &a),
+            policy(&a),
+            window(&a),
+            "kyc/id/x".into(),
+            "kyc/params".into(),
+            "compliance/params".into(),
+        ] {
             assert!(read_by_gates(&k), "{k}");
         }
-        for k in [velocity(&a), flag(3), NEXT_FLAG_ID.to_string(), RECORDS_LATTICE.to_string(), AUDIT_SEQ.to_string(), AUDIT_HEAD.to_string(), travel_rule("ab"), "bank/balance/x".into(), "auth/account/x".into()] {
+        for k in [
+            velocity(&a),
+            flag(3),
+            NEXT_FLAG_ID.to_string(),
+            RECORDS_LATTICE.to_string(),
+            AUDIT_SEQ.to_string(),
+            AUDIT_HEAD.to_string(),
+            travel_rule("ab"),
+            "bank/balance/x".into(),
+            "auth/account/x".into(),
+        ] {
             assert!(!read_by_gates(&k), "{k}");
         }
     }

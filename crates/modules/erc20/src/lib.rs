@@ -68,11 +68,7 @@ impl lantau_module_api::Module for Erc20 {
         Ok(())
     }
 
-    async fn query<S: cnidarium::StateRead + Sync>(
-        state: &S,
-        method: &str,
-        request: &[u8],
-    ) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
+    async fn query<S: cnidarium::StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
         query::grpc(state, method, request).await
     }
 }

@@ -7,11 +7,7 @@ use crate::{state_key, TokenPair};
 
 /// Every token pair, in denom order.
 pub async fn token_pairs<S: StateRead + Sync>(state: &S) -> Result<Vec<TokenPair>, TxError> {
-    store::scan_prefix(state, state_key::PAIR_PREFIX)
-        .await?
-        .into_iter()
-        .map(|(k, v)| store::decode(&v, &k))
-        .collect()
+    store::scan_prefix(state, state_key::PAIR_PREFIX).await?.into_iter().map(|(k, v)| store::decode(&v, &k)).collect()
 }
 
 /// The pair of a denom, or of an ERC-20 contract by its hex address (as Cosmos EVM's
@@ -35,22 +31,26 @@ pub async fn grpc<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) 
     use lantau_proto::erc20 as pb;
     use prost::Message as _;
     let r = match method {
-        TOKEN_PAIRS => async {
-            let _: pb::QueryTokenPairsRequest = decode_query(request)?;
-            let pairs = token_pairs(state).await?;
-            let total = u64::try_from(pairs.len()).unwrap_or(u64::MAX);
-            let pagination = Some(cosmos_sdk_proto::cosmos::base::query::v1beta1::PageResponse { next_key: vec![], total });
-            Ok(pb::QueryTokenPairsResponse { token_pairs: pairs, pagination }.encode_to_vec())
-        }
-        .await,
-        TOKEN_PAIR => async {
-            let req: pb::QueryTokenPairRequest = decode_query(request)?;
-            match token_pair(state, &req.token).await? {
-                Some(p) => Ok(pb::QueryTokenPairResponse { token_pair: Some(p) }.encode_to_vec()),
-                None => Err(QueryError::NotFound(format!("token pair for {} not found", req.token))),
+        TOKEN_PAIRS => {
+            async {
+                let _: pb::QueryTokenPairsRequest = decode_query(request)?;
+                let pairs = token_pairs(state).await?;
+                let total = u64::try_from(pairs.len()).unwrap_or(u64::MAX);
+                let pagination = Some(cosmos_sdk_proto::cosmos::base::query::v1beta1::PageResponse { next_key: vec![], total });
+                Ok(pb::QueryTokenPairsResponse { token_pairs: pairs, pagination }.encode_to_vec())
             }
+            .await
         }
-        .await,
+        TOKEN_PAIR => {
+            async {
+                let req: pb::QueryTokenPairRequest = decode_query(request)?;
+                match token_pair(state, &req.token).await? {
+                    Some(p) => Ok(pb::QueryTokenPairResponse { token_pair: Some(p) }.encode_to_vec()),
+                    None => Err(QueryError::NotFound(format!("token pair for {} not found", req.token))),
+                }
+            }
+            .await
+        }
         _ => return None,
     };
     Some(r)

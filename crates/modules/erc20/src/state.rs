@@ -47,12 +47,7 @@ pub trait Erc20Write: StateWrite + Erc20Read {
             if self.token_pair(gas, denom).await?.is_some() || self.denom_at(gas, &addr).await?.is_some() {
                 return Err(Erc20Error::TokenPairExists(denom.to_string()).into());
             }
-            let pair = TokenPair {
-                erc20_address: addr.to_hex(),
-                denom: denom.to_string(),
-                enabled: true,
-                contract_owner: Owner::Module as i32,
-            };
+            let pair = TokenPair { erc20_address: addr.to_hex(), denom: denom.to_string(), enabled: true, contract_owner: Owner::Module as i32 };
             store::put_proto(self, gas, state_key::pair(denom), &pair)?;
             store::put(self, gas, state_key::by_address(&addr), denom.as_bytes().to_vec())?;
             Ok(addr)

@@ -486,12 +486,7 @@ fn run_sync<S: StateRead + Send + Sync>(
         revm::context::result::EVMError::Database(d) => TxError::from(EvmError::Store(d.0)),
         other => TxError::from(EvmError::Store(other.to_string())),
     })?;
-    let standing = out
-        .state
-        .get(&EFFECTS_COUNTER)
-        .and_then(|a| a.storage.get(&U256::ZERO))
-        .map(|s| usize::try_from(s.present_value).unwrap_or(0))
-        .unwrap_or(0);
+    let standing = out.state.get(&EFFECTS_COUNTER).and_then(|a| a.storage.get(&U256::ZERO)).map(|s| usize::try_from(s.present_value).unwrap_or(0)).unwrap_or(0);
     pc.cosmos.roll_back_to(standing);
     let Cosmos { cur, events, verdicts, .. } = pc.cosmos;
     let (_, cache) = cur.flatten();
@@ -506,7 +501,13 @@ pub async fn run<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, c
 
 /// Runs `call` on `state` and writes nothing (`eth_call`, estimation), until it ends or
 /// `interrupt` stops it ([`EvmError::Aborted`]).
-pub async fn call<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, call: &EvmCall, tx_hash: &str, interrupt: &Interrupt) -> Result<Outcome, TxError> {
+pub async fn call<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    block: &BlockCtx,
+    call: &EvmCall,
+    tx_hash: &str,
+    interrupt: &Interrupt,
+) -> Result<Outcome, TxError> {
     let out = run_inner(state, block, call, tx_hash, Some(interrupt)).await?;
     if interrupt.is_stopped() {
         return Err(EvmError::Aborted.into());
@@ -515,7 +516,13 @@ pub async fn call<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, 
 }
 
 /// With an interrupt: a call (nothing written); without: a mined transaction (written).
-async fn run_inner<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, call: &EvmCall, tx_hash: &str, interrupt: Option<&Interrupt>) -> Result<Outcome, TxError> {
+async fn run_inner<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    block: &BlockCtx,
+    call: &EvmCall,
+    tx_hash: &str,
+    interrupt: Option<&Interrupt>,
+) -> Result<Outcome, TxError> {
     let commit = interrupt.is_none();
     let chain_id = state.evm_chain_id().await?;
     let mut tokens = BTreeMap::new();
@@ -533,7 +540,8 @@ async fn run_inner<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx,
         ExecutionResult::Success { gas, logs, output, .. } => {
             out.success = true;
             out.gas_used = gas.tx_gas_used();
-            out.logs = logs.iter().map(|l| EthLog { address: la(&l.address), topics: l.topics().iter().map(|t| t.0).collect(), data: l.data.data.to_vec() }).collect();
+            out.logs =
+                logs.iter().map(|l| EthLog { address: la(&l.address), topics: l.topics().iter().map(|t| t.0).collect(), data: l.data.data.to_vec() }).collect();
             match output {
                 Output::Call(b) => out.output = b.to_vec(),
                 Output::Create(b, addr) => {

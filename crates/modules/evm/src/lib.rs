@@ -30,8 +30,8 @@ pub mod state_key;
 pub mod tx;
 
 pub use error::EvmError;
-pub use state::{EvmRead, EvmWrite};
 pub use msg::{EvmMsg, EXTENSION_OPTIONS_ETHEREUM_TX, MSG_ETHEREUM_TX};
+pub use state::{EvmRead, EvmWrite};
 pub use tx::EthTx;
 
 /// The module name.

@@ -41,11 +41,9 @@ alloy_sol_types::sol! {
 }
 
 /// The revert reason of the disabled `transfer`.
-pub const TRANSFER_DISABLED: &str =
-    "transfer is disabled for this stablecoin: use transferWithTravelRule(address,uint256,bytes) with a Travel Rule payload";
+pub const TRANSFER_DISABLED: &str = "transfer is disabled for this stablecoin: use transferWithTravelRule(address,uint256,bytes) with a Travel Rule payload";
 /// The revert reason of `approve` and `transferFrom`.
-pub const ALLOWANCES_DISABLED: &str =
-    "allowances are not supported: only the holder moves its balance, with transferWithTravelRule";
+pub const ALLOWANCES_DISABLED: &str = "allowances are not supported: only the holder moves its balance, with transferWithTravelRule";
 
 /// Whether a call may change state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,9 +215,8 @@ pub async fn execute<S: StateWrite + Send + Sync>(
         Call::Transfer => Err((CallError::Revert(TRANSFER_DISABLED.into()), None)),
         Call::Approve | Call::TransferFrom => Err((CallError::Revert(ALLOWANCES_DISABLED.into()), None)),
         Call::TransferWithTravelRule { to, amount, payload } => {
-            let amount_u128: u128 = (*amount)
-                .try_into()
-                .map_err(|_| (CallError::Revert(format!("amount {amount} exceeds the ledger's 128-bit range")), None))?;
+            let amount_u128: u128 =
+                (*amount).try_into().map_err(|_| (CallError::Revert(format!("amount {amount} exceeds the ledger's 128-bit range")), None))?;
             if amount_u128 == 0 {
                 return Err((CallError::Revert("amount must be positive".into()), None));
             }

@@ -76,7 +76,16 @@ pub fn sign(key: &SecretKey, u: &Unsigned) -> Vec<u8> {
             tx.into_signed(sig).into()
         }
         (None, Some(list)) => {
-            let tx = TxEip2930 { chain_id: u.chain_id.unwrap_or(0), nonce: u.nonce, gas_price: u.max_fee_per_gas, gas_limit: u.gas_limit, to, value, access_list: al(list), input };
+            let tx = TxEip2930 {
+                chain_id: u.chain_id.unwrap_or(0),
+                nonce: u.nonce,
+                gas_price: u.max_fee_per_gas,
+                gas_limit: u.gas_limit,
+                to,
+                value,
+                access_list: al(list),
+                input,
+            };
             let sig = sign_hash(key, tx.signature_hash().0);
             tx.into_signed(sig).into()
         }

@@ -110,9 +110,7 @@ fn check_intrinsic(env: &TxEnvelope) -> Result<(), EvmError> {
     if create && input.len() > MAX_INITCODE_SIZE {
         return Err(EvmError::InitCodeTooLarge { size: input.len(), limit: MAX_INITCODE_SIZE });
     }
-    let (accounts, slots) = env.access_list().map_or((0u64, 0u64), |l| {
-        (l.0.len() as u64, l.0.iter().map(|i| i.storage_keys.len() as u64).sum())
-    });
+    let (accounts, slots) = env.access_list().map_or((0u64, 0u64), |l| (l.0.len() as u64, l.0.iter().map(|i| i.storage_keys.len() as u64).sum()));
     let need = revm::context_interface::cfg::gas::calculate_initial_tx_gas(crate::exec::SPEC, input, create, accounts, slots, 0, None);
     let intrinsic = need.initial_regular_gas.saturating_add(need.initial_state_gas);
     let gas = env.gas_limit();

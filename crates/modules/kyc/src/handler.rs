@@ -44,19 +44,12 @@ impl MsgHandler for KycMsg {
                     ("registrar", m.registrar.to_bech32()),
                 ];
                 audit_identity(state, ctx.gas, ctx.block, ctx.tx_hash, "identity_enrolled", &m.address, &meta).await?;
-                ctx.emit_typed(&pb::EventIdentityEnrolled {
-                    address: m.address.to_bech32(),
-                    level: m.level as i32,
-                    registrar: m.registrar.to_bech32(),
-                });
+                ctx.emit_typed(&pb::EventIdentityEnrolled { address: m.address.to_bech32(), level: m.level as i32, registrar: m.registrar.to_bech32() });
                 Ok(())
             }
             KycMsg::Update(m) => {
                 ensure_registrar(state, ctx, &m.registrar).await?;
-                let old = state
-                    .identity(ctx.gas, &m.address)
-                    .await?
-                    .ok_or_else(|| KycError::IdentityNotFound(m.address.to_bech32()))?;
+                let old = state.identity(ctx.gas, &m.address).await?.ok_or_else(|| KycError::IdentityNotFound(m.address.to_bech32()))?;
                 let previous = level_of(&old);
                 if previous == Level::Blacklisted {
                     return Err(KycError::Blacklisted(m.address.to_bech32()).into());
@@ -65,11 +58,7 @@ impl MsgHandler for KycMsg {
                 let last_change = if changed { Some(now) } else { old.last_level_change };
                 let id = record(m, old.enrolled_at, last_change);
                 state.put_identity(ctx.gas, &m.address, &id)?;
-                ctx.emit_typed(&pb::EventIdentityUpdated {
-                    address: m.address.to_bech32(),
-                    level: m.level as i32,
-                    registrar: m.registrar.to_bech32(),
-                });
+                ctx.emit_typed(&pb::EventIdentityUpdated { address: m.address.to_bech32(), level: m.level as i32, registrar: m.registrar.to_bech32() });
                 if changed {
                     let meta = [
                         ("previous_level", previous.as_str_name().to_string()),
@@ -111,11 +100,7 @@ impl MsgHandler for KycMsg {
     }
 }
 
-fn record(
-    m: &IdentityFields,
-    enrolled_at: Option<lantau_proto::Timestamp>,
-    last_level_change: Option<lantau_proto::Timestamp>,
-) -> Identity {
+fn record(m: &IdentityFields, enrolled_at: Option<lantau_proto::Timestamp>, last_level_change: Option<lantau_proto::Timestamp>) -> Identity {
     Identity {
         address: m.address.to_bech32(),
         level: m.level as i32,

@@ -126,7 +126,6 @@ pub enum KycMsg {
     UpdateParams(UpdateParams),
 }
 
-
 /// `/chain.kyc.v1.MsgEnrollIdentity`.
 pub const MSG_ENROLL_IDENTITY: &str = "/chain.kyc.v1.MsgEnrollIdentity";
 /// `/chain.kyc.v1.MsgUpdateIdentity`.
@@ -140,12 +139,10 @@ impl KycMsg {
     /// Decodes and validates; `None` when the type URL is not this module's.
     pub fn from_any(any: &Any) -> Option<Result<Self, TxError>> {
         Some(match any.type_url.as_str() {
-            MSG_ENROLL_IDENTITY => decode::<pb::MsgEnrollIdentity>(any).and_then(|m| {
-                IdentityFields::new(&m.registrar, &m.address, m.level, &m.vasp_identifier, &m.ivms101_off_chain_ref).map(KycMsg::Enroll)
-            }),
-            MSG_UPDATE_IDENTITY => decode::<pb::MsgUpdateIdentity>(any).and_then(|m| {
-                IdentityFields::new(&m.registrar, &m.address, m.level, &m.vasp_identifier, &m.ivms101_off_chain_ref).map(KycMsg::Update)
-            }),
+            MSG_ENROLL_IDENTITY => decode::<pb::MsgEnrollIdentity>(any)
+                .and_then(|m| IdentityFields::new(&m.registrar, &m.address, m.level, &m.vasp_identifier, &m.ivms101_off_chain_ref).map(KycMsg::Enroll)),
+            MSG_UPDATE_IDENTITY => decode::<pb::MsgUpdateIdentity>(any)
+                .and_then(|m| IdentityFields::new(&m.registrar, &m.address, m.level, &m.vasp_identifier, &m.ivms101_off_chain_ref).map(KycMsg::Update)),
             MSG_BLACKLIST_ADDRESS => decode::<pb::MsgBlacklistAddress>(any).and_then(|m| {
                 check_len("reason", &m.reason, MAX_REASON_LEN)?;
                 check_len("evidence_ref", &m.evidence_ref, MAX_REF_LEN)?;

@@ -28,20 +28,24 @@ pub async fn grpc<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) 
     use lantau_proto::chain::kyc::v1 as pb;
     use prost::Message as _;
     let r = match method {
-        IDENTITY => async {
-            let req: pb::QueryIdentityRequest = decode_query(request)?;
-            let addr = query_address("address", &req.address)?;
-            match identity(state, &addr).await? {
-                Some(id) => Ok(pb::QueryIdentityResponse { identity: Some(id) }.encode_to_vec()),
-                None => Err(QueryError::NotFound(format!("no identity record for {}", addr.to_bech32()))),
+        IDENTITY => {
+            async {
+                let req: pb::QueryIdentityRequest = decode_query(request)?;
+                let addr = query_address("address", &req.address)?;
+                match identity(state, &addr).await? {
+                    Some(id) => Ok(pb::QueryIdentityResponse { identity: Some(id) }.encode_to_vec()),
+                    None => Err(QueryError::NotFound(format!("no identity record for {}", addr.to_bech32()))),
+                }
             }
+            .await
         }
-        .await,
-        PARAMS => async {
-            let _: pb::QueryParamsRequest = decode_query(request)?;
-            Ok(pb::QueryParamsResponse { params: Some(params(state).await?) }.encode_to_vec())
+        PARAMS => {
+            async {
+                let _: pb::QueryParamsRequest = decode_query(request)?;
+                Ok(pb::QueryParamsResponse { params: Some(params(state).await?) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
         _ => return None,
     };
     Some(r)

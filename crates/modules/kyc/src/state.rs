@@ -99,11 +99,7 @@ pub trait KycWrite: StateWrite + KycRead {
             id.level = Level::Blacklisted as i32;
             id.last_level_change = Some(now);
             self.put_identity(gas, addr, &id)?;
-            let meta = [
-                ("reason", reason.to_string()),
-                ("evidence_ref", evidence_ref.to_string()),
-                ("previous_level", previous.as_str_name().to_string()),
-            ];
+            let meta = [("reason", reason.to_string()), ("evidence_ref", evidence_ref.to_string()), ("previous_level", previous.as_str_name().to_string())];
             audit_identity(self, gas, block, tx_hash, "blacklist", addr, &meta).await?;
             events.push(event::typed(&lantau_proto::chain::kyc::v1::EventLevelChanged {
                 address: addr.to_bech32(),

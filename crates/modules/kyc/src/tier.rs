@@ -46,12 +46,7 @@ pub fn tier_for(params: &Params, level: Level) -> Tier {
     if matches!(level, Level::Blacklisted | Level::Unspecified) {
         return Tier::None;
     }
-    params
-        .level_definitions
-        .iter()
-        .find(|d| d.level == level as i32)
-        .and_then(|d| Tier::parse(&d.travel_rule_tier))
-        .unwrap_or(Tier::None)
+    params.level_definitions.iter().find(|d| d.level == level as i32).and_then(|d| Tier::parse(&d.travel_rule_tier)).unwrap_or(Tier::None)
 }
 
 /// The levels a registrar may assign: every level but UNSPECIFIED and BLACKLISTED.
@@ -70,10 +65,7 @@ pub fn default_params() -> Params {
         (Level::LicensedIssuer, Tier::Full),
     ];
     Params {
-        level_definitions: defs
-            .iter()
-            .map(|(l, t)| LevelDefinition { level: *l as i32, travel_rule_tier: t.as_str().to_string() })
-            .collect(),
+        level_definitions: defs.iter().map(|(l, t)| LevelDefinition { level: *l as i32, travel_rule_tier: t.as_str().to_string() }).collect(),
         registrars: Vec::new(),
     }
 }

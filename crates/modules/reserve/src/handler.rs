@@ -11,7 +11,6 @@ use crate::msg::ReserveMsg;
 use crate::state::{ReserveRead, ReserveWrite};
 use crate::{Attestation, AttestationState};
 
-
 impl MsgHandler for ReserveMsg {
     fn check_stateless(&self) -> Result<(), TxError> {
         Ok(())
@@ -21,23 +20,20 @@ impl MsgHandler for ReserveMsg {
         let now = lantau_module_api::block_timestamp(ctx.block);
         match self {
             ReserveMsg::Submit(m) => {
-                let denom = state
-                    .issuer_denom(ctx.gas, &m.issuer)
-                    .await?
-                    .ok_or_else(|| ReserveError::NotAnIssuer(m.issuer.to_bech32()))?;
+                let denom = state.issuer_denom(ctx.gas, &m.issuer).await?.ok_or_else(|| ReserveError::NotAnIssuer(m.issuer.to_bech32()))?;
                 for (field, c) in [("circulation", &m.circulation), ("reserve_market_value", &m.reserve_market_value)] {
                     if c.denom != denom {
                         return Err(ReserveError::DenomMismatch { field, expected: denom.clone(), got: c.denom.clone() }.into());
                     }
                 }
-                let day = lantau_proto::from_timestamp(&m.random_day)
-                    .ok_or_else(|| ReserveError::InvalidRandomDay("out of range".into()))?;
+                let day = lantau_proto::from_timestamp(&m.random_day).ok_or_else(|| ReserveError::InvalidRandomDay("out of range".into()))?;
                 if day > ctx.block.time {
                     return Err(ReserveError::InvalidRandomDay(format!(
                         "{} is after the block time {}",
                         day.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
                         ctx.block.time.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
-                    )).into());
+                    ))
+                    .into());
                 }
                 let id = state.take_attestation_id(ctx.gas).await?;
                 let a = Attestation {

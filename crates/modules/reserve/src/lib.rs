@@ -69,11 +69,7 @@ impl lantau_module_api::Module for Reserve {
         ReserveMsg::from_any(any)
     }
 
-    async fn query<S: cnidarium::StateRead + Sync>(
-        state: &S,
-        method: &str,
-        request: &[u8],
-    ) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
+    async fn query<S: cnidarium::StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
         query::grpc(state, method, request).await
     }
 }

@@ -41,14 +41,10 @@ pub const MSG_COSIGN_ATTESTATION: &str = "/chain.reserve.v1.MsgCosignAttestation
 /// `/chain.reserve.v1.MsgUpdateParams`.
 pub const MSG_UPDATE_PARAMS: &str = "/chain.reserve.v1.MsgUpdateParams";
 
-
 fn coin(c: Option<&PbCoin>, field: &'static str) -> Result<Coin, ReserveError> {
     let c = c.ok_or_else(|| ReserveError::InvalidAmount(format!("{field} is required")))?;
     lantau_primitives::Denom::new(&c.denom).map_err(|e| ReserveError::InvalidAmount(format!("{field}: {e}")))?;
-    let amount: Amount = c
-        .amount
-        .parse()
-        .map_err(|_| ReserveError::InvalidAmount(format!("{field}: {:?} is not a non-negative integer", c.amount)))?;
+    let amount: Amount = c.amount.parse().map_err(|_| ReserveError::InvalidAmount(format!("{field}: {:?} is not a non-negative integer", c.amount)))?;
     if amount.is_zero() {
         return Err(ReserveError::InvalidAmount(format!("{field} must be positive")));
     }
@@ -83,8 +79,9 @@ impl ReserveMsg {
                     random_day,
                 }))
             }),
-            MSG_COSIGN_ATTESTATION => decode::<pb::MsgCosignAttestation>(any)
-                .and_then(|m| Ok(ReserveMsg::Cosign(parse_address(&m.auditor, "auditor")?, m.attestation_id))),
+            MSG_COSIGN_ATTESTATION => {
+                decode::<pb::MsgCosignAttestation>(any).and_then(|m| Ok(ReserveMsg::Cosign(parse_address(&m.auditor, "auditor")?, m.attestation_id)))
+            }
             MSG_UPDATE_PARAMS => decode::<pb::MsgUpdateParams>(any).and_then(|m| {
                 let params = m.params.ok_or_else(|| ReserveError::InvalidParams("params are required".into()))?;
                 validate_params(&params)?;

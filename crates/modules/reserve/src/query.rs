@@ -31,12 +31,7 @@ pub async fn reserve_for_address<S: StateRead + Sync>(state: &S, addr: &Address)
             Ok(issuer) => state.latest_attestation(&gas, &issuer).await?,
             Err(_) => None,
         };
-        out.push(ReserveBinding {
-            denom: c.denom.clone(),
-            balance: Some(lantau_module_api::pb_coin(&c)),
-            issuer: rec.issuer,
-            attestation,
-        });
+        out.push(ReserveBinding { denom: c.denom.clone(), balance: Some(lantau_module_api::pb_coin(&c)), issuer: rec.issuer, attestation });
     }
     Ok(out)
 }
@@ -54,26 +49,32 @@ pub async fn grpc<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) 
     use lantau_proto::chain::reserve::v1 as pb;
     use prost::Message as _;
     let r = match method {
-        LATEST_ATTESTATION => async {
-            let req: pb::QueryLatestAttestationRequest = decode_query(request)?;
-            let issuer = query_address("issuer", &req.issuer)?;
-            match latest(state, &issuer).await? {
-                Some(a) => Ok(pb::QueryLatestAttestationResponse { attestation: Some(a) }.encode_to_vec()),
-                None => Err(QueryError::NotFound(format!("no attestation for issuer {}", issuer.to_bech32()))),
+        LATEST_ATTESTATION => {
+            async {
+                let req: pb::QueryLatestAttestationRequest = decode_query(request)?;
+                let issuer = query_address("issuer", &req.issuer)?;
+                match latest(state, &issuer).await? {
+                    Some(a) => Ok(pb::QueryLatestAttestationResponse { attestation: Some(a) }.encode_to_vec()),
+                    None => Err(QueryError::NotFound(format!("no attestation for issuer {}", issuer.to_bech32()))),
+                }
             }
+            .await
         }
-        .await,
-        RESERVE_FOR_ADDRESS => async {
-            let req: pb::QueryReserveForAddressRequest = decode_query(request)?;
-            let addr = query_address("address", &req.address)?;
-            Ok(pb::QueryReserveForAddressResponse { bindings: reserve_for_address(state, &addr).await? }.encode_to_vec())
+        RESERVE_FOR_ADDRESS => {
+            async {
+                let req: pb::QueryReserveForAddressRequest = decode_query(request)?;
+                let addr = query_address("address", &req.address)?;
+                Ok(pb::QueryReserveForAddressResponse { bindings: reserve_for_address(state, &addr).await? }.encode_to_vec())
+            }
+            .await
         }
-        .await,
-        PARAMS => async {
-            let _: pb::QueryParamsRequest = decode_query(request)?;
-            Ok(pb::QueryParamsResponse { params: Some(params(state).await?) }.encode_to_vec())
+        PARAMS => {
+            async {
+                let _: pb::QueryParamsRequest = decode_query(request)?;
+                Ok(pb::QueryParamsResponse { params: Some(params(state).await?) }.encode_to_vec())
+            }
+            .await
         }
-        .await,
         _ => return None,
     };
     Some(r)

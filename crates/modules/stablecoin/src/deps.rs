@@ -16,9 +16,7 @@ pub trait IdentityKeeper: StateWrite {
     where
         Self: Sync,
     {
-        async move {
-            Ok(self.identity(gas, addr).await?.is_some_and(|id| lantau_kyc::state::level_of(&id) == Level::Blacklisted))
-        }
+        async move { Ok(self.identity(gas, addr).await?.is_some_and(|id| lantau_kyc::state::level_of(&id) == Level::Blacklisted)) }
     }
 
     /// Gives a whitelisted issuer its LEVEL_LICENSED_ISSUER record.

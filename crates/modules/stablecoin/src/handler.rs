@@ -15,7 +15,6 @@ use crate::msg::StablecoinMsg;
 use crate::state::{StablecoinRead, StablecoinWrite};
 use crate::{DenomRecord, DECIMALS};
 
-
 /// The denom record of `denom`, checking that `signer` is its issuer.
 async fn issued_by<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, denom: &str, signer: &Address) -> Result<DenomRecord, TxError> {
     let rec = state.denom_record(ctx.gas, denom).await?.ok_or_else(|| StablecoinError::UnknownDenom(denom.to_string()))?;

@@ -22,10 +22,7 @@ pub fn validate_denom(d: &str) -> Result<Denom, StablecoinError> {
 pub fn validate_coin(c: Option<&PbCoin>) -> Result<Coin, StablecoinError> {
     let c = c.ok_or_else(|| StablecoinError::InvalidAmount("amount is required".into()))?;
     let denom = validate_denom(&c.denom)?;
-    let amount: Amount = c
-        .amount
-        .parse()
-        .map_err(|_| StablecoinError::InvalidAmount(format!("{:?} is not a non-negative integer", c.amount)))?;
+    let amount: Amount = c.amount.parse().map_err(|_| StablecoinError::InvalidAmount(format!("{:?} is not a non-negative integer", c.amount)))?;
     if amount.is_zero() {
         return Err(StablecoinError::InvalidAmount("amount must be positive".into()));
     }
@@ -99,7 +96,6 @@ pub const MSG_FREEZE: &str = "/chain.stablecoin.v1.MsgFreeze";
 /// `/chain.stablecoin.v1.MsgUnfreeze`.
 pub const MSG_UNFREEZE: &str = "/chain.stablecoin.v1.MsgUnfreeze";
 
-
 impl StablecoinMsg {
     /// Decodes and validates; `None` when the type URL is not this module's.
     pub fn from_any(any: &Any) -> Option<Result<Self, TxError>> {
@@ -126,22 +122,14 @@ impl StablecoinMsg {
                     amount: validate_coin(m.amount.as_ref())?,
                 }))
             }),
-            MSG_BURN => decode::<pb::MsgBurn>(any).and_then(|m| {
-                Ok(StablecoinMsg::Burn(Burn {
-                    issuer: parse_address(&m.issuer, "issuer")?,
-                    amount: validate_coin(m.amount.as_ref())?,
-                }))
-            }),
+            MSG_BURN => decode::<pb::MsgBurn>(any)
+                .and_then(|m| Ok(StablecoinMsg::Burn(Burn { issuer: parse_address(&m.issuer, "issuer")?, amount: validate_coin(m.amount.as_ref())? }))),
             MSG_PAUSE => decode::<pb::MsgPause>(any).and_then(|m| Ok(StablecoinMsg::Pause(parse_address(&m.issuer, "issuer")?))),
-            MSG_UNPAUSE => {
-                decode::<pb::MsgUnpause>(any).and_then(|m| Ok(StablecoinMsg::Unpause(parse_address(&m.issuer, "issuer")?)))
-            }
-            MSG_FREEZE => decode::<pb::MsgFreeze>(any).and_then(|m| {
-                Ok(StablecoinMsg::Freeze(parse_address(&m.authority, "authority")?, parse_address(&m.address, "address")?))
-            }),
-            MSG_UNFREEZE => decode::<pb::MsgUnfreeze>(any).and_then(|m| {
-                Ok(StablecoinMsg::Unfreeze(parse_address(&m.authority, "authority")?, parse_address(&m.address, "address")?))
-            }),
+            MSG_UNPAUSE => decode::<pb::MsgUnpause>(any).and_then(|m| Ok(StablecoinMsg::Unpause(parse_address(&m.issuer, "issuer")?))),
+            MSG_FREEZE => decode::<pb::MsgFreeze>(any)
+                .and_then(|m| Ok(StablecoinMsg::Freeze(parse_address(&m.authority, "authority")?, parse_address(&m.address, "address")?))),
+            MSG_UNFREEZE => decode::<pb::MsgUnfreeze>(any)
+                .and_then(|m| Ok(StablecoinMsg::Unfreeze(parse_address(&m.authority, "authority")?, parse_address(&m.address, "address")?))),
             _ => return None,
         })
     }

@@ -10,11 +10,7 @@ use crate::{state_key, DenomRecord};
 
 /// Every denom record, in denom order.
 pub async fn denoms<S: StateRead + Sync>(state: &S) -> Result<Vec<DenomRecord>, TxError> {
-    store::scan_prefix(state, state_key::DENOM_PREFIX)
-        .await?
-        .into_iter()
-        .map(|(k, v)| store::decode(&v, &k))
-        .collect()
+    store::scan_prefix(state, state_key::DENOM_PREFIX).await?.into_iter().map(|(k, v)| store::decode(&v, &k)).collect()
 }
 
 /// A denom record with whether it is paused.
@@ -44,27 +40,33 @@ pub async fn grpc<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) 
     use lantau_proto::chain::stablecoin::v1 as pb;
     use prost::Message as _;
     let r = match method {
-        DENOMS => async {
-            let _: pb::QueryDenomsRequest = decode_query(request)?;
-            Ok(pb::QueryDenomsResponse { denoms: denoms(state).await? }.encode_to_vec())
+        DENOMS => {
+            async {
+                let _: pb::QueryDenomsRequest = decode_query(request)?;
+                Ok(pb::QueryDenomsResponse { denoms: denoms(state).await? }.encode_to_vec())
+            }
+            .await
         }
-        .await,
-        DENOM => async {
-            let req: pb::QueryDenomRequest = decode_query(request)?;
-            let Some((rec, paused)) = denom(state, &req.denom).await? else {
-                return Err(QueryError::NotFound(format!("unknown stablecoin denom {}", req.denom)));
-            };
-            let supply = lantau_bank::query::supply(state, &req.denom).await?;
-            let supply = Some(pb_coin(&lantau_primitives::Coin::new(req.denom.as_str(), supply)));
-            Ok(pb::QueryDenomResponse { denom: Some(rec), paused, supply }.encode_to_vec())
+        DENOM => {
+            async {
+                let req: pb::QueryDenomRequest = decode_query(request)?;
+                let Some((rec, paused)) = denom(state, &req.denom).await? else {
+                    return Err(QueryError::NotFound(format!("unknown stablecoin denom {}", req.denom)));
+                };
+                let supply = lantau_bank::query::supply(state, &req.denom).await?;
+                let supply = Some(pb_coin(&lantau_primitives::Coin::new(req.denom.as_str(), supply)));
+                Ok(pb::QueryDenomResponse { denom: Some(rec), paused, supply }.encode_to_vec())
+            }
+            .await
         }
-        .await,
-        FROZEN => async {
-            let req: pb::QueryFrozenRequest = decode_query(request)?;
-            let addr = query_address("address", &req.address)?;
-            Ok(pb::QueryFrozenResponse { address: addr.to_bech32(), frozen: frozen(state, &addr).await? }.encode_to_vec())
+        FROZEN => {
+            async {
+                let req: pb::QueryFrozenRequest = decode_query(request)?;
+                let addr = query_address("address", &req.address)?;
+                Ok(pb::QueryFrozenResponse { address: addr.to_bech32(), frozen: frozen(state, &addr).await? }.encode_to_vec())
+            }
+            .await
         }
-        .await,
         _ => return None,
     };
     Some(r)

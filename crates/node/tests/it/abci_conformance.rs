@@ -108,10 +108,7 @@ impl Replica {
     async fn boot(&mut self) {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(self.threads).enable_all().build().unwrap();
         let dir = self.dir.clone();
-        let app = runtime
-            .spawn(async move { Arc::new(App::load(dir, AppConfig::default(), Arc::new(NoHook)).await.unwrap()) })
-            .await
-            .unwrap();
+        let app = runtime.spawn(async move { Arc::new(App::load(dir, AppConfig::default(), Arc::new(NoHook)).await.unwrap()) }).await.unwrap();
         if let Some(s) = &self.snapshots {
             app.enable_snapshots(s.clone());
         }
@@ -204,7 +201,12 @@ fn finalized(r: pb::response::Value) -> pb::ResponseFinalizeBlock {
 
 /// The transactions of height `h`: native sends between dev accounts and, from height 2 on,
 /// a gated stablecoin transfer alice → issuer with its Travel Rule payload.
-fn block_txs(h: u64, seqs: &mut std::collections::BTreeMap<&'static str, u64>, numbers: &std::collections::BTreeMap<&'static str, u64>, payload: &lantau_proto::chain::compliance::v1::TravelRulePayload) -> Vec<Vec<u8>> {
+fn block_txs(
+    h: u64,
+    seqs: &mut std::collections::BTreeMap<&'static str, u64>,
+    numbers: &std::collections::BTreeMap<&'static str, u64>,
+    payload: &lantau_proto::chain::compliance::v1::TravelRulePayload,
+) -> Vec<Vec<u8>> {
     let mut txs = Vec::new();
     let mut sign = |name: &'static str, b: TxBuilder| {
         let seq = seqs.entry(name).or_insert(0);
@@ -215,7 +217,10 @@ fn block_txs(h: u64, seqs: &mut std::collections::BTreeMap<&'static str, u64>, n
     txs.push(sign("bob", TxBuilder::new(vec![msg_send(&dev_addr("bob"), &dev_addr("carol"), &[Coin::new(NATIVE_DENOM, 1_000 + u128::from(h))])]).gas(200_000)));
     if h >= 2 {
         let cents = if h.is_multiple_of(3) { 900_000 } else { 100 + u128::from(h) };
-        txs.push(sign("alice", TxBuilder::new(vec![msg_send(&dev_addr("alice"), &dev_addr("issuer"), &[Coin::new("hkd.demo", cents)])]).gas(400_000).travel_rule(payload)));
+        txs.push(sign(
+            "alice",
+            TxBuilder::new(vec![msg_send(&dev_addr("alice"), &dev_addr("issuer"), &[Coin::new("hkd.demo", cents)])]).gas(400_000).travel_rule(payload),
+        ));
     }
     txs
 }
@@ -384,7 +389,12 @@ async fn replicas_agree_at_every_height_and_replay_to_the_same_hashes_after_a_cr
     for r in &mut replicas {
         let mut c = Conn::open(r.addr).await;
         let pb::response::Value::Query(q) = c
-            .call(pb::request::Value::Query(pb::RequestQuery { data: req.clone().into(), path: "/chain.compliance.v1.Query/AuditLog".into(), height: 0, prove: false }))
+            .call(pb::request::Value::Query(pb::RequestQuery {
+                data: req.clone().into(),
+                path: "/chain.compliance.v1.Query/AuditLog".into(),
+                height: 0,
+                prove: false,
+            }))
             .await
         else {
             panic!()
@@ -432,9 +442,8 @@ async fn snapshot_at(r: &Replica, h: u64) -> pb::Snapshot {
 }
 
 async fn offer(r: &Replica, snapshot: &pb::Snapshot, app_hash: &[u8]) -> i32 {
-    let pb::response::Value::OfferSnapshot(o) = r
-        .side_call(pb::request::Value::OfferSnapshot(pb::RequestOfferSnapshot { snapshot: Some(snapshot.clone()), app_hash: app_hash.to_vec().into() }))
-        .await
+    let pb::response::Value::OfferSnapshot(o) =
+        r.side_call(pb::request::Value::OfferSnapshot(pb::RequestOfferSnapshot { snapshot: Some(snapshot.clone()), app_hash: app_hash.to_vec().into() })).await
     else {
         panic!()
     };
@@ -442,9 +451,8 @@ async fn offer(r: &Replica, snapshot: &pb::Snapshot, app_hash: &[u8]) -> i32 {
 }
 
 async fn load_chunk(r: &Replica, s: &pb::Snapshot, chunk: u32) -> Vec<u8> {
-    let pb::response::Value::LoadSnapshotChunk(c) = r
-        .side_call(pb::request::Value::LoadSnapshotChunk(pb::RequestLoadSnapshotChunk { height: s.height, format: s.format, chunk }))
-        .await
+    let pb::response::Value::LoadSnapshotChunk(c) =
+        r.side_call(pb::request::Value::LoadSnapshotChunk(pb::RequestLoadSnapshotChunk { height: s.height, format: s.format, chunk })).await
     else {
         panic!()
     };
@@ -452,9 +460,8 @@ async fn load_chunk(r: &Replica, s: &pb::Snapshot, chunk: u32) -> Vec<u8> {
 }
 
 async fn apply_chunk(r: &Replica, index: u32, chunk: Vec<u8>, sender: &str) -> pb::ResponseApplySnapshotChunk {
-    let pb::response::Value::ApplySnapshotChunk(a) = r
-        .side_call(pb::request::Value::ApplySnapshotChunk(pb::RequestApplySnapshotChunk { index, chunk: chunk.into(), sender: sender.into() }))
-        .await
+    let pb::response::Value::ApplySnapshotChunk(a) =
+        r.side_call(pb::request::Value::ApplySnapshotChunk(pb::RequestApplySnapshotChunk { index, chunk: chunk.into(), sender: sender.into() })).await
     else {
         panic!()
     };

@@ -164,10 +164,8 @@ async fn an_admitted_transfer_can_fail_in_the_block_and_still_pays_its_fee() {
     let n = TestNode::start().await.unwrap();
     let carol = dev_key("carol");
     let balance = n.client.balance(&carol.address(), NATIVE_DENOM).await.unwrap().0;
-    let tx = n
-        .sign(&carol, &TxBuilder::new(vec![msg_send(&carol.address(), &dev_addr("bob"), &[Coin::new(NATIVE_DENOM, balance)])]).gas(100_000))
-        .await
-        .unwrap();
+    let tx =
+        n.sign(&carol, &TxBuilder::new(vec![msg_send(&carol.address(), &dev_addr("bob"), &[Coin::new(NATIVE_DENOM, balance)])]).gas(100_000)).await.unwrap();
     let b = n.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.unwrap();
     assert_eq!(b.code, 0, "admission does not execute messages: {}", b.raw_log);
     let r = n.client.wait_for_tx(&b.txhash, Duration::from_secs(30), Duration::from_millis(50)).await.unwrap();

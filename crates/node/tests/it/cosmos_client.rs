@@ -19,7 +19,10 @@ async fn cosmjs_reads_accounts_and_balances_and_signs_and_broadcasts_gated_trans
     let to_nobody = lantau_client::tx::travel_rule_option(&n.client.travel_rule_payload(&alice, &nobody).await.unwrap());
 
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/cosmos-client");
-    assert!(dir.join("node_modules/@cosmjs/stargate").exists(), "CosmJS is not installed: run scripts/prereqs.sh (it installs tests/cosmos-client's npm packages)");
+    assert!(
+        dir.join("node_modules/@cosmjs/stargate").exists(),
+        "CosmJS is not installed: run scripts/prereqs.sh (it installs tests/cosmos-client's npm packages)"
+    );
     let out = Command::new("node")
         .arg(dir.join("client.mjs"))
         .env("RPC_URL", &n.rpc_url)

@@ -73,7 +73,9 @@ async fn preflight(url: &str) -> reqwest::Response {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cors_allows_any_origin_on_a_dev_chain_and_none_when_the_config_lists_none() {
     let n = TestNode::start().await.unwrap();
-    for url in [format!("{}/cosmos/tx/v1beta1/txs", n.rest_url), n.rpc_url.clone(), n.eth_url.clone(), format!("{}/cosmos.bank.v1beta1.Query/Balance", n.grpc_url)] {
+    for url in
+        [format!("{}/cosmos/tx/v1beta1/txs", n.rest_url), n.rpc_url.clone(), n.eth_url.clone(), format!("{}/cosmos.bank.v1beta1.Query/Balance", n.grpc_url)]
+    {
         let r = preflight(&url).await;
         assert!(r.status().is_success(), "{url}: {}", r.status());
         assert_eq!(r.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap()), Some("*"), "{url}: {:?}", r.headers());
@@ -143,7 +145,11 @@ async fn module_queries_answer_through_abci_query_by_grpc_path() {
     let r = q("/chain.reserve.v1.Query/Params", vec![]).await;
     assert_eq!(r["code"], 0, "{r}");
     assert!(lantau_proto::chain::reserve::v1::QueryParamsResponse::decode(b64(&r["value"]).as_slice()).unwrap().params.is_some());
-    let r = q("/chain.reserve.v1.Query/LatestAttestation", lantau_proto::chain::reserve::v1::QueryLatestAttestationRequest { issuer: dev_addr("issuer").to_bech32() }.encode_to_vec()).await;
+    let r = q(
+        "/chain.reserve.v1.Query/LatestAttestation",
+        lantau_proto::chain::reserve::v1::QueryLatestAttestationRequest { issuer: dev_addr("issuer").to_bech32() }.encode_to_vec(),
+    )
+    .await;
     assert_eq!(r["code"], 0, "{r}");
     let r = q("/chain.compliance.v1.Query/Params", vec![]).await;
     assert!(lantau_proto::chain::compliance::v1::QueryParamsResponse::decode(b64(&r["value"]).as_slice()).unwrap().params.is_some(), "{r}");

@@ -119,10 +119,7 @@ async fn a_blacklisted_parents_agent_is_stopped_and_named() {
     .await;
     let r = sync_key(&n, &agent, &hkd(&n, &agent.address(), &alice, 100, &bob, &alice).await).await;
     assert_eq!((r.codespace.as_str(), r.code), ("compliance", 18), "{r:?}");
-    assert_eq!(
-        r.raw_log,
-        format!("sender={} (parent of sub-key {}): address is blacklisted", bob.to_bech32(), agent.address().to_bech32())
-    );
+    assert_eq!(r.raw_log, format!("sender={} (parent of sub-key {}): address is blacklisted", bob.to_bech32(), agent.address().to_bech32()));
     // A blacklisted parent binds nothing more (16).
     let (_, c, log) = code(&n, &dev_key("bob"), &bind(&bob, &key(43).address(), cpb::SubRole::Agent, "", None)).await;
     assert_eq!(c, 16, "{log}");

@@ -98,7 +98,16 @@ async fn a_wallet_reads_the_stablecoin_sends_a_travel_rule_transfer_and_confirms
     assert!(gas > 21_000, "{est}");
     let raw = sign(
         &dev_key("alice"),
-        &Unsigned { chain_id: Some(852), nonce, gas_limit: gas * 2, max_fee_per_gas: 2 * GWEI, max_priority_fee_per_gas: Some(GWEI), to: Some(token()), input: data, ..Default::default() },
+        &Unsigned {
+            chain_id: Some(852),
+            nonce,
+            gas_limit: gas * 2,
+            max_fee_per_gas: 2 * GWEI,
+            max_priority_fee_per_gas: Some(GWEI),
+            to: Some(token()),
+            input: data,
+            ..Default::default()
+        },
     );
     let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(&raw))])).await;
     let hash = hash.as_str().unwrap().to_string();
@@ -131,7 +140,16 @@ async fn a_wallet_reads_the_stablecoin_sends_a_travel_rule_transfer_and_confirms
     // A gated transfer mined: status 0x0, gas paid, no reason in the receipt.
     let raw = sign(
         &dev_key("alice"),
-        &Unsigned { chain_id: Some(852), nonce: nonce + 1, gas_limit: 300_000, max_fee_per_gas: GWEI, max_priority_fee_per_gas: Some(0), to: Some(token()), input: transfer_with_travel_rule_calldata(&carol, 5, &p.encode_to_vec()), ..Default::default() },
+        &Unsigned {
+            chain_id: Some(852),
+            nonce: nonce + 1,
+            gas_limit: 300_000,
+            max_fee_per_gas: GWEI,
+            max_priority_fee_per_gas: Some(0),
+            to: Some(token()),
+            input: transfer_with_travel_rule_calldata(&carol, 5, &p.encode_to_vec()),
+            ..Default::default()
+        },
     );
     let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(&raw))])).await;
     let r = receipt(&n, hash.as_str().unwrap()).await;
@@ -269,7 +287,16 @@ async fn websocket_subscribers_get_new_heads_and_the_transfer_logs_they_asked_fo
     let p = n.client.travel_rule_payload(&alice, &issuer).await.unwrap();
     let raw = sign(
         &dev_key("alice"),
-        &Unsigned { chain_id: Some(852), nonce: 0, gas_limit: 300_000, max_fee_per_gas: GWEI, max_priority_fee_per_gas: Some(0), to: Some(token()), input: transfer_with_travel_rule_calldata(&issuer, 42, &p.encode_to_vec()), ..Default::default() },
+        &Unsigned {
+            chain_id: Some(852),
+            nonce: 0,
+            gas_limit: 300_000,
+            max_fee_per_gas: GWEI,
+            max_priority_fee_per_gas: Some(0),
+            to: Some(token()),
+            input: transfer_with_travel_rule_calldata(&issuer, 42, &p.encode_to_vec()),
+            ..Default::default()
+        },
     );
     let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(&raw))])).await;
     loop {

@@ -184,10 +184,16 @@ fn sanctions_push(addresses: &[&str], vasps: &[&str], reason: &str) -> TxBuilder
 async fn sanctions_pushes_blacklist_addresses_additively_and_replace_the_vasp_list() {
     let n = TestNode::start().await.unwrap();
     // Only the compliance authority pushes.
-    let r = sync(&n, "governance", &TxBuilder::new(vec![to_any(&lantau_proto::chain::compliance::v1::MsgUpdateSanctionsList {
-        authority: dev_addr("governance").to_bech32(),
-        ..Default::default()
-    })]).gas(300_000)).await;
+    let r = sync(
+        &n,
+        "governance",
+        &TxBuilder::new(vec![to_any(&lantau_proto::chain::compliance::v1::MsgUpdateSanctionsList {
+            authority: dev_addr("governance").to_bech32(),
+            ..Default::default()
+        })])
+        .gas(300_000),
+    )
+    .await;
     assert_eq!(confirm(&n, &r.txhash).await.code, 3);
 
     let r = sync(&n, "compliance_authority", &sanctions_push(&["carol"], &[lantau_node::home::DEV_ALICE_VASP, "VASP-X"], "")).await;

@@ -117,10 +117,7 @@ async fn registrars_enrol_and_update_identities_and_no_one_else_can() {
     // Enrolling twice, or by a non-registrar, fails in the handler and writes nothing.
     exec(&n, &reg, enroll("registrar", &carol, kpb::Level::RetailPlus, "", "x")).await.fails("kyc", 3);
     let stranger = fresh();
-    exec(&n, &dev_key("alice"), enroll("alice", &stranger, kpb::Level::RetailBasic, "", "x"))
-        .await
-        .fails("kyc", 5)
-        .log_has("not a registrar");
+    exec(&n, &dev_key("alice"), enroll("alice", &stranger, kpb::Level::RetailBasic, "", "x")).await.fails("kyc", 5).log_has("not a registrar");
     assert!(identity(&n, &stranger).await.is_none());
 
     // Update: the level change is stamped and announced.
@@ -289,7 +286,13 @@ async fn governance_whitelists_an_issuer_and_creates_its_denom_and_token_pair() 
     exec(&n, &gov, create_denom("governance", &fresh(), "hkd.six", 6)).await.fails("stablecoin", 3).log_has("exactly 2 decimals");
     // A blacklisted address cannot become an issuer.
     let bad = fresh();
-    exec(&n, &dev_key("compliance_authority"), to_any(&kpb::MsgBlacklistAddress { authority: b32("compliance_authority"), address: bad.to_bech32(), ..Default::default() })).await.ok();
+    exec(
+        &n,
+        &dev_key("compliance_authority"),
+        to_any(&kpb::MsgBlacklistAddress { authority: b32("compliance_authority"), address: bad.to_bech32(), ..Default::default() }),
+    )
+    .await
+    .ok();
     exec(&n, &gov, create_denom("governance", &bad, "hkd.bad", 2)).await.fails("stablecoin", 16);
     assert_eq!(n.client.query("/chain/stablecoin/v1/denoms").await.unwrap()["denoms"].as_array().unwrap().len(), 2);
     n.stop().await;
@@ -325,7 +328,13 @@ async fn only_the_issuer_mints_and_burns() {
 
     // Minting to a blacklisted address fails.
     let bad = fresh();
-    exec(&n, &dev_key("compliance_authority"), to_any(&kpb::MsgBlacklistAddress { authority: b32("compliance_authority"), address: bad.to_bech32(), ..Default::default() })).await.ok();
+    exec(
+        &n,
+        &dev_key("compliance_authority"),
+        to_any(&kpb::MsgBlacklistAddress { authority: b32("compliance_authority"), address: bad.to_bech32(), ..Default::default() }),
+    )
+    .await
+    .ok();
     exec(&n, &issuer, mint("issuer", &bad, "5", "hkd.demo")).await.fails("stablecoin", 15).log_has("blacklisted");
 
     // Burn from the issuer's own balance.
@@ -467,7 +476,12 @@ async fn a_registered_auditor_cosigns_an_attestation_once() {
     exec(&n, &issuer, submit("issuer", "1", "1", "alantau", "2026-01-01T00:00:00Z")).await.fails("reserve", 5);
     exec(&n, &issuer, submit("issuer", "0", "1", "hkd.demo", "2026-01-01T00:00:00Z")).await.fails("reserve", 4);
     exec(&n, &issuer, submit("issuer", "1", "1", "hkd.demo", "2999-01-01T00:00:00Z")).await.fails("reserve", 10);
-    let no_day = to_any(&rpb::MsgSubmitAttestation { issuer: b32("issuer"), circulation: coin("1", "hkd.demo"), reserve_market_value: coin("1", "hkd.demo"), random_day: None });
+    let no_day = to_any(&rpb::MsgSubmitAttestation {
+        issuer: b32("issuer"),
+        circulation: coin("1", "hkd.demo"),
+        reserve_market_value: coin("1", "hkd.demo"),
+        random_day: None,
+    });
     exec(&n, &issuer, no_day).await.fails("reserve", 10);
 
     // Governance registers auditors; an issuer never co-signs its own attestation.
@@ -552,8 +566,7 @@ async fn the_dev_genesis_gives_the_named_accounts_their_roles() {
     for name in lantau_node::home::DEV_ACCOUNT_NAMES {
         assert!(n.client.balance(&dev_addr(name), "alantau").await.unwrap().0 > 0, "{name} has gas money");
     }
-    let accounts: Vec<lantau_node::home::DevAccount> =
-        serde_json::from_slice(&std::fs::read(n.home.path().join("dev-accounts.json")).unwrap()).unwrap();
+    let accounts: Vec<lantau_node::home::DevAccount> = serde_json::from_slice(&std::fs::read(n.home.path().join("dev-accounts.json")).unwrap()).unwrap();
     let names: Vec<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, lantau_node::home::DEV_ACCOUNT_NAMES);
     n.stop().await;
@@ -587,7 +600,12 @@ async fn every_enforcement_action_writes_an_audit_row() {
     let row = audit_row(&n, "level_change", &dave).await;
     assert_eq!((row["metadata"]["previous_level"].as_str(), row["metadata"]["level"].as_str()), (Some("LEVEL_RETAIL_BASIC"), Some("LEVEL_RETAIL_PLUS")));
 
-    let bl = kpb::MsgBlacklistAddress { authority: b32("compliance_authority"), address: dave.to_bech32(), reason: "court order".into(), evidence_ref: "doc://hk/2026/17".into() };
+    let bl = kpb::MsgBlacklistAddress {
+        authority: b32("compliance_authority"),
+        address: dave.to_bech32(),
+        reason: "court order".into(),
+        evidence_ref: "doc://hk/2026/17".into(),
+    };
     exec(&n, &dev_key("compliance_authority"), to_any(&bl)).await.ok();
     let row = audit_row(&n, "blacklist", &dave).await;
     assert_eq!(row["metadata"]["reason"], "court order");

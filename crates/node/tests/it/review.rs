@@ -44,12 +44,7 @@ async fn flag(n: &TestNode, id: &str) -> Value {
 }
 
 fn review(k: &SecretKey, id: &str, decision: &str, evidence: &str) -> TxBuilder {
-    one(&cpb::MsgReviewFlag {
-        reviewer: k.address().to_bech32(),
-        flag_id: id.into(),
-        decision: decision.into(),
-        reviewer_evidence_hash: evidence.into(),
-    })
+    one(&cpb::MsgReviewFlag { reviewer: k.address().to_bech32(), flag_id: id.into(), decision: decision.into(), reviewer_evidence_hash: evidence.into() })
 }
 
 fn escalate(k: &SecretKey, id: &str, note: &str) -> TxBuilder {

@@ -194,20 +194,15 @@ async fn a_new_address_that_receives_coins_gets_an_account_and_can_send() {
     let alice = dev_key("alice");
     let fresh = lantau_crypto::SecretKey::random();
     assert!(n.client.account(&fresh.address()).await.unwrap().is_none());
-    let fund = n
-        .sign(&alice, &TxBuilder::new(vec![msg_send(&alice.address(), &fresh.address(), &[Coin::new(NATIVE_DENOM, 10u128.pow(18))])]))
-        .await
-        .unwrap();
+    let fund = n.sign(&alice, &TxBuilder::new(vec![msg_send(&alice.address(), &fresh.address(), &[Coin::new(NATIVE_DENOM, 10u128.pow(18))])])).await.unwrap();
     let b = n.client.broadcast(&fund, "BROADCAST_MODE_SYNC").await.unwrap();
     assert_eq!(b.code, 0, "{}", b.raw_log);
     n.client.wait_for_tx(&b.txhash, Duration::from_secs(30), Duration::from_millis(50)).await.unwrap();
     let (num, seq) = n.client.account(&fresh.address()).await.unwrap().expect("the recipient has an account now");
     assert!(num >= 8, "numbered after the genesis accounts: {num}");
     assert_eq!(seq, 0);
-    let back = n
-        .sign(&fresh, &TxBuilder::new(vec![msg_send(&fresh.address(), &alice.address(), &[Coin::new(NATIVE_DENOM, 1u128)])]).gas(100_000))
-        .await
-        .unwrap();
+    let back =
+        n.sign(&fresh, &TxBuilder::new(vec![msg_send(&fresh.address(), &alice.address(), &[Coin::new(NATIVE_DENOM, 1u128)])]).gas(100_000)).await.unwrap();
     let r = match n.client.broadcast_and_confirm(&back, Duration::from_secs(30)).await.unwrap() {
         lantau_client::Confirmation::Included(r) => r,
         lantau_client::Confirmation::Rejected(b) => panic!("rejected: {}", b.raw_log),

@@ -212,9 +212,7 @@ impl Params {
     pub(crate) fn u64(&self, name: &str) -> Result<Option<u64>, RpcError> {
         let text = match self.raw(name) {
             None => return Ok(None),
-            Some(Raw::Json(Value::Number(n))) => {
-                return n.as_u64().map(Some).ok_or_else(|| bad(name, "expected a non-negative integer"))
-            }
+            Some(Raw::Json(Value::Number(n))) => return n.as_u64().map(Some).ok_or_else(|| bad(name, "expected a non-negative integer")),
             Some(Raw::Json(Value::String(s))) => s.as_str(),
             Some(Raw::Json(_)) => return Err(bad(name, "expected an integer")),
             Some(Raw::Uri(s)) => unquote(s).0,
@@ -247,9 +245,7 @@ impl Params {
     pub(crate) fn tx_bytes(&self, name: &str) -> Result<Option<Vec<u8>>, RpcError> {
         let decoded = match self.raw(name) {
             None => return Ok(None),
-            Some(Raw::Json(Value::String(s))) => {
-                decode_base64(s).or_else(|| s.starts_with("0x").then(|| decode_hex(s)).flatten())
-            }
+            Some(Raw::Json(Value::String(s))) => decode_base64(s).or_else(|| s.starts_with("0x").then(|| decode_hex(s)).flatten()),
             Some(Raw::Json(_)) => return Err(bad(name, "expected a base64 string")),
             Some(Raw::Uri(s)) => match unquote(s) {
                 (inner, true) => decode_base64(inner),

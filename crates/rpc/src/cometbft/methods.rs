@@ -110,8 +110,7 @@ fn validator(s: &NodeStatus) -> Value {
 
 async fn status(node: &Node) -> Result<Value, RpcError> {
     let s = node.status().await.map_err(internal)?;
-    let (mut e_hash, mut e_app, mut e_time) =
-        (s.latest_block_hash.clone(), s.latest_app_hash.clone(), s.latest_block_time.clone());
+    let (mut e_hash, mut e_app, mut e_time) = (s.latest_block_hash.clone(), s.latest_app_hash.clone(), s.latest_block_time.clone());
     if s.earliest_height != s.latest_height && s.earliest_height > 0 {
         if let Ok(Some(b)) = node.block(Some(s.earliest_height)).await {
             e_hash = render::hex_upper(b.header.hash().as_bytes());
@@ -168,12 +167,7 @@ async fn num_unconfirmed_txs(node: &Node) -> Result<Value, RpcError> {
 // === ABCI ===
 
 async fn abci_info(node: &Node) -> Result<Value, RpcError> {
-    let req = request::Info {
-        version: COMETBFT_VERSION.into(),
-        block_version: 11,
-        p2p_version: 8,
-        abci_version: "2.0.0".into(),
-    };
+    let req = request::Info { version: COMETBFT_VERSION.into(), block_version: 11, p2p_version: 8, abci_version: "2.0.0".into() };
     let info = node.app().info(req).await.map_err(internal)?;
     Ok(json!({ "response": {
         "data": info.data,
@@ -223,13 +217,10 @@ fn check_height(height: Option<u64>, s: &NodeStatus) -> Result<Option<u64>, RpcE
     match height {
         None => Ok(None),
         Some(0) => Err(RpcError::internal("height must be greater than 0, but got 0")),
-        Some(h) if h > s.latest_height => Err(RpcError::internal(format!(
-            "height {h} must be less than or equal to the current blockchain height {}",
-            s.latest_height
-        ))),
-        Some(h) if h < s.earliest_height => {
-            Err(RpcError::internal(format!("height {h} is not available, lowest height is {}", s.earliest_height)))
+        Some(h) if h > s.latest_height => {
+            Err(RpcError::internal(format!("height {h} must be less than or equal to the current blockchain height {}", s.latest_height)))
         }
+        Some(h) if h < s.earliest_height => Err(RpcError::internal(format!("height {h} is not available, lowest height is {}", s.earliest_height))),
         Some(h) => Ok(Some(h)),
     }
 }
@@ -305,9 +296,7 @@ async fn block_results(node: &Node, p: &Params) -> Result<Value, RpcError> {
     let height = check_height(p.u64("height")?, &s)?;
     match node.block_results(height).await.map_err(internal)? {
         Some(r) => Ok(render::block_results(&r)),
-        None => {
-            Err(RpcError::internal(format!("could not find results for height #{}", height.unwrap_or(s.latest_height))))
-        }
+        None => Err(RpcError::internal(format!("could not find results for height #{}", height.unwrap_or(s.latest_height)))),
     }
 }
 
@@ -396,9 +385,7 @@ async fn broadcast_commit(node: &Node, p: &Params) -> Result<Value, RpcError> {
             }
         }
     };
-    let rec = tokio::time::timeout(COMMIT_TIMEOUT, wait)
-        .await
-        .map_err(|_| RpcError::internal("timed out waiting for tx to be included in a block"))??;
+    let rec = tokio::time::timeout(COMMIT_TIMEOUT, wait).await.map_err(|_| RpcError::internal("timed out waiting for tx to be included in a block"))??;
     Ok(json!({
         "check_tx": check_tx,
         "tx_result": render::exec_tx_result(&rec.result),

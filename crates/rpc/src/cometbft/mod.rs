@@ -45,11 +45,7 @@ use methods::Node;
 /// The CometBFT RPC: `POST /` (JSON-RPC), `GET /` (the method list), `GET|POST /<method>` (URI
 /// form) and `GET /websocket`.
 pub fn router(node: Arc<dyn NodeApi>) -> Router {
-    Router::new()
-        .route("/", post(json_rpc).get(index))
-        .route("/websocket", get(ws::handler))
-        .route("/{method}", get(uri).post(uri))
-        .with_state(node)
+    Router::new().route("/", post(json_rpc).get(index)).route("/websocket", get(ws::handler)).route("/{method}", get(uri).post(uri)).with_state(node)
 }
 
 // === JSON-RPC over HTTP ===
@@ -106,9 +102,7 @@ async fn uri(State(node): State<Node>, Path(method): Path<String>, uri: Uri) -> 
     let id = json!(-1);
     let outcome = match UriQuery::<Vec<(String, String)>>::try_from_uri(&uri) {
         Err(e) => Err(RpcError::invalid_params(format!("cannot parse the query string: {e}"))),
-        Ok(UriQuery(pairs)) if methods::arg_names(&method).is_some() => {
-            methods::call(&node, &method, &Params::Uri(pairs)).await
-        }
+        Ok(UriQuery(pairs)) if methods::arg_names(&method).is_some() => methods::call(&node, &method, &Params::Uri(pairs)).await,
         Ok(_) => Err(RpcError::method_not_found(&method)),
     };
     match outcome {
@@ -159,12 +153,7 @@ mod tests {
 
     #[test]
     fn json_params_decode() {
-        let p = Params::Json(
-            json!({"tx": "AQI=", "height": "12", "hash": "A".repeat(43) + "="})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-        );
+        let p = Params::Json(json!({"tx": "AQI=", "height": "12", "hash": "A".repeat(43) + "="}).as_object().cloned().unwrap_or_default());
         assert_eq!(p.tx_bytes("tx").ok().flatten(), Some(vec![1, 2]));
         assert_eq!(p.u64("height").ok().flatten(), Some(12));
         assert!(p.hash("hash").is_ok_and(|h| h.is_some()));
@@ -173,8 +162,7 @@ mod tests {
 
     #[test]
     fn positional_params() {
-        let r =
-            parse_request(json!({"jsonrpc":"2.0","id":3,"method":"tx_search","params":["tx.height=1", false, "2"]}));
+        let r = parse_request(json!({"jsonrpc":"2.0","id":3,"method":"tx_search","params":["tx.height=1", false, "2"]}));
         let Ok(r) = r else { panic!("request rejected") };
         assert_eq!(r.params.u64("page").ok().flatten(), Some(2));
         assert!(parse_request(json!({"id":1,"method":"health","params":[1]})).is_err());

@@ -102,11 +102,7 @@ pub(crate) fn finalize_block(results: Option<&BlockResults>, block_events: &[Eve
 
 /// The `block_results` result.
 pub(crate) fn block_results(r: &BlockResults) -> Value {
-    let txs = if r.tx_results.is_empty() {
-        Value::Null
-    } else {
-        Value::Array(r.tx_results.iter().map(exec_tx_result).collect())
-    };
+    let txs = if r.tx_results.is_empty() { Value::Null } else { Value::Array(r.tx_results.iter().map(exec_tx_result).collect()) };
     json!({
         "height": r.height.to_string(),
         "txs_results": txs,

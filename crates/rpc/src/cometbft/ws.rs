@@ -141,16 +141,7 @@ async fn send_text(sink: &mut Sink, text: String) -> Result<(), Closed> {
 impl Connection {
     fn new(node: Node) -> Self {
         let (out_tx, out_rx) = mpsc::channel(OUT_QUEUE);
-        Self {
-            node,
-            subs: HashMap::new(),
-            tokens: HashMap::new(),
-            next_token: 0,
-            forwarders: JoinSet::new(),
-            methods: JoinSet::new(),
-            out_tx,
-            out_rx,
-        }
+        Self { node, subs: HashMap::new(), tokens: HashMap::new(), next_token: 0, forwarders: JoinSet::new(), methods: JoinSet::new(), out_tx, out_rx }
     }
 
     async fn run(mut self, socket: WebSocket) {
@@ -199,9 +190,7 @@ impl Connection {
     async fn on_text(&mut self, text: &str, sink: &mut Sink) -> Result<(), Closed> {
         match serde_json::from_str::<Value>(text) {
             Err(e) => send(sink, &failure(&Value::Null, &RpcError::parse(e.to_string()))).await,
-            Ok(Value::Array(items)) if items.is_empty() => {
-                send(sink, &failure(&Value::Null, &RpcError::invalid_request("empty batch"))).await
-            }
+            Ok(Value::Array(items)) if items.is_empty() => send(sink, &failure(&Value::Null, &RpcError::invalid_request("empty batch"))).await,
             Ok(Value::Array(items)) if items.len() > crate::envelope::MAX_BATCH => {
                 send(sink, &failure(&Value::Null, &RpcError::invalid_request(crate::envelope::batch_too_large(items.len())))).await
             }
@@ -244,8 +233,7 @@ impl Connection {
     // === subscriptions ===
 
     fn query_param(req: &Request) -> Result<(String, Query), RpcError> {
-        let text =
-            req.params.string("query")?.ok_or_else(|| RpcError::invalid_params("missing required parameter query"))?;
+        let text = req.params.string("query")?.ok_or_else(|| RpcError::invalid_params("missing required parameter query"))?;
         let query = Query::parse(&text).map_err(|e| RpcError::invalid_params(format!("failed to parse query: {e}")))?;
         Ok((text, query))
     }
@@ -259,9 +247,7 @@ impl Connection {
         let refusal = if self.subs.contains_key(&key) {
             Some(RpcError::internal("already subscribed"))
         } else if self.subs.len() >= MAX_SUBSCRIPTIONS {
-            Some(RpcError::limit_exceeded(format!(
-                "max_subscriptions_per_client {MAX_SUBSCRIPTIONS} reached: unsubscribe first, or open another connection"
-            )))
+            Some(RpcError::limit_exceeded(format!("max_subscriptions_per_client {MAX_SUBSCRIPTIONS} reached: unsubscribe first, or open another connection")))
         } else {
             None
         };
@@ -273,8 +259,7 @@ impl Connection {
         let events = self.node.subscribe();
         let token = self.next_token;
         self.next_token = self.next_token.wrapping_add(1);
-        let fwd =
-            Forwarder { node: self.node.clone(), query, text, id: req.id.clone(), token, out: self.out_tx.clone() };
+        let fwd = Forwarder { node: self.node.clone(), query, text, id: req.id.clone(), token, out: self.out_tx.clone() };
         let forwarder = self.forwarders.spawn(fwd.run(events));
         self.subs.insert(key.clone(), Subscription { token, forwarder });
         self.tokens.insert(token, key);

@@ -302,7 +302,9 @@ impl Method {
                     v => quantity_u64(v, "blockCount")?,
                 };
                 let pct = match param(params, 2) {
-                    Some(Value::Array(a)) => a.iter().map(|x| x.as_f64().ok_or_else(|| EthError::InvalidParams("rewardPercentiles: numbers".into()))).collect::<Result<_, _>>()?,
+                    Some(Value::Array(a)) => {
+                        a.iter().map(|x| x.as_f64().ok_or_else(|| EthError::InvalidParams("rewardPercentiles: numbers".into()))).collect::<Result<_, _>>()?
+                    }
                     _ => Vec::new(),
                 };
                 Method::FeeHistory(count, block_tag(param(params, 1))?, pct)
@@ -310,8 +312,12 @@ impl Method {
             "eth_sendRawTransaction" => Method::SendRawTransaction(hex_bytes(req(params, 0, "data")?, "data")?),
             "eth_getTransactionByHash" => Method::GetTransactionByHash(hash32(req(params, 0, "hash")?, "hash")?),
             "eth_getTransactionReceipt" => Method::GetTransactionReceipt(hash32(req(params, 0, "hash")?, "hash")?),
-            "eth_getBlockByNumber" => Method::GetBlockByNumber(block_tag(Some(req(params, 0, "block")?))?, param(params, 1).and_then(Value::as_bool).unwrap_or(false)),
-            "eth_getBlockByHash" => Method::GetBlockByHash(hash32(req(params, 0, "hash")?, "hash")?, param(params, 1).and_then(Value::as_bool).unwrap_or(false)),
+            "eth_getBlockByNumber" => {
+                Method::GetBlockByNumber(block_tag(Some(req(params, 0, "block")?))?, param(params, 1).and_then(Value::as_bool).unwrap_or(false))
+            }
+            "eth_getBlockByHash" => {
+                Method::GetBlockByHash(hash32(req(params, 0, "hash")?, "hash")?, param(params, 1).and_then(Value::as_bool).unwrap_or(false))
+            }
             "eth_getBlockTransactionCountByNumber" => Method::GetBlockTransactionCountByNumber(block_tag(Some(req(params, 0, "block")?))?),
             "eth_getLogs" => Method::GetLogs(log_filter(req(params, 0, "filter")?)?),
             "eth_syncing" => Method::Syncing,
@@ -323,7 +329,13 @@ impl Method {
 
 /// The least gas limit under which `call` succeeds, searched up to the gas cap; every run
 /// under `stop`.
-async fn estimate_gas(node: std::sync::Arc<dyn crate::api::NodeApi>, h: Option<u64>, call: EvmCall, gas_cap: u64, stop: &lantau_app::evm::exec::Interrupt) -> Result<Value, EthError> {
+async fn estimate_gas(
+    node: std::sync::Arc<dyn crate::api::NodeApi>,
+    h: Option<u64>,
+    call: EvmCall,
+    gas_cap: u64,
+    stop: &lantau_app::evm::exec::Interrupt,
+) -> Result<Value, EthError> {
     let app = node.app();
     let cap = call.gas_limit.min(gas_cap);
     let first = EthServer::call_result(app.eth_call(h, &EvmCall { gas_limit: cap, ..call.clone() }, stop).await?)?;
@@ -371,7 +383,12 @@ impl EthServer {
 
     async fn snapshot(&self, tag: BlockTag) -> Result<lantau_app::cnidarium::Snapshot, EthError> {
         let h = self.height_of(tag).await?;
-        self.node.app().snapshot_at_height(h).await.map_err(internal)?.ok_or_else(|| EthError::Server(format!("header not found: no state for block {}", h.unwrap_or(0))))
+        self.node
+            .app()
+            .snapshot_at_height(h)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| EthError::Server(format!("header not found: no state for block {}", h.unwrap_or(0))))
     }
 
     async fn latest_height(&self) -> Result<u64, EthError> {
@@ -438,9 +455,7 @@ impl EthServer {
             Method::Call(call, tag) => {
                 let h = self.height_of(tag).await?;
                 let call = EvmCall { gas_limit: call.gas_limit.min(self.calls.gas_cap), ..*call };
-                let out = self
-                    .bounded(move |node, stop| async move { Self::call_result(node.app().eth_call(h, &call, &stop).await?) })
-                    .await?;
+                let out = self.bounded(move |node, stop| async move { Self::call_result(node.app().eth_call(h, &call, &stop).await?) }).await?;
                 Ok(json!(format!("0x{}", hex::encode(out.output))))
             }
             Method::EstimateGas(call, tag) => {
@@ -580,7 +595,16 @@ impl EthServer {
         }
         let failed = rec.result.code.is_err();
         let gas_used = render::receipt_gas(&rec.result.events, failed, tx.gas_limit);
-        Ok(Some(Receipt { tx, height: rec.height, index: rec.index, block_hash, first_log, cumulative_gas: cumulative + gas_used, events: rec.result.events.clone(), failed }))
+        Ok(Some(Receipt {
+            tx,
+            height: rec.height,
+            index: rec.index,
+            block_hash,
+            first_log,
+            cumulative_gas: cumulative + gas_used,
+            events: rec.result.events.clone(),
+            failed,
+        }))
     }
 
     async fn block_json(&self, height: u64, full: bool) -> Result<Value, EthError> {

@@ -157,13 +157,9 @@ async fn audit_log_route_rejects_bad_subjects_and_times_with_invalid_argument() 
     let dir = tempfile::tempdir().unwrap();
     let base = serve(&dir).await;
     let path = format!("{base}/chain/compliance/v1/audit_log");
-    for query in [
-        "subject=lantau1notanaddress",
-        "subject=0x0101010101010101010101010101010101010101",
-        "from=yesterday",
-        "to=2026-13-01T00:00:00Z",
-        "from=2026-01-01",
-    ] {
+    for query in
+        ["subject=lantau1notanaddress", "subject=0x0101010101010101010101010101010101010101", "from=yesterday", "to=2026-13-01T00:00:00Z", "from=2026-01-01"]
+    {
         let (status, v) = get(&format!("{path}?{query}")).await;
         assert_eq!(status, 400, "{query}");
         assert_eq!(v["code"], 3, "{query}");

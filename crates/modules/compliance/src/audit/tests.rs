@@ -6,20 +6,16 @@ use cnidarium::{StateDelta, TempStorage};
 use cosmos_sdk_proto::cosmos::base::v1beta1::Coin;
 
 use super::*;
+use crate::query::audit_log;
 use lantau_module_api::BlockCtx;
 use prost::Message;
-use crate::query::audit_log;
 
 fn addr(i: u8) -> Address {
     Address([i; 20])
 }
 
 fn block(height: u64, secs: i64) -> BlockCtx {
-    BlockCtx {
-        height,
-        time: time::OffsetDateTime::from_unix_timestamp(secs).unwrap(),
-        chain_id: "lantau-test-1".into(),
-    }
+    BlockCtx { height, time: time::OffsetDateTime::from_unix_timestamp(secs).unwrap(), chain_id: "lantau-test-1".into() }
 }
 
 fn ts(secs: i64) -> Timestamp {
@@ -313,8 +309,7 @@ async fn a_time_window_alone_selects_what_filtering_every_row_selects() {
             if f.from.is_none() && f.to.is_none() {
                 continue;
             }
-            let want: Vec<u64> =
-                times.iter().filter(|(_, t)| from.is_none_or(|b| *t >= b) && to.is_none_or(|b| *t < b)).map(|(seq, _)| *seq).collect();
+            let want: Vec<u64> = times.iter().filter(|(_, t)| from.is_none_or(|b| *t >= b) && to.is_none_or(|b| *t < b)).map(|(seq, _)| *seq).collect();
             assert_eq!(seqs(&s, f).await, want, "from {from:?} to {to:?}");
         }
     }

@@ -59,7 +59,7 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     evm: bool,
     /// Send MsgMultiSend transactions of this many outputs each, every output to an address
-    /// that has never held anything (issue 15's attack 1), instead of transfers. Their gas
+    /// that has never held anything (the multi-send attack), instead of transfers. Their gas
     /// limit is the simulated gas of the first one plus a fifth (at most the per-transaction
     /// maximum, 30,000,000: about 700 fresh outputs fit). The report gives what a
     /// block's gas costs in time (`--output json`: `finalize_and_commit_us_per_mgas`).

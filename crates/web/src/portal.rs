@@ -175,7 +175,7 @@ pub struct Portal {
     scheme: String,
 }
 
-/// The Ethereum chain id of a Lantau network (the brief's fixed decision).
+/// The Ethereum chain id of a Lantau network (a fixed decision clients depend on).
 const DEFAULT_EVM_CHAIN_ID: u64 = 852;
 
 impl Portal {

@@ -1,6 +1,6 @@
 //! Cheap exhaustion attacks against the real binary, each while ordinary transfers keep
 //! flowing: the chain keeps producing blocks, the transfers keep landing, the APIs keep
-//! answering and the node's memory stays bounded (issue 15; bounded, loopback only).
+//! answering and the node's memory stays bounded (bounded, loopback only).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -212,7 +212,7 @@ impl Chain {
     fn stop(self) {}
 }
 
-/// Attack 1 of issue 15: a funded account sends sixty multi-sends of 700 outputs each (with the
+/// The multi-send attack: a funded account sends sixty multi-sends of 700 outputs each (with the
 /// charge for creating an account, about the most one transaction's 30,000,000 gas buys; the
 /// report's 1,000 no longer fit), every output to an address that has never held anything (each
 /// creates an account, a balance and index rows), as fast as REST takes them, while bob sends
@@ -264,7 +264,7 @@ async fn multi_sends_to_fresh_addresses_fill_blocks_only_up_to_the_block_gas() {
     chain.stop();
 }
 
-/// Attack 4 of issue 15, as reported: 1,100 sockets on each of REST and the CometBFT RPC that
+/// The socket attack, as reported: 1,100 sockets on each of REST and the CometBFT RPC that
 /// never finish their requests, against a node held to 1,024 descriptors (`prlimit`, hard and
 /// soft; without util-linux the default limit), while alice sends transfers one after another
 /// through the same REST API.
@@ -386,7 +386,7 @@ async fn half_open_grpc_sockets_do_not_take_the_apis_down() {
     chain.stop();
 }
 
-/// Attack 2 of issue 15: large transactions (multi-sends of 200 fresh outputs), then eight
+/// The large-transaction attack: large transactions (multi-sends of 200 fresh outputs), then eight
 /// clients asking at once, again and again, for the broadest searches and the whole audit log,
 /// while bob sends ordinary transfers. Every answer is a page within the response cap or a
 /// 400 saying how to narrow the query, never a 5xx; blocks, transfers and the RPC keep going.
@@ -438,7 +438,7 @@ async fn a_flood_of_broad_queries_does_not_stop_blocks_transfers_or_the_apis() {
     chain.stop();
 }
 
-/// Attack 3 of issue 15: thirty WebSocket subscribers to every transaction (half of them never
+/// The subscribers' attack: thirty WebSocket subscribers to every transaction (half of them never
 /// read) and thirty large transactions (multi-sends of 200 outputs, 200 transfer events each),
 /// while bob sends transfers. Event delivery never waits for a subscriber: once the large
 /// transactions have executed, blocks keep their pace while their events are delivered,
@@ -477,7 +477,7 @@ async fn subscribers_that_do_not_read_do_not_stop_blocks_transfers_or_the_apis()
     let pid = chain.child.id();
     let rss_before = rss_bytes(pid);
     let sent = chain.multi_sends(&dev_key("alice"), 30, 200, 9).await;
-    // Measured from the block after they executed (what executing them costs is attack 1's):
+    // Measured from the block after they executed (what executing them costs is the multi-send attack's):
     // their events reach the subscribers during the window.
     let landed_at = chain
         .client

@@ -1,4 +1,4 @@
-//! AuditLog query benchmark (issue 4): builds a log of `--rows` rows (default 1,000,000) over
+//! AuditLog query benchmark: builds a log of `--rows` rows (default 1,000,000) over
 //! `--subjects` subjects (default 1,000) and four tx_types, committed through cnidarium in
 //! blocks of `--per-block` rows (default 10,000) in a temporary directory, then times
 //! `query::audit_log` filtered by subject over `--queries` different subjects (default 100) and

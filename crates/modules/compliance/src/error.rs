@@ -1,5 +1,5 @@
 //! Compliance errors (codespace `compliance`). Gate rejections use 11, 13, 14 and 18-21 (fixed
-//! by the brief); handler failures use the other numbers. All are listed in
+//! by the product's fixed decisions); handler failures use the other numbers. All are listed in
 //! `docs/modules/compliance.md`.
 
 use lantau_module_api::{ErrorCode, TxError};

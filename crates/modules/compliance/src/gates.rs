@@ -2,7 +2,7 @@
 //! execution, simulation and (later) the EVM precompile.
 //!
 //! Input: the signer, the compliance facts projected from the recognised message shapes (only
-//! `hkd.` amounts), and the Travel Rule payload. Output: seven rows in the brief's order, the
+//! `hkd.` amounts), and the Travel Rule payload. Output: seven rows in the fixed gate order, the
 //! first blocking rejection (a [`ComplianceError`] with its gate code) and the advisories
 //! (threshold and velocity flags) to record if the transaction goes through. The chain only
 //! reads state; recording its effects is the caller's job, after the messages succeeded.
@@ -22,7 +22,7 @@ use crate::{AgentWindow, DecoratorResult, GateResult, Rules, SubRole, SubRoleBin
 
 // === the gates, as data ===
 
-/// The seven gates, in the order they run (the brief's order). One enum is the one list: the
+/// The seven gates, in the order they run (the fixed order clients depend on). One enum is the one list: the
 /// name, whether a failure blocks, and the evaluation all come from a `match` on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Gate {
@@ -142,7 +142,7 @@ pub struct GateInput<'a> {
     pub msg_types: &'a [&'a str],
 }
 
-/// What each sub-role may sign (the brief's stricter role gate). Native-coin sends are
+/// What each sub-role may sign (the role gate, stricter than the spec's original). Native-coin sends are
 /// `MsgSend` too, so an agent keeps its gas money.
 pub fn allowed_messages(role: SubRole) -> &'static [&'static str] {
     match role {

@@ -3,7 +3,7 @@
 //!
 //! A gated transfer used to write five or six Merkle keys, two of them the sender's velocity
 //! window and (when flagged) a flag; the JMT update and its RocksDB rows were the largest cost
-//! of a block. The brief keeps the tree to balances and sequences and puts everything else in
+//! of a block. The design keeps the tree to balances and sequences and puts everything else in
 //! the non-verifiable store with one commitment per block. The audit log does that with a
 //! hash chain over its rows, which works because rows are never rewritten. Flags change status
 //! and velocity windows are overwritten, so a chain over their history could not be checked

@@ -33,7 +33,7 @@ use crate::api::{tx_event_map, NodeEvent, TxRecord};
 /// What every subscription needs of one committed transaction: its event map (to match
 /// queries against) and the JSON of its `value` and `events`, rendered once and shared. Thirty
 /// subscribers of large transactions each rendering them kept the runtime's threads busy long
-/// enough to delay blocks by seconds (issue 15, attack 3).
+/// enough to delay blocks by seconds (`attacks.rs`, the subscribers' attack).
 struct RenderedTx {
     map: std::collections::BTreeMap<String, Vec<String>>,
     value: Box<RawValue>,

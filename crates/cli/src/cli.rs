@@ -654,7 +654,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             let to = resolve_address(&home, &to)?;
             let coins = amount.split(',').map(amount::parse_coin).collect::<Result<Vec<_>, _>>()?;
             let msg = msg_send(&key.address(), &to, &coins);
-            let stablecoin = coins.iter().any(|c| c.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX));
+            let stablecoin = coins.iter().any(|c| c.is_stablecoin());
             let ext = match (travel_rule, stablecoin) {
                 (Some(json), _) => {
                     let p: lantau_proto::chain::compliance::v1::TravelRulePayload =

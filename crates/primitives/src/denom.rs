@@ -10,6 +10,13 @@ pub const NATIVE_DISPLAY: &str = "LANTAU";
 /// Every stablecoin denom starts with this prefix; only such amounts produce compliance facts.
 pub const STABLECOIN_PREFIX: &str = "hkd.";
 
+/// The one rule of what a stablecoin is: a denom under [`STABLECOIN_PREFIX`]. Every check that
+/// treats stablecoins apart (the bank's restrictions and screening, the CLI's display units)
+/// asks this, never the prefix itself.
+pub fn is_stablecoin(denom: &str) -> bool {
+    denom.starts_with(STABLECOIN_PREFIX)
+}
+
 /// Why a denom string is invalid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DenomError {
@@ -51,7 +58,7 @@ impl Denom {
 
     /// True for stablecoin denoms (`hkd.` prefix).
     pub fn is_stablecoin(&self) -> bool {
-        self.0.starts_with(STABLECOIN_PREFIX)
+        is_stablecoin(&self.0)
     }
 
     /// True for the native gas coin.
@@ -92,6 +99,11 @@ impl Coin {
     /// A coin from a denom and an amount.
     pub fn new(denom: impl Into<String>, amount: impl Into<Amount>) -> Self {
         Self { denom: denom.into(), amount: amount.into() }
+    }
+
+    /// True when the coin is a stablecoin (its denom is one: [`is_stablecoin`]).
+    pub fn is_stablecoin(&self) -> bool {
+        is_stablecoin(&self.denom)
     }
 
     /// Parses `<amount><denom>`, e.g. `1500hkd.demo` or `1000000alantau`.

@@ -16,7 +16,7 @@ mod denom;
 
 pub use address::{Address, AddressError, BECH32_PREFIX};
 pub use amount::{Amount, AmountError};
-pub use denom::{Coin, Denom, DenomError, NATIVE_DENOM, NATIVE_DISPLAY, STABLECOIN_PREFIX};
+pub use denom::{is_stablecoin, Coin, Denom, DenomError, NATIVE_DENOM, NATIVE_DISPLAY, STABLECOIN_PREFIX};
 
 /// A block height. Heights start at 1; 0 means "before genesis".
 pub type Height = u64;

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use lantau_primitives::{Amount, Coin, Denom, NATIVE_DENOM, NATIVE_DISPLAY, STABLECOIN_PREFIX};
+use lantau_primitives::{Amount, Coin, Denom, NATIVE_DENOM, NATIVE_DISPLAY};
 
 static BASE_UNITS: AtomicBool = AtomicBool::new(false);
 
@@ -33,7 +33,7 @@ fn unit(denom: &str) -> (String, u32) {
     if denom == native_display() {
         return (NATIVE_DENOM.to_string(), 18);
     }
-    if denom.starts_with(STABLECOIN_PREFIX) {
+    if lantau_primitives::is_stablecoin(denom) {
         return (denom.to_string(), 2);
     }
     (denom.to_string(), 0)
@@ -66,7 +66,7 @@ pub(crate) fn format_coin(c: &Coin) -> String {
     }
     let (shown, decimals) = if c.denom == NATIVE_DENOM {
         (native_display(), 18u32)
-    } else if c.denom.starts_with(STABLECOIN_PREFIX) {
+    } else if c.is_stablecoin() {
         (c.denom.clone(), 2)
     } else {
         return format!("{}{}", c.amount, c.denom);

@@ -13,7 +13,7 @@ use crate::state::{BankWrite, Leg, PlainLeg};
 /// gate chain issued for exactly this movement, anything else is a plain leg.
 fn legs<S: StateWrite>(state: &S, from: &Address, to: &Address, coins: &[Coin], out: &mut Vec<Leg>) -> Result<(), TxError> {
     for c in coins {
-        if c.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX) {
+        if c.is_stablecoin() {
             out.push(Leg::Screened(screening::take(state, from, to, c)?));
         } else {
             out.push(Leg::Plain(PlainLeg::new(from, to, c)?));

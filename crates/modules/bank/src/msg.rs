@@ -111,7 +111,7 @@ impl MultiSendMsg {
 /// The compliance facts of `coins` moving `from` → `to`: one per stablecoin (`hkd.`) amount,
 /// in coin order. The bank's handlers take exactly one proof of screening per fact.
 fn facts_of(from: &Address, to: &Address, coins: &[Coin], msg_index: usize, out: &mut Vec<Fact>) {
-    for c in coins.iter().filter(|c| c.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX)) {
+    for c in coins.iter().filter(|c| c.is_stablecoin()) {
         out.push(Fact { from: *from, to: *to, amount: c.clone(), msg_index });
     }
 }

@@ -56,7 +56,7 @@ pub async fn spendable<S: StateRead + Sync>(state: &S, addr: &Address) -> Result
     let frozen = state.is_frozen(&gas, addr).await?;
     let mut out = Vec::new();
     for c in state.all_balances(addr).await? {
-        let stable = c.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX);
+        let stable = lantau_primitives::is_stablecoin(&c.denom);
         if stable && (frozen || state.is_send_paused(&gas, &c.denom).await?) {
             continue;
         }

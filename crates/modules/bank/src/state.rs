@@ -108,7 +108,7 @@ pub struct PlainLeg {
 impl PlainLeg {
     /// A plain movement; a stablecoin (`hkd.`) is refused: it needs a proof of screening.
     pub fn new(from: &Address, to: &Address, coin: &Coin) -> Result<Self, TxError> {
-        if coin.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX) {
+        if coin.is_stablecoin() {
             return Err(BankError::NeedsScreening(coin.to_string()).into());
         }
         Ok(Self { from: *from, to: *to, coin: coin.clone() })
@@ -168,7 +168,7 @@ impl Ledger {
     /// and neither party is frozen. Other denoms (the native gas coin) are never restricted,
     /// so fees can always be paid.
     async fn check_restrictions<S: StateRead + Sync + ?Sized>(&mut self, s: &S, gas: &GasMeter, e: &Effect<'_>) -> Result<(), TxError> {
-        if !e.coin.denom.starts_with(lantau_primitives::STABLECOIN_PREFIX) {
+        if !e.coin.is_stablecoin() {
             return Ok(());
         }
         let paused = match self.paused.get(&e.coin.denom) {

@@ -17,7 +17,13 @@
 //! The rules here are the module's own authority and state checks, not compliance gates.
 //!
 //! Layout: `msg.rs` (validated messages, [`KycMsg`]), `handler.rs`, `state.rs`,
-//! `state_key.rs`, `query.rs`, `genesis.rs`, `error.rs` (codespace `kyc`), `tier.rs`.
+//! `state_key.rs`, `query.rs`, `genesis.rs`, `error.rs` (codespace `kyc`), `tier.rs` (level →
+//! Travel Rule tier), `tests/` (handler unit tests on a temporary store). No `event.rs`: the
+//! module's events are the typed protobuf events of `chain.kyc.v1` (`EventIdentityEnrolled`,
+//! `EventIdentityUpdated`, `EventLevelChanged`, `EventParamsUpdated`), emitted with
+//! `emit_typed` where they happen. No `deps.rs`: it needs nothing from a module above it; it
+//! reads the authorities (`lantau-authority`) and appends to the audit log
+//! (`lantau-audit`), both below it.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]

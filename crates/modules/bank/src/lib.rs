@@ -56,7 +56,8 @@
 //! sum of all balances of a denom equals its supply; a transfer conserves supply.
 //!
 //! Layout: `msg.rs` (validated messages), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
-//! `genesis.rs`, `event.rs`, `error.rs`, `deps.rs` (what it needs from auth).
+//! `genesis.rs`, `event.rs`, `error.rs`, `deps.rs` (what it needs from auth), `tests/` (handler
+//! unit tests on a temporary store).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
@@ -92,10 +93,7 @@ pub const MODULE_NAME: &str = "bank";
 #[derive(Debug, Clone, Copy)]
 pub struct Bank;
 
-/// `/cosmos.bank.v1beta1.MsgSend`.
-pub const MSG_SEND: &str = "/cosmos.bank.v1beta1.MsgSend";
-/// `/cosmos.bank.v1beta1.MsgMultiSend`.
-pub const MSG_MULTI_SEND: &str = "/cosmos.bank.v1beta1.MsgMultiSend";
+pub use lantau_module_api::type_url::{MSG_MULTI_SEND, MSG_SEND};
 
 /// The bank's messages.
 #[derive(Debug, Clone, PartialEq, Eq)]

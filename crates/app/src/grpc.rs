@@ -2,8 +2,10 @@
 //! gateway: a gRPC method path (`/cosmos.bank.v1beta1.Query/Balance`) and a protobuf request
 //! in, a protobuf response out.
 //!
-//! In order: the methods the app itself answers (those that need its limits or more than one
-//! module: auth `Params`, bank denom metadata, tx `Simulate`), then each module in list order
+//! In order: the methods the app itself answers (those that need its limits, its node-local
+//! parts or more than one module: auth `Params`, bank denom metadata, tx `Simulate`, and
+//! compliance `TxTrace` (the trace ring buffer) and `SimulateTrace` (the gates on the
+//! admission state)), then each module in list order
 //! ([`crate::modules::query`]), then the node's extension (the tx index and the blocks: tx
 //! `GetTx`/`GetTxsEvent`, the tendermint service), which the app does not hold.
 
@@ -16,6 +18,7 @@ use cosmos_sdk_proto::cosmos::auth::v1beta1 as auth_pb;
 use cosmos_sdk_proto::cosmos::bank::v1beta1 as bank_pb;
 use cosmos_sdk_proto::cosmos::tx::v1beta1 as tx_pb;
 use lantau_module_api::{decode_query, QueryError};
+use lantau_proto::chain::compliance::v1 as compliance_pb;
 use prost::Message as _;
 
 use crate::App;
@@ -140,6 +143,23 @@ impl App {
                     Err(e) => Err(QueryError::InvalidArgument(format!("{}: codespace {} code {}", e.log, e.codespace, e.code))),
                 };
             }
+            lantau_compliance::QUERY_TX_TRACE => {
+                let req: compliance_pb::QueryTxTraceRequest = decode_query(request)?;
+                let hash = tx_hash(&req.tx_hash)?;
+                let trace = self.tx_trace(&hash).await;
+                return Ok(compliance_pb::QueryTxTraceResponse { found: trace.is_some(), trace }.encode_to_vec());
+            }
+            lantau_compliance::QUERY_SIMULATE_TRACE => {
+                let req: compliance_pb::QuerySimulateTraceRequest = decode_query(request)?;
+                if req.tx_bytes.is_empty() {
+                    return Err(QueryError::InvalidArgument("tx_bytes is required".into()));
+                }
+                return match self.simulate_trace(&req.tx_bytes).await {
+                    Ok(Some(trace)) => Ok(compliance_pb::QuerySimulateTraceResponse { trace: Some(trace) }.encode_to_vec()),
+                    Ok(None) => Err(QueryError::FailedPrecondition("this node runs without the simulation hook".into())),
+                    Err(e) => Err(QueryError::InvalidArgument(format!("{}: codespace {} code {}", e.log, e.codespace, e.code))),
+                };
+            }
             _ => {}
         }
         if let Some(r) = crate::modules::answer(snap, method, request).await {
@@ -152,6 +172,18 @@ impl App {
         }
         Err(QueryError::InvalidArgument(format!("unknown query path {method}")))
     }
+}
+
+/// A transaction hash as TxTrace takes it: 64 hex digits, with or without `0x`, any case
+/// (Cosmos and Ethereum hashes alike).
+pub fn tx_hash(s: &str) -> Result<[u8; 32], QueryError> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err(QueryError::InvalidArgument("tx hash cannot be empty".into()));
+    }
+    let b =
+        hex::decode(s.strip_prefix("0x").unwrap_or(s)).map_err(|_| QueryError::InvalidArgument(format!("invalid tx hash {s:?}: expected 64 hex digits")))?;
+    b.try_into().map_err(|_| QueryError::InvalidArgument(format!("invalid tx hash {s:?}: expected 32 bytes")))
 }
 
 /// An event in the ABCI protobuf form the SDK's `Result` carries.

@@ -21,8 +21,9 @@ fn turns() -> &'static Semaphore {
 }
 
 /// The gRPC methods (also reachable through CometBFT's `abci_query` by path) that are heavy:
-/// transaction search and the audit log.
-pub const HEAVY_METHODS: &[&str] = &[crate::grpc::GET_TXS_EVENT, lantau_app::compliance::QUERY_AUDIT_LOG];
+/// transaction search, the audit log, the flag queue and the report.
+pub const HEAVY_METHODS: &[&str] =
+    &[crate::grpc::GET_TXS_EVENT, lantau_app::compliance::QUERY_AUDIT_LOG, lantau_app::compliance::QUERY_FLAGS, lantau_app::compliance::QUERY_REPORT];
 
 /// A turn when `method` is one of [`HEAVY_METHODS`], nothing otherwise.
 pub async fn turn_for_method(method: &str) -> Result<Option<SemaphorePermit<'static>>, String> {

@@ -96,18 +96,7 @@ impl lantau_module_api::Module for Compliance {
     }
 
     async fn query<S: cnidarium::StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
-        match method {
-            QUERY_AUDIT_LOG => Some(query::audit_log_grpc(state, request).await),
-            QUERY_PARAMS => Some(
-                async {
-                    let _: lantau_proto::chain::compliance::v1::QueryParamsRequest = lantau_module_api::decode_query(request)?;
-                    let params = query::params(state).await?;
-                    Ok(prost::Message::encode_to_vec(&lantau_proto::chain::compliance::v1::QueryParamsResponse { params: Some(params) }))
-                }
-                .await,
-            ),
-            _ => None,
-        }
+        query::answer(state, method, request).await
     }
 
     /// The audit log's rows (the app hash commits to them through the verifiable hash-chain
@@ -127,3 +116,22 @@ impl lantau_module_api::Module for Compliance {
 pub const QUERY_AUDIT_LOG: &str = "/chain.compliance.v1.Query/AuditLog";
 /// The gRPC method of Params.
 pub const QUERY_PARAMS: &str = "/chain.compliance.v1.Query/Params";
+/// The gRPC method of Flags.
+pub const QUERY_FLAGS: &str = "/chain.compliance.v1.Query/Flags";
+/// The gRPC method of Report.
+pub const QUERY_REPORT: &str = "/chain.compliance.v1.Query/Report";
+/// The gRPC method of TxTrace (answered by the app: the trace buffer is the node's).
+pub const QUERY_TX_TRACE: &str = "/chain.compliance.v1.Query/TxTrace";
+/// The gRPC method of SimulateTrace (answered by the app: it runs the gates on the admission
+/// state).
+pub const QUERY_SIMULATE_TRACE: &str = "/chain.compliance.v1.Query/SimulateTrace";
+/// The gRPC method of TravelRulePayload.
+pub const QUERY_TRAVEL_RULE_PAYLOAD: &str = "/chain.compliance.v1.Query/TravelRulePayload";
+/// The gRPC method of SubRoleBindings.
+pub const QUERY_SUB_ROLE_BINDINGS: &str = "/chain.compliance.v1.Query/SubRoleBindings";
+/// The gRPC method of SubRoleParent.
+pub const QUERY_SUB_ROLE_PARENT: &str = "/chain.compliance.v1.Query/SubRoleParent";
+/// The gRPC method of AgentPolicy.
+pub const QUERY_AGENT_POLICY: &str = "/chain.compliance.v1.Query/AgentPolicy";
+/// The gRPC method of SanctionsSet.
+pub const QUERY_SANCTIONS_SET: &str = "/chain.compliance.v1.Query/SanctionsSet";

@@ -1,6 +1,12 @@
 //! REST routes of the chain's own modules (`/chain/<module>/v1/...`) and Cosmos EVM's token
 //! pairs, rendered from their protobuf responses in gRPC-gateway JSON (snake_case, 64-bit
 //! integers as strings, enums by name, timestamps RFC 3339, defaults emitted).
+//!
+//! The compliance routes parse their parameters (with the REST surface's own error texts),
+//! build the request of the module's gRPC method, ask the app's one query router ([`routed`]:
+//! the answer gRPC and `abci_query` give) and render its response message as the gateway
+//! does; only the lists' pagination tails (`next_key` null, `total` a string) and TxTrace's
+//! `trace: null` are written here rather than by the message's JSON.
 
 use std::sync::Arc;
 
@@ -58,6 +64,13 @@ pub fn routes() -> OpenApiRouter<Node> {
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<Value, ApiError> {
     serde_json::to_value(v).map_err(ApiError::internal)
+}
+
+/// Asks the app's one query router for `method` on the latest state: the answer gRPC and
+/// `abci_query` give for the same request (a query error keeps its gRPC code and text).
+async fn routed<Resp: prost::Message + Default>(node: &Node, method: &str, req: &impl prost::Message) -> Result<Resp, ApiError> {
+    let bytes = node.app().query(method, &req.encode_to_vec()).await.map_err(ApiError::from)?;
+    Resp::decode(bytes.as_slice()).map_err(ApiError::internal)
 }
 
 /// A module's error met while answering a query, through the one mapping from module errors
@@ -187,8 +200,8 @@ async fn reserve_params(State(node): State<Node>) -> ApiResult {
 #[utoipa::path(get, path = "/chain/compliance/v1/params", tag = "compliance", summary = "Compliance parameters (rules)",
     responses((status = 200, description = "The answer", body = ComplianceParamsResponse)))]
 async fn compliance_params(State(node): State<Node>) -> ApiResult {
-    let p = compliance::query::params(&node.app().snapshot()).await.map_err(internal)?;
-    Ok(Json(json!({"params": to_json(&p)?})))
+    let r: compliance_pb::QueryParamsResponse = routed(&node, compliance::QUERY_PARAMS, &compliance_pb::QueryParamsRequest {}).await?;
+    Ok(Json(to_json(&r)?))
 }
 
 /// The anchored payload. The hash must be given exactly as stored, lower-case hex: an
@@ -200,14 +213,10 @@ async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> A
     if tx_hash.trim().is_empty() {
         return Err(ApiError::invalid("tx_hash is required"));
     }
-    let not_found = || ApiError::not_found(format!("no Travel Rule payload anchored for {tx_hash}"));
-    if tx_hash.len() != 64 || !tx_hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-        return Err(not_found());
-    }
-    match compliance::effects::anchored_payload(&node.app().snapshot(), &tx_hash).await.map_err(internal)? {
-        Some(p) => Ok(Json(json!({"payload": to_json(&p)?}))),
-        None => Err(not_found()),
-    }
+    // Any other form than 64 lower-case hex digits, and a hash with nothing anchored: 404.
+    let r: compliance_pb::QueryTravelRulePayloadResponse =
+        routed(&node, compliance::QUERY_TRAVEL_RULE_PAYLOAD, &compliance_pb::QueryTravelRulePayloadRequest { tx_hash }).await?;
+    Ok(Json(to_json(&r)?))
 }
 
 /// AuditLog: `?subject=&tx_type=&tx_hash=&from=&to=`, every given filter ANDed; an empty value
@@ -224,27 +233,27 @@ async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> A
     responses((status = 200, description = "The answer", body = AuditLogResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
 async fn audit_log(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
-    let filter = audit_filter(raw.as_deref())?;
-    let entries = compliance::query::audit_log(&node.app().snapshot(), &filter).await.map_err(internal)?;
-    Ok(Json(json!({"entries": to_json(&entries)?, "pagination": crate::json::page(entries.len())})))
+    let req = audit_request(raw.as_deref())?;
+    let r: compliance_pb::QueryAuditLogResponse = routed(&node, compliance::QUERY_AUDIT_LOG, &req).await?;
+    Ok(Json(json!({"entries": to_json(&r.entries)?, "pagination": crate::json::page(r.entries.len())})))
 }
 
-fn audit_filter(raw: Option<&str>) -> Result<compliance::AuditFilter, ApiError> {
-    let mut f = compliance::AuditFilter::default();
+fn audit_request(raw: Option<&str>) -> Result<compliance_pb::QueryAuditLogRequest, ApiError> {
+    let mut req = compliance_pb::QueryAuditLogRequest::default();
     for (k, v) in form_urlencoded(raw.unwrap_or("")) {
         if v.is_empty() {
             continue;
         }
         match k.as_str() {
-            "subject" => f.subject = Some(parse_bech32(&v)?),
-            "tx_type" => f.tx_type = Some(v),
-            "tx_hash" => f.tx_hash = Some(v),
-            "from" => f.from = Some(parse_time("from", &v)?),
-            "to" => f.to = Some(parse_time("to", &v)?),
+            "subject" => req.subject = parse_bech32(&v)?.to_bech32(),
+            "tx_type" => req.tx_type = v,
+            "tx_hash" => req.tx_hash = v,
+            "from" => req.from = Some(parse_time("from", &v)?),
+            "to" => req.to = Some(parse_time("to", &v)?),
             _ => {}
         }
     }
-    Ok(f)
+    Ok(req)
 }
 
 /// Flags: `?vasp=&status=&tx_hash=&from=&to=`; `status` omitted or FLAG_STATUS_UNSPECIFIED
@@ -259,27 +268,27 @@ fn audit_filter(raw: Option<&str>) -> Result<compliance::AuditFilter, ApiError> 
     responses((status = 200, description = "The answer", body = FlagsResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
 async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
-    let mut f = compliance::flags::FlagFilter::default();
+    let mut req = compliance_pb::QueryFlagsRequest::default();
     for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
         if v.is_empty() {
             continue;
         }
         match k.as_str() {
-            "vasp" => f.vasp = Some(v),
+            "vasp" => req.vasp = v,
             "status" => {
                 let st = compliance::FlagStatus::from_str_name(&v)
                     .or_else(|| v.parse::<i32>().ok().and_then(|n| compliance::FlagStatus::try_from(n).ok()))
                     .ok_or_else(|| ApiError::invalid(format!("invalid status {v:?}: expected a FlagStatus name")))?;
-                f.status = Some(st);
+                req.status = st as i32;
             }
-            "tx_hash" => f.tx_hash = Some(v),
-            "from" => f.from = Some(parse_time("from", &v)?),
-            "to" => f.to = Some(parse_time("to", &v)?),
+            "tx_hash" => req.tx_hash = v,
+            "from" => req.from = Some(parse_time("from", &v)?),
+            "to" => req.to = Some(parse_time("to", &v)?),
             _ => {}
         }
     }
-    let list = compliance::flags::flags(&node.app().snapshot(), &f).await.map_err(internal)?;
-    Ok(Json(json!({"flags": to_json(&list)?, "pagination": crate::json::page(list.len())})))
+    let r: compliance_pb::QueryFlagsResponse = routed(&node, compliance::QUERY_FLAGS, &req).await?;
+    Ok(Json(json!({"flags": to_json(&r.flags)?, "pagination": crate::json::page(r.flags.len())})))
 }
 
 /// SubRoleBindings: `?role=` (a SubRole name or number; omitted or SUB_ROLE_UNSPECIFIED = all),
@@ -290,18 +299,17 @@ async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     responses((status = 200, description = "The answer", body = SubRolesResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn sub_roles(State(node): State<Node>, Path(parent): Path<String>, RawQuery(raw): RawQuery) -> ApiResult {
     let parent = parse_bech32(&parent)?;
-    let mut role = None;
+    let mut req = compliance_pb::QuerySubRoleBindingsRequest { parent: parent.to_bech32(), ..Default::default() };
     for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
         if k == "role" && !v.is_empty() {
-            role = Some(
-                compliance::SubRole::from_str_name(&v)
-                    .or_else(|| v.parse::<i32>().ok().and_then(|n| compliance::SubRole::try_from(n).ok()))
-                    .ok_or_else(|| ApiError::invalid(format!("invalid role {v:?}: expected a SubRole name")))?,
-            );
+            let role = compliance::SubRole::from_str_name(&v)
+                .or_else(|| v.parse::<i32>().ok().and_then(|n| compliance::SubRole::try_from(n).ok()))
+                .ok_or_else(|| ApiError::invalid(format!("invalid role {v:?}: expected a SubRole name")))?;
+            req.role = role as i32;
         }
     }
-    let list = compliance::query::sub_role_bindings(&node.app().snapshot(), &parent, role).await.map_err(internal)?;
-    Ok(Json(json!({"bindings": to_json(&list)?, "pagination": crate::json::page(list.len())})))
+    let r: compliance_pb::QuerySubRoleBindingsResponse = routed(&node, compliance::QUERY_SUB_ROLE_BINDINGS, &req).await?;
+    Ok(Json(json!({"bindings": to_json(&r.bindings)?, "pagination": crate::json::page(r.bindings.len())})))
 }
 
 /// SubRoleParent: `{parent, binding}` for a bound address (active or revoked: `revoked_at`
@@ -310,11 +318,11 @@ async fn sub_roles(State(node): State<Node>, Path(parent): Path<String>, RawQuer
     params(("sub_addr" = String, Path, description = "Bech32 address of the sub-role key", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = SubRoleParentResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn sub_role_parent(State(node): State<Node>, Path(sub_addr): Path<String>) -> ApiResult {
-    let sub = parse_bech32(&sub_addr)?;
-    match compliance::query::sub_role_parent(&node.app().snapshot(), &sub).await.map_err(internal)? {
-        Some(b) => Ok(Json(json!({"parent": b.parent.clone(), "binding": to_json(&b)?}))),
-        None => Err(ApiError::not_found(format!("no sub-role binding for {sub_addr}"))),
-    }
+    parse_bech32(&sub_addr)?;
+    // Unbound: 404 with exactly `no sub-role binding for <sub_addr as given>`.
+    let r: compliance_pb::QuerySubRoleParentResponse =
+        routed(&node, compliance::QUERY_SUB_ROLE_PARENT, &compliance_pb::QuerySubRoleParentRequest { sub_addr }).await?;
+    Ok(Json(to_json(&r)?))
 }
 
 /// AgentPolicy: `{policy, window}`, the window as stored (no 24-hour reset applied); 404 when
@@ -325,10 +333,9 @@ async fn sub_role_parent(State(node): State<Node>, Path(sub_addr): Path<String>)
 async fn agent_policy(State(node): State<Node>, Path((parent, sub_addr)): Path<(String, String)>) -> ApiResult {
     let parent = parse_bech32(&parent)?;
     let sub = parse_bech32(&sub_addr)?;
-    match compliance::query::agent_policy(&node.app().snapshot(), &parent, &sub).await.map_err(internal)? {
-        Some((p, w)) => Ok(Json(json!({"policy": to_json(&p)?, "window": to_json(&w)?}))),
-        None => Err(ApiError::not_found(format!("no agent policy for {} under {}", sub.to_bech32(), parent.to_bech32()))),
-    }
+    let req = compliance_pb::QueryAgentPolicyRequest { parent: parent.to_bech32(), sub_addr: sub.to_bech32() };
+    let r: compliance_pb::QueryAgentPolicyResponse = routed(&node, compliance::QUERY_AGENT_POLICY, &req).await?;
+    Ok(Json(to_json(&r)?))
 }
 
 /// A query whose `tx_hash` path segment is missing: HTTP 400, as the spec's query errors say.
@@ -341,11 +348,10 @@ async fn missing_tx_hash() -> ApiError {
     params(("tx_hash" = String, Path, description = "64 hex digits, with or without 0x, any case")),
     responses((status = 200, description = "The answer", body = TxTraceResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn tx_trace(State(node): State<Node>, Path(tx_hash): Path<String>) -> ApiResult {
-    let h = crate::rest::parse_hash(&tx_hash)?;
-    match node.app().tx_trace(&h).await {
-        Some(t) => Ok(Json(json!({"trace": to_json(&t)?, "found": true}))),
-        None => Ok(Json(json!({"trace": null, "found": false}))),
-    }
+    // The router parses the hash (`lantau_app::grpc::tx_hash`, which `rest::parse_hash` is too).
+    let r: compliance_pb::QueryTxTraceResponse = routed(&node, compliance::QUERY_TX_TRACE, &compliance_pb::QueryTxTraceRequest { tx_hash }).await?;
+    // `found: false` comes with `trace: null`, as the gateway writes an unset message field.
+    Ok(Json(with_null_messages(to_json(&r)?, &["trace"])))
 }
 
 #[derive(serde::Deserialize, utoipa::ToSchema)]
@@ -368,11 +374,10 @@ async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>
     }
     let bytes =
         base64::engine::general_purpose::STANDARD.decode(&body.tx_bytes).map_err(|e| ApiError::invalid(format!("tx_bytes is not valid base64: {e}")))?;
-    match node.app().simulate_trace(&bytes).await {
-        Ok(Some(t)) => Ok(Json(json!({"trace": to_json(&t)?}))),
-        Ok(None) => Err(ApiError::failed_precondition("this node runs without the simulation hook")),
-        Err(e) => Err(ApiError::invalid(format!("{}: codespace {} code {}", e.log, e.codespace, e.code))),
-    }
+    // Undecodable bytes: InvalidArgument; a node without the simulation hook: FailedPrecondition.
+    let r: compliance_pb::QuerySimulateTraceResponse =
+        routed(&node, compliance::QUERY_SIMULATE_TRACE, &compliance_pb::QuerySimulateTraceRequest { tx_bytes: bytes.into() }).await?;
+    Ok(Json(to_json(&r)?))
 }
 
 /// Report: four sections, always present and in this order: `par_value_daily` (always empty:
@@ -388,62 +393,27 @@ async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>
     responses((status = 200, description = "The answer", body = ReportResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
 async fn report(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
-    let (mut from, mut to) = (None, None);
+    let mut req = compliance_pb::QueryReportRequest::default();
     for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
         if v.is_empty() {
             continue;
         }
         match k.as_str() {
-            "period_start" => from = Some(parse_time("period_start", &v)?),
-            "period_end" => to = Some(parse_time("period_end", &v)?),
+            "period_start" => req.period_start = Some(parse_time("period_start", &v)?),
+            "period_end" => req.period_end = Some(parse_time("period_end", &v)?),
             _ => {}
         }
     }
-    let snap = node.app().snapshot();
-    let hits = compliance::query::audit_log(&snap, &compliance::AuditFilter { tx_type: Some("sanctions".into()), from, to, ..Default::default() })
-        .await
-        .map_err(internal)?;
-    let all = compliance::flags::flags(&snap, &compliance::flags::FlagFilter { from, to, ..Default::default() }).await.map_err(internal)?;
-    let ts = |t: &Option<lantau_proto::Timestamp>| t.and_then(|t| t.to_rfc3339()).unwrap_or_default();
-    let coin = |c: &Option<cosmos_sdk_proto::cosmos::base::v1beta1::Coin>| c.as_ref().map(|c| format!("{}{}", c.amount, c.denom)).unwrap_or_default();
-    let flag_row = |f: &compliance::Flag| {
-        json!({"cells": {
-            "flag_id": f.flag_id,
-            "status": compliance::FlagStatus::try_from(f.status).map(|s| s.as_str_name()).unwrap_or("FLAG_STATUS_UNSPECIFIED"),
-            "decorator": f.decorator,
-            "subject": f.subject,
-            "counterparty": f.counterparty,
-            "vasp": f.vasp,
-            "amount": coin(&f.amount),
-            "tx_hash": f.tx_hash,
-            "created_at": ts(&f.created_at),
-            "resolution": f.resolution,
-        }})
-    };
-    let emitted = compliance::FlagStatus::Emitted as i32;
-    let sections = json!([
-        {"name": "par_value_daily", "rows": []},
-        {"name": "sanctions_hits", "rows": hits.iter().map(|e| json!({"cells": {
-            "sequence": e.sequence.to_string(),
-            "block_time": ts(&e.block_time),
-            "subject": e.subject,
-            "counterparty": e.counterparty,
-            "amount": coin(&e.amount),
-            "tx_hash": e.tx_hash,
-        }})).collect::<Vec<_>>()},
-        {"name": "threshold_flags", "rows": all.iter().filter(|f| f.status == emitted).map(flag_row).collect::<Vec<_>>()},
-        {"name": "review_closures", "rows": all.iter().filter(|f| f.status != emitted).map(flag_row).collect::<Vec<_>>()},
-    ]);
-    Ok(Json(json!({"sections": sections})))
+    let r: compliance_pb::QueryReportResponse = routed(&node, compliance::QUERY_REPORT, &req).await?;
+    Ok(Json(to_json(&r)?))
 }
 
 /// SanctionsSet: `{set: {blocked_addresses, blocked_vasps}}`.
 #[utoipa::path(get, path = "/chain/compliance/v1/sanctions", tag = "compliance", summary = "The sanctions set",
     responses((status = 200, description = "The answer", body = SanctionsResponse)))]
 async fn sanctions(State(node): State<Node>) -> ApiResult {
-    use compliance::ComplianceRead;
-    let set = node.app().snapshot().sanctions(&lantau_app::module_api::GasMeter::infinite()).await.map_err(internal)?;
-    Ok(Json(json!({"set": to_json(&set)?})))
+    let r: compliance_pb::QuerySanctionsSetResponse = routed(&node, compliance::QUERY_SANCTIONS_SET, &compliance_pb::QuerySanctionsSetRequest {}).await?;
+    Ok(Json(to_json(&r)?))
 }
 
 /// Parses an RFC 3339 query parameter. An unescaped `+` of a UTC offset arrives as a space

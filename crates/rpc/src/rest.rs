@@ -71,14 +71,10 @@ pub fn parse_bech32(s: &str) -> Result<Address, ApiError> {
     Address::from_bech32(s).map_err(|e| ApiError::invalid(format!("invalid address: {e}")))
 }
 
-/// Parses a tx hash (64 hex digits, any case) into bytes.
+/// Parses a tx hash (64 hex digits, with or without `0x`, any case) into bytes, as the query
+/// router parses TxTrace's (one function, one set of texts).
 pub fn parse_hash(s: &str) -> Result<[u8; 32], ApiError> {
-    let s = s.trim();
-    if s.is_empty() {
-        return Err(ApiError::invalid("tx hash cannot be empty"));
-    }
-    let b = hex::decode(s.strip_prefix("0x").unwrap_or(s)).map_err(|_| ApiError::invalid(format!("invalid tx hash {s:?}: expected 64 hex digits")))?;
-    b.try_into().map_err(|_| ApiError::invalid(format!("invalid tx hash {s:?}: expected 32 bytes")))
+    lantau_app::grpc::tx_hash(s).map_err(ApiError::from)
 }
 
 // === tx service ===

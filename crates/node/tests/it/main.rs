@@ -4,6 +4,7 @@
 
 mod abci_conformance;
 mod ante;
+mod compliance_grpc;
 mod cosmos_client;
 mod cosmos_rest;
 mod delegation;

@@ -12,6 +12,7 @@
 //! - [`module`]: the [`Module`] trait (name, genesis section, message decoding, query routes)
 //!   from which the app's one ordered module list wires everything, and [`Fact`], a
 //!   stablecoin movement a message declares.
+//! - [`type_url`]: the message type URLs more than one module names.
 //!
 //! State goes through one door: each module's `state.rs` defines typed extension traits over
 //! cnidarium's `StateRead`/`StateWrite`, and its keys live only in its `state_key.rs`.
@@ -26,6 +27,7 @@ pub mod gas;
 pub mod handler;
 pub mod module;
 pub mod store;
+pub mod type_url;
 
 pub use ctx::{BlockCtx, ExecCtx};
 pub use error::{ErrorCode, SdkError, TxError};

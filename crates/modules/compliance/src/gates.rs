@@ -146,9 +146,9 @@ pub struct GateInput<'a> {
 /// `MsgSend` too, so an agent keeps its gas money.
 pub fn allowed_messages(role: SubRole) -> &'static [&'static str] {
     match role {
-        SubRole::Agent => &["/cosmos.bank.v1beta1.MsgSend"],
-        SubRole::Reviewer => &["/chain.compliance.v1.MsgReviewFlag", "/chain.compliance.v1.MsgEscalateFlag"],
-        SubRole::Officer => &["/chain.compliance.v1.MsgCloseFlag"],
+        SubRole::Agent => &[lantau_module_api::type_url::MSG_SEND],
+        SubRole::Reviewer => &[crate::msg::MSG_REVIEW_FLAG, crate::msg::MSG_ESCALATE_FLAG],
+        SubRole::Officer => &[crate::msg::MSG_CLOSE_FLAG],
         SubRole::Unspecified => &[],
     }
 }
@@ -683,7 +683,7 @@ mod tests {
 
     async fn verdict(storage: &Storage, signer: Address, facts: &[Fact], p: Option<&TravelRulePayload>) -> Verdict {
         let snap = storage.latest_snapshot();
-        let types: Vec<&str> = facts.iter().map(|_| "/cosmos.bank.v1beta1.MsgSend").collect();
+        let types: Vec<&str> = facts.iter().map(|_| lantau_module_api::type_url::MSG_SEND).collect();
         run(&snap, &GasMeter::infinite(), &block(), GateInput { signer, facts, payload: p, msg_types: &types }).await.unwrap()
     }
 
@@ -819,7 +819,7 @@ mod tests {
         run(&snap, &GasMeter::infinite(), &block(), GateInput { signer, facts, payload: p, msg_types: types }).await.unwrap()
     }
 
-    const SEND: &str = "/cosmos.bank.v1beta1.MsgSend";
+    const SEND: &str = lantau_module_api::type_url::MSG_SEND;
 
     #[tokio::test]
     async fn an_agent_spends_within_its_envelope_as_its_parent() {

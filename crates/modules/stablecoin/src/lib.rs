@@ -15,7 +15,11 @@
 //! changes only through mint and burn.
 //!
 //! Layout: `msg.rs` ([`StablecoinMsg`]), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
-//! `genesis.rs`, `error.rs` (codespace `stablecoin`), `deps.rs`.
+//! `genesis.rs`, `error.rs` (codespace `stablecoin`), `deps.rs` (identities, token pairs),
+//! `tests/` (handler unit tests on a temporary store). No `event.rs`: the module's events are
+//! the typed protobuf events of `chain.stablecoin.v1` (`EventDenomCreated`, `EventMinted`,
+//! `EventBurned`, `EventPaused`, `EventUnpaused`, `EventFrozen`, `EventUnfrozen`), emitted with
+//! `emit_typed` in `handler.rs`; the balance events of mint and burn are the bank's.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]

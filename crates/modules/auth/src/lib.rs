@@ -8,7 +8,11 @@
 //! - a public key, once set, never changes, and its address equals the account address;
 //! - the sequence only grows.
 //!
-//! Layout: `state_key.rs` (keys), `state.rs` (typed read/write), `genesis.rs`, `query.rs`.
+//! Layout: `state_key.rs` (keys), `state.rs` (typed read/write), `genesis.rs`, `query.rs`. No
+//! `msg.rs`, `handler.rs` or `tests/`: the module has no messages (the ante, in the app, checks
+//! and advances sequences and sets public keys through [`AuthWrite`]). No `event.rs`: it emits
+//! no event. No `error.rs`: its only failures are internal (a corrupt record). No
+//! `deps.rs`: it needs no other module.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]

@@ -13,7 +13,13 @@
 //! Both live here, below every module that checks them, so that no module depends on another
 //! module's params to know who may sign. Invariant: both are always set after genesis.
 //!
-//! Layout: `state_key.rs`, `state.rs`, `genesis.rs`.
+//! Layout: `state_key.rs`, `state.rs`, `genesis.rs`. No `msg.rs`, `handler.rs` or `tests/`: the
+//! module has no messages (the compliance authority is rotated by the compliance module's
+//! `MsgUpdateParams`, through [`AuthorityWrite`]). No `query.rs`: it serves no query of its
+//! own (the compliance authority is the `authority` of the compliance params). No `event.rs`:
+//! it emits no event.
+//! No `error.rs`: its only failures are internal (an authority not set) or the `sdk`
+//! codespace's (genesis). No `deps.rs`: it needs no other module.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]

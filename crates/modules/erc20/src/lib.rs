@@ -8,7 +8,12 @@
 //!
 //! Invariants: one pair per denom, one denom per address, pairs are never removed.
 //!
-//! Layout: `state_key.rs`, `state.rs`, `query.rs`, `error.rs` (codespace `erc20`).
+//! Layout: `state_key.rs`, `state.rs`, `query.rs`, `error.rs` (codespace `erc20`); the address
+//! derivation, [`token_address`], here. No `msg.rs`, `handler.rs` or `tests/`: the module has no
+//! messages (pairs are registered by the stablecoin module's `MsgCreateDenom`, whose tests cover
+//! it). No `genesis.rs`: the module has no genesis section (the stablecoin genesis registers
+//! the pairs of its denoms). No `event.rs`: it emits no event (the stablecoin's
+//! `EventDenomCreated` carries the address). No `deps.rs`: it needs no other module.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]

@@ -12,9 +12,17 @@
 //!   audit rows, flags, anchors, windows), including when a caller catches the revert;
 //! - revm and alloy types never leave this crate.
 //!
-//! Layout: `tx.rs` (decoding, sender recovery), `exec.rs` (revm on the store, the frame-aligned
-//! Cosmos overlay), `precompile.rs` (the typed call enum), `state_key.rs`, `state.rs`,
-//! `error.rs` (codespace `evm`).
+//! Layout: `msg.rs` (`MsgEthereumTx` and its envelope), `handler.rs`, `tx.rs` (decoding, sender
+//! recovery), `exec.rs` (revm on the store, the frame-aligned Cosmos overlay), `precompile.rs`
+//! (the typed call enum), `sign.rs` (signing helpers for clients and tests), `state_key.rs`,
+//! `state.rs`, `error.rs` (codespace `evm`). No `genesis.rs`: the module has no genesis section
+//! (the EVM chain id is the genesis file's top-level `evm_chain_id`). No `query.rs`: its reads
+//! (`eth_call`, estimation, code and storage) are served by the app's Ethereum API over
+//! [`exec::call`] and [`EvmRead`]. No `event.rs`: the handler builds the Cosmos EVM events
+//! (`ethereum_tx`, `ethereum_log`, `message`) where the execution's outcome is. No `deps.rs`: it
+//! uses the auth, bank, erc20, stablecoin and compliance traits directly inside `exec.rs` and
+//! `precompile.rs`. No `tests/` yet: its handler is exercised through the app
+//! (`crates/app/tests/it/evm.rs`) and the node's EVM tests.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]

@@ -184,9 +184,9 @@ impl App {
     /// Wraps an opened storage.
     pub async fn with_storage(storage: Storage, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> Result<Self, AppError> {
         let snap = storage.latest_snapshot();
-        // Flags and velocity windows left the Merkle tree (the records lattice commits to
-        // them); a store that still holds them there was written under the old layout.
-        for (prefix, what) in [(lantau_compliance::state_key::FLAG_PREFIX, "flags"), (lantau_compliance::state_key::VELOCITY_PREFIX, "velocity windows")] {
+        // A store that still holds keys where a module no longer keeps them was written under
+        // an older layout.
+        for (prefix, what) in crate::modules::retired_verifiable() {
             use futures::StreamExt;
             if std::pin::pin!(snap.prefix_keys(prefix)).next().await.is_some() {
                 return Err(AppError::OldLayout { what });
@@ -196,12 +196,12 @@ impl App {
             Some(b) => String::from_utf8(b).map_err(|e| AppError::Corrupt { key: state_key::CHAIN_ID, why: e.to_string() })?,
             None => String::new(),
         };
-        // Every Ethereum transaction looks up the ERC-20 token pairs; every screened transfer
-        // reads its sender's velocity window (a non-verifiable record) twice.
+        // What the modules ask the read cache to memoize and keep (`Module::MEMOIZED_SCANS`,
+        // `Module::CACHED_NONVERIFIABLE`).
         let reads = Arc::new(
             ReadCache::new(crate::readcache::MAX_ENTRIES)
-                .memoizing_scans_of(&[lantau_erc20::state_key::PAIR_PREFIX])
-                .caching_nonverifiable(&[lantau_compliance::state_key::VELOCITY_PREFIX]),
+                .memoizing_scans_of(&crate::modules::memoized_scans())
+                .caching_nonverifiable(&crate::modules::cached_nonverifiable()),
         );
         reads.reset(snap.version());
         Ok(Self {

@@ -156,6 +156,28 @@ macro_rules! modules {
             v
         }
 
+        /// The verifiable prefixes whose scans the read cache memoizes, in list order.
+        pub fn memoized_scans() -> Vec<&'static str> {
+            let mut v: Vec<&'static str> = Vec::new();
+            $( $(#[$attr])* v.extend_from_slice(<$module as Module>::MEMOIZED_SCANS); )*
+            v
+        }
+
+        /// The non-verifiable prefixes whose records the read cache keeps, in list order.
+        pub fn cached_nonverifiable() -> Vec<&'static str> {
+            let mut v: Vec<&'static str> = Vec::new();
+            $( $(#[$attr])* v.extend_from_slice(<$module as Module>::CACHED_NONVERIFIABLE); )*
+            v
+        }
+
+        /// The verifiable prefixes an older layout used (prefix, what lived there), in list
+        /// order.
+        pub fn retired_verifiable() -> Vec<(&'static str, &'static str)> {
+            let mut v: Vec<(&'static str, &'static str)> = Vec::new();
+            $( $(#[$attr])* v.extend_from_slice(<$module as Module>::RETIRED_VERIFIABLE); )*
+            v
+        }
+
         /// Each module's check and rebuild of a state restored from a snapshot, in list order.
         pub async fn restore_snapshot<S: StateWrite + Send + Sync>(state: &mut S) -> Result<(), TxError> {
             $( $(#[$attr])* <$module as Module>::restore_snapshot(state).await?; )*

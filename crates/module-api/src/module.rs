@@ -145,6 +145,19 @@ pub trait Module: Send + Sync + 'static {
     /// prefixes besides the whole verifiable store.
     const SNAPSHOT_NONVERIFIABLE: &'static [&'static [u8]] = &[];
 
+    /// Prefixes of the verifiable store whose scans the app's read cache memoizes per version
+    /// (small sets that many transactions scan, like the ERC-20 token pairs).
+    const MEMOIZED_SCANS: &'static [&'static str] = &[];
+
+    /// Prefixes of the non-verifiable store whose records the app's read cache keeps (records
+    /// a transaction reads more than once, like the velocity windows).
+    const CACHED_NONVERIFIABLE: &'static [&'static str] = &[];
+
+    /// Prefixes this module no longer keeps in the verifiable store, each with what lived
+    /// there: a store that still holds keys under one was written by an older layout, and the
+    /// app refuses to open it rather than misread it.
+    const RETIRED_VERIFIABLE: &'static [(&'static str, &'static str)] = &[];
+
     /// Runs on a state restored from a snapshot, before it commits: checks the non-verifiable
     /// records it carried against the verifiable state (which the app hash proves) and
     /// rebuilds what derives from them. An error refuses the snapshot.

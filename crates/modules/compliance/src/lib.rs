@@ -105,6 +105,13 @@ impl lantau_module_api::Module for Compliance {
         query::answer(state, method, request).await
     }
 
+    /// Every screened transfer reads its sender's velocity window twice.
+    const CACHED_NONVERIFIABLE: &'static [&'static str] = &[state_key::VELOCITY_PREFIX];
+
+    /// Flags and velocity windows live outside the Merkle tree (the records lattice commits to
+    /// them); a store that holds them in the tree was written under the older layout.
+    const RETIRED_VERIFIABLE: &'static [(&'static str, &'static str)] = &[(state_key::FLAG_PREFIX, "flags"), (state_key::VELOCITY_PREFIX, "velocity windows")];
+
     /// The audit log's rows (the app hash commits to them through the verifiable hash-chain
     /// head), the flags and velocity windows (committed by the records lattice) and the
     /// anchored Travel Rule payloads; the audit indexes are rebuilt.

@@ -61,6 +61,10 @@ impl lantau_module_api::Module for Erc20 {
     type Genesis = lantau_module_api::EmptyGenesis;
     type Msg = lantau_module_api::NoMsg;
 
+    /// Every Ethereum transaction looks up the token pairs (a handful, changed only when a
+    /// denom is created).
+    const MEMOIZED_SCANS: &'static [&'static str] = &[state_key::PAIR_PREFIX];
+
     fn default_genesis() -> Self::Genesis {
         Default::default()
     }

@@ -10,7 +10,21 @@ use lantau_primitives::{Coin, NATIVE_DENOM};
 use lantau_test_utils::{dev_addr, dev_key, poll};
 use serde_json::Value;
 
+/// A loopback port free now, for a child node to bind. Picked in 10000-19999: below the
+/// kernel's ephemeral range (32768 and up on Linux), where nodes started in-process on port 0
+/// and every outgoing connection take theirs, and below the testnet's port blocks (20000 and
+/// up). A port the kernel handed out as ephemeral and took back could be handed to another
+/// socket before the child binds it (the child then fails to start, unseen).
 pub(crate) fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let seed = std::process::id().wrapping_mul(7_919);
+    for _ in 0..10_000 {
+        let port = 10_000 + (seed.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed)) % 10_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 

@@ -22,9 +22,9 @@
 //! `event.rs`: its events are the typed protobuf events of `chain.compliance.v1`, emitted with
 //! `emit_typed` by the handler, [`review`] and [`delegation`]. No `deps.rs`: it reads and
 //! blacklists identities through the KYC module's own traits and reads the authorities through
-//! `lantau-authority`. No `tests/` yet: its unit tests are `#[cfg(test)]` modules (gates,
-//! records, audit, msg, state keys); the message handlers are exercised through the app and
-//! the node's compliance tests.
+//! `lantau-authority`. `tests/` (handler unit tests on a temporary store: `params.rs`,
+//! `review.rs`, `delegation.rs`); the gates, records, audit log, messages and state keys keep
+//! their `#[cfg(test)]` modules.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]

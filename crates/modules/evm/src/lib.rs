@@ -21,7 +21,8 @@
 //! [`exec::call`] and [`EvmRead`]. No `event.rs`: the handler builds the Cosmos EVM events
 //! (`ethereum_tx`, `ethereum_log`, `message`) where the execution's outcome is. No `deps.rs`: it
 //! uses the auth, bank, erc20, stablecoin and compliance traits directly inside `exec.rs` and
-//! `precompile.rs`. No `tests/` yet: its handler is exercised through the app
+//! `precompile.rs`. `tests/` (handler unit tests on a temporary store, the fee prepaid as the
+//! app's ante does); the precompile and the whole path are exercised through the app
 //! (`crates/app/tests/it/evm.rs`) and the node's EVM tests.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]

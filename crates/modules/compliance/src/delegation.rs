@@ -97,19 +97,18 @@ pub async fn bind<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<
             return Err(ComplianceError::SubKeyClaimed { sub: m.sub.to_bech32(), parent: b.parent.clone() }.into());
         }
         Some(_) => true,
-        None => {
-            // A new sub-key acts for its parent from now on, and may sign nothing but its
-            // role's messages: binding must not capture someone else's identified account.
-            if state.identity(ctx.gas, &m.sub).await?.is_some() {
-                return Err(ComplianceError::InvalidBinding(format!(
-                    "{} has an identity record of its own: a sub-key is a key without one, acting for its parent",
-                    m.sub.to_bech32()
-                ))
-                .into());
-            }
-            false
-        }
+        None => false,
     };
+    // A sub-key acts for its parent from now on, and may sign nothing but its role's messages:
+    // binding must not capture an identified account, a new one or one that got an identity
+    // record of its own since it was last bound (a registrar's enrolment, a sanctions push).
+    if state.identity(ctx.gas, &m.sub).await?.is_some() {
+        return Err(ComplianceError::InvalidBinding(format!(
+            "{} has an identity record of its own: a sub-key is a key without one, acting for its parent",
+            m.sub.to_bech32()
+        ))
+        .into());
+    }
     let binding = SubRoleBinding {
         parent: m.parent.to_bech32(),
         sub_addr: m.sub.to_bech32(),

@@ -144,6 +144,17 @@ async fn a_new_sub_key_with_an_identity_record_of_its_own_is_refused_with_code_2
 }
 
 #[tokio::test]
+async fn rebinding_a_sub_key_that_got_an_identity_record_of_its_own_since_is_refused_with_code_25() {
+    let (_d, s) = bare().await;
+    run(&s, bind(ISSUER, FRESH, SubRole::Reviewer, None)).await.unwrap();
+    // The key is enrolled (or a sanctions push blacklists it) after it was bound.
+    set_level(&s, FRESH, Level::RetailBasic).await;
+    assert_eq!(code(run(&s, bind(ISSUER, FRESH, SubRole::Officer, None)).await), ("compliance", 25));
+    let b = binding(&s, &FRESH).await.unwrap();
+    assert_eq!(b.role, SubRole::Reviewer as i32, "the binding stays as it was");
+}
+
+#[tokio::test]
 async fn the_same_parent_rebinding_an_agent_to_another_role_upserts_it_and_revokes_its_policy() {
     let (_d, s) = bare().await;
     set_level(&s, RETAIL, Level::LicensedIssuer).await;

@@ -525,7 +525,7 @@ impl App {
         let gas = GasMeter::new(decoded.gas_limit);
         let mut check = self.check.lock().await;
         let mut overlay = StateDelta::new(&mut *check);
-        let mut result = self.run_tx(&mut overlay, &decoded, &block, &gas, Mode::Check).await.result;
+        let mut result = crate::pipeline::run(&self.pipeline_env(), &mut overlay, &decoded, &block, &gas, Mode::Check).await.result;
         if result.is_ok() {
             let (check, changes) = overlay.flatten();
             let footprint = Footprint::of(&*check, &changes, &self.collector_balance, &Self::payer_balance(&decoded)).await;
@@ -612,7 +612,7 @@ impl App {
     /// The recheck of one transaction on `state`, whose effects stay only when it passes.
     async fn recheck_on(&self, state: &mut StateDelta<CachedSnapshot>, tx: &DecodedTx, block: &BlockCtx, gas: &GasMeter) -> Result<(), TxError> {
         let mut overlay = StateDelta::new(state);
-        self.run_tx(&mut overlay, tx, block, gas, Mode::Recheck).await.result?;
+        crate::pipeline::run(&self.pipeline_env(), &mut overlay, tx, block, gas, Mode::Recheck).await.result?;
         overlay.apply();
         Ok(())
     }
@@ -665,7 +665,7 @@ impl App {
         }
         r.rerun_txs = r.rerun_txs.saturating_add(1);
         let mut overlay = StateDelta::new(&mut r.state);
-        self.run_tx(&mut overlay, tx, &r.block, &GasMeter::new(tx.gas_limit), Mode::Recheck).await.result?;
+        crate::pipeline::run(&self.pipeline_env(), &mut overlay, tx, &r.block, &GasMeter::new(tx.gas_limit), Mode::Recheck).await.result?;
         let (state, changes) = overlay.flatten();
         let fp = Arc::new(Footprint::of(&*state, &changes, &self.collector_balance, &Self::payer_balance(tx)).await);
         changes.apply_to(state);
@@ -749,7 +749,7 @@ impl App {
             }
             let gas = GasMeter::new(decoded.gas_limit);
             let mut overlay = StateDelta::new(&mut r.state);
-            let res = self.run_tx(&mut overlay, &decoded, &r.block, &gas, Mode::Propose).await.result;
+            let res = crate::pipeline::run(&self.pipeline_env(), &mut overlay, &decoded, &r.block, &gas, Mode::Propose).await.result;
             if res.is_ok() {
                 overlay.apply();
             }
@@ -820,7 +820,7 @@ impl App {
             Err(e) => return exec_err(&e, 0, 0, vec![]),
         };
         let gas = GasMeter::new(decoded.gas_limit);
-        let run = self.run_tx(block_state, &decoded, block, &gas, Mode::Deliver).await;
+        let run = crate::pipeline::run(&self.pipeline_env(), block_state, &decoded, block, &gas, Mode::Deliver).await;
         match run.result {
             Err(e) => exec_err(&e, decoded.gas_limit, gas.used(), run.events),
             Ok(()) => ExecTxResult {
@@ -1121,7 +1121,7 @@ impl App {
         let gas = GasMeter::infinite();
         let check = self.check.lock().await;
         let mut state = StateDelta::new(&*check);
-        let run = self.run_tx(&mut state, &decoded, &block, &gas, Mode::SimulateTrace).await;
+        let run = crate::pipeline::run(&self.pipeline_env(), &mut state, &decoded, &block, &gas, Mode::SimulateTrace).await;
         match (run.trace, run.result) {
             (Some(t), _) => Ok(Some(t)),
             (None, Err(e)) => Err(e),
@@ -1147,23 +1147,15 @@ impl App {
         // mempool simulates n+1. The overlay on top is thrown away.
         let check = self.check.lock().await;
         let mut state = StateDelta::new(&*check);
-        let run = self.run_tx(&mut state, &decoded, &block, &gas, Mode::Simulate).await;
+        let run = crate::pipeline::run(&self.pipeline_env(), &mut state, &decoded, &block, &gas, Mode::Simulate).await;
         SimulateOutcome { gas_used: gas.used(), events: run.events, result: run.result }
     }
 
     // === Helpers of the pipeline ===
 
-    pub(crate) fn sigs(&self) -> &SigCache {
-        &self.sigs
-    }
-
-    /// Keeps a trace this node computed (TxTrace), stamped with the block time.
-    pub(crate) fn hook(&self) -> &dyn BlockHook {
-        &*self.hook
-    }
-
-    pub(crate) fn keep_trace(&self, hash: [u8; 32], block: &BlockCtx, trace: lantau_proto::chain::compliance::v1::GateTrace) {
-        self.traces.lock().put(hash, block.time.unix_timestamp(), trace);
+    /// What the pipeline needs of this app beside the state it runs on.
+    fn pipeline_env(&self) -> crate::pipeline::Env<'_> {
+        crate::pipeline::Env { sigs: &self.sigs, hook: &*self.hook, traces: &self.traces, gates_dirty: self.gates_dirty() }
     }
 }
 

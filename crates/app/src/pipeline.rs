@@ -3,7 +3,7 @@
 //! Admission (check), re-admission after a commit (recheck), the checks of a proposed block
 //! (propose: PrepareProposal and ProcessProposal), block execution (deliver), gas
 //! estimation (simulate) and the compliance dry run (simulate-trace) all call
-//! [`App::run_tx`]; the [`Mode`] decides only what differs:
+//! [`run`]; the [`Mode`] decides only what differs:
 //!
 //! | mode | ante | signature | fee floor | gates | messages + record | trace kept |
 //! | --- | --- | --- | --- | --- | --- | --- |
@@ -16,7 +16,9 @@
 //!
 //! Which overlay it runs on is the caller's: the pipeline writes its effects into the state it
 //! is given (the ante's effects stay once the ante passed, the messages' only when every
-//! message and the record succeeded), and the caller applies or drops that state.
+//! message and the record succeeded), and the caller applies or drops that state. What it needs
+//! of the node around it is explicit ([`Env`]): it is a function of its inputs, not a method of
+//! the app.
 
 use cnidarium::{StateDelta, StateWrite};
 use lantau_compliance::screening;
@@ -25,8 +27,28 @@ use lantau_primitives::Address;
 use lantau_proto::chain::compliance::v1::GateTrace;
 
 use crate::ante;
-use crate::app::App;
+use crate::hooks::BlockHook;
+use crate::sigcache::SigCache;
+use crate::trace::TraceBuffer;
 use crate::tx::DecodedTx;
+
+/// What the pipeline reads and keeps outside the state it runs on.
+pub(crate) struct Env<'a> {
+    /// Verified signatures (the ante consults and fills it).
+    pub(crate) sigs: &'a SigCache,
+    /// Told of each verdict that stands for an admission or an executed transaction (metrics).
+    pub(crate) hook: &'a dyn BlockHook,
+    /// Where traces are kept for TxTrace.
+    pub(crate) traces: &'a parking_lot::Mutex<TraceBuffer>,
+    /// The last block wrote something the gates read: a recheck screens again.
+    pub(crate) gates_dirty: bool,
+}
+
+impl Env<'_> {
+    fn keep_trace(&self, hash: [u8; 32], block: &BlockCtx, trace: GateTrace) {
+        self.traces.lock().put(hash, block.time.unix_timestamp(), trace);
+    }
+}
 
 /// What differs between the six ways a transaction runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,13 +99,13 @@ pub struct Run {
     pub trace: Option<GateTrace>,
 }
 
-impl App {
-    /// Runs `tx` on `state` in `mode`, charging `gas`.
-    pub(crate) async fn run_tx<S: StateWrite + Send + Sync>(&self, state: &mut S, tx: &DecodedTx, block: &BlockCtx, gas: &GasMeter, mode: Mode) -> Run {
+/// Runs `tx` on `state` in `mode`, charging `gas`.
+pub(crate) async fn run<S: StateWrite + Send + Sync>(env: &Env<'_>, state: &mut S, tx: &DecodedTx, block: &BlockCtx, gas: &GasMeter, mode: Mode) -> Run {
+    {
         let mut events = Vec::new();
         if let Some(ante_mode) = mode.ante() {
             let mut ante_state = StateDelta::new(&mut *state);
-            if let Err(e) = ante::run(&mut ante_state, tx, block, gas, self.sigs(), ante_mode, &mut events).await {
+            if let Err(e) = ante::run(&mut ante_state, tx, block, gas, env.sigs, ante_mode, &mut events).await {
                 return Run { result: Err(e), events: Vec::new(), trace: None };
             }
             // From here on the fee is paid and the sequence advanced, whatever follows.
@@ -91,7 +113,7 @@ impl App {
         }
         // A recheck after a block that wrote nothing the gates read would reach the verdict
         // the transaction already has: it was screened on the state before that block.
-        if mode == Mode::Recheck && !self.gates_dirty() {
+        if mode == Mode::Recheck && !env.gates_dirty {
             return Run { result: Ok(()), events, trace: None };
         }
         // The gate chain (admission is an early filter; execution judges again on the block's
@@ -107,12 +129,12 @@ impl App {
         // The node's metrics hear of one trace per admission and per executed transaction: the
         // one that stands for it (the precompile's, when execution screened inside).
         let report = |t: &GateTrace| match mode {
-            Mode::Check => self.hook().on_verdict("check", t),
-            Mode::Deliver => self.hook().on_verdict("deliver", t),
+            Mode::Check => env.hook.on_verdict("check", t),
+            Mode::Deliver => env.hook.on_verdict("deliver", t),
             Mode::Recheck | Mode::Propose | Mode::Simulate | Mode::SimulateTrace => {}
         };
         if keep {
-            self.keep_trace(tx.hash, block, trace.clone());
+            env.keep_trace(tx.hash, block, trace.clone());
         }
         if let Some(e) = verdict.rejection.take() {
             report(&trace);
@@ -132,9 +154,9 @@ impl App {
                     Some(v) => {
                         let t = crate::trace::to_trace(&tx.hash, v);
                         report(&t);
-                        self.keep_trace(tx.hash, block, t.clone());
+                        env.keep_trace(tx.hash, block, t.clone());
                         if let Some(eth) = tx.eth_hash {
-                            self.keep_trace(eth, block, t);
+                            env.keep_trace(eth, block, t);
                         }
                     }
                     None => report(&trace),

@@ -3,7 +3,7 @@
 //! Admission (check), re-admission after a commit (recheck), the checks of a proposed block
 //! (propose: PrepareProposal and ProcessProposal), block execution (deliver), gas
 //! estimation (simulate) and the compliance dry run (simulate-trace) all call
-//! [`run`]; the [`Mode`] decides only what differs:
+//! `run`; the [`Mode`] decides only what differs:
 //!
 //! | mode | ante | signature | fee floor | gates | messages + record | trace kept |
 //! | --- | --- | --- | --- | --- | --- | --- |
@@ -17,7 +17,7 @@
 //! Which overlay it runs on is the caller's: the pipeline writes its effects into the state it
 //! is given (the ante's effects stay once the ante passed, the messages' only when every
 //! message and the record succeeded), and the caller applies or drops that state. What it needs
-//! of the node around it is explicit ([`Env`]): it is a function of its inputs, not a method of
+//! of the node around it is explicit (`Env`): it is a function of its inputs, not a method of
 //! the app.
 
 use cnidarium::{StateDelta, StateWrite};

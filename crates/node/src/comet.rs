@@ -12,11 +12,14 @@
 use std::sync::Arc;
 
 use base64::Engine as _;
+use lantau_app::cnidarium::Snapshot;
+use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
+use lantau_app::module_api::{QueryError, TxError};
 use lantau_app::tendermint::abci::{request, response};
 use lantau_app::tendermint::Block;
 use lantau_app::App;
 use lantau_event_query::Query;
-use lantau_rpc::api::{BlockResults, BroadcastResult, NodeApi, NodeEvent, NodeStatus, SearchPage, TxRecord};
+use lantau_rpc::api::{BlockResults, BroadcastResult, NodeApi, NodeError, NodeEvent, NodeStatus, SearchPage, TxRecord};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
@@ -45,7 +48,7 @@ impl std::fmt::Debug for CometNode {
     }
 }
 
-fn unreachable_result(hash: [u8; 32], e: &anyhow::Error) -> BroadcastResult {
+fn unreachable_result(hash: [u8; 32], e: &NodeError) -> BroadcastResult {
     let err = lantau_app::module_api::TxError::from(lantau_app::module_api::SdkError::Internal(format!("CometBFT RPC: {e}")));
     BroadcastResult { hash, code: err.code, codespace: err.codespace.into(), log: err.log, gas_wanted: 0, gas_used: 0 }
 }
@@ -70,14 +73,18 @@ impl CometNode {
         node
     }
 
-    /// One CometBFT JSON-RPC call; its `result`.
-    async fn call(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+    /// One CometBFT JSON-RPC call; its `result`. No answer (no connection, no JSON) is
+    /// [`NodeError::Unavailable`]; an error answer, or none, [`NodeError::Internal`] naming
+    /// the method.
+    async fn call(&self, method: &str, params: Value) -> Result<Value, NodeError> {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let v: Value = self.http.post(&self.rpc).json(&body).send().await?.json().await?;
+        let unavailable = |e: reqwest::Error| NodeError::Unavailable(e.to_string());
+        let v: Value = self.http.post(&self.rpc).json(&body).send().await.map_err(unavailable)?.json().await.map_err(unavailable)?;
         if let Some(e) = v.get("error") {
-            anyhow::bail!("{method}: {}", e.get("data").and_then(Value::as_str).or_else(|| e.get("message").and_then(Value::as_str)).unwrap_or("error"));
+            let why = e.get("data").and_then(Value::as_str).or_else(|| e.get("message").and_then(Value::as_str)).unwrap_or("error");
+            return Err(NodeError::Internal(format!("{method}: {why}")));
         }
-        v.get("result").cloned().ok_or_else(|| anyhow::anyhow!("{method}: no result"))
+        v.get("result").cloned().ok_or_else(|| NodeError::Internal(format!("{method}: no result")))
     }
 
     async fn broadcast(&self, method: &str, tx: Vec<u8>) -> BroadcastResult {
@@ -126,8 +133,36 @@ impl CometNode {
 
 #[async_trait::async_trait]
 impl NodeApi for CometNode {
-    fn app(&self) -> &App {
-        &self.app
+    async fn query(&self, height: u64, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError> {
+        crate::app_api::query(&self.app, height, method, request).await
+    }
+
+    async fn abci_query(&self, req: request::Query) -> response::Query {
+        crate::app_api::abci_query(&self.app, req).await
+    }
+
+    async fn abci_info(&self, req: request::Info) -> Result<response::Info, NodeError> {
+        crate::app_api::abci_info(&self.app, req).await
+    }
+
+    async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
+        crate::app_api::eth_call(&self.app, height, call, interrupt).await
+    }
+
+    async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
+        crate::app_api::state_at(&self.app, height).await
+    }
+
+    async fn last_height(&self) -> Result<u64, NodeError> {
+        crate::app_api::last_height(&self.app).await
+    }
+
+    async fn max_block_gas(&self) -> Result<Option<u64>, NodeError> {
+        crate::app_api::max_block_gas(&self.app).await
+    }
+
+    async fn evm_chain_id(&self) -> Result<u64, NodeError> {
+        crate::app_api::evm_chain_id(&self.app).await
     }
 
     async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult {
@@ -138,15 +173,15 @@ impl NodeApi for CometNode {
         self.broadcast("broadcast_tx_async", tx).await
     }
 
-    async fn tx(&self, hash: [u8; 32]) -> anyhow::Result<Option<TxRecord>> {
+    async fn tx(&self, hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
         indexer::tx(&self.app.snapshot(), &hash).await
     }
 
-    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
+    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> Result<SearchPage, NodeError> {
         indexer::search(&self.app.snapshot(), query, descending, page, per_page).await
     }
 
-    async fn block(&self, height: Option<u64>) -> anyhow::Result<Option<Block>> {
+    async fn block(&self, height: Option<u64>) -> Result<Option<Block>, NodeError> {
         let params = match height {
             Some(h) => json!({"height": h.to_string()}),
             None => json!({}),
@@ -162,24 +197,24 @@ impl NodeApi for CometNode {
         if r["block"].is_null() {
             return Ok(None);
         }
-        Ok(Some(serde_json::from_value(r["block"].clone())?))
+        serde_json::from_value(r["block"].clone()).map(Some).map_err(|e| NodeError::Internal(e.to_string()))
     }
 
-    async fn block_results(&self, height: Option<u64>) -> anyhow::Result<Option<BlockResults>> {
+    async fn block_results(&self, height: Option<u64>) -> Result<Option<BlockResults>, NodeError> {
         let snap = self.app.snapshot();
-        let last = App::height_at(&snap).await?;
+        let last = crate::app_api::height_at(&snap).await?;
         let h = height.unwrap_or(last);
         if h == 0 || h > last {
             return Ok(None);
         }
         let app_hash = match self.block(Some(h.saturating_add(1))).await? {
             Some(next) => hex::encode_upper(next.header.app_hash.as_bytes()),
-            None => hex::encode_upper(snap.root_hash().await?.0),
+            None => crate::app_api::root_hash(&snap).await?,
         };
         indexer::block_results(&snap, h, app_hash).await
     }
 
-    async fn status(&self) -> anyhow::Result<NodeStatus> {
+    async fn status(&self) -> Result<NodeStatus, NodeError> {
         let s = self.call("status", json!({})).await?;
         let (ni, si, vi) = (&s["node_info"], &s["sync_info"], &s["validator_info"]);
         let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
@@ -210,7 +245,7 @@ impl NodeApi for CometNode {
         }
     }
 
-    async fn block_height_by_hash(&self, hash: [u8; 32]) -> anyhow::Result<Option<u64>> {
+    async fn block_height_by_hash(&self, hash: [u8; 32]) -> Result<Option<u64>, NodeError> {
         let r = self.call("block_by_hash", json!({"hash": base64::engine::general_purpose::STANDARD.encode(hash)})).await?;
         if r["block"].is_null() {
             return Ok(None);
@@ -218,7 +253,7 @@ impl NodeApi for CometNode {
         Ok(Some(str_u64(&r["block"]["header"]["height"])))
     }
 
-    async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> anyhow::Result<u64> {
-        Ok(self.app.pending_sequence(addr).await?)
+    async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> Result<u64, NodeError> {
+        crate::app_api::pending_sequence(&self.app, addr).await
     }
 }

@@ -35,7 +35,7 @@ use lantau_app::tendermint::abci::{request, response, types::ExecTxResult};
 use lantau_app::tendermint::{Block, Time};
 use lantau_app::BlockHook;
 use lantau_event_query::{Op, Operand, Query};
-use lantau_rpc::api::{event_map, BlockResults, QueryBudgetExceeded, SearchPage, TxRecord};
+use lantau_rpc::api::{event_map, BlockResults, NodeError, SearchPage, TxRecord};
 use parking_lot::Mutex;
 use prost::Message;
 use tendermint_proto::v0_38 as pb;
@@ -186,39 +186,47 @@ impl BlockHook for Indexer {
 }
 
 // === reads ===
+//
+// Every failure is a `NodeError`: the search refusals for their cost are `OverBudget`, and
+// anything else (a store fault, a row that does not decode) `Internal`, with its message.
+
+/// A failure of the index: a store fault or a corrupt row.
+fn internal(e: impl std::fmt::Display) -> NodeError {
+    NodeError::Internal(e.to_string())
+}
 
 /// A non-verifiable read of the index or block store; a failure is a store fault (the node
 /// stops), never an absent row.
-async fn nv_get(snap: &Snapshot, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
-    snap.nonverifiable_get_raw(key).await.map_err(|e| store::fault(format_args!("reading the index row {}", key.escape_ascii()), e).into())
+async fn nv_get(snap: &Snapshot, key: &[u8]) -> Result<Option<Vec<u8>>, NodeError> {
+    snap.nonverifiable_get_raw(key).await.map_err(|e| internal(store::fault(format_args!("reading the index row {}", key.escape_ascii()), e)))
 }
 
 /// A failed scan of the index under `prefix`, as a store fault.
-fn scan_failed(prefix: &[u8], e: anyhow::Error) -> anyhow::Error {
-    store::fault(format_args!("scanning the index under {}", prefix.escape_ascii()), e).into()
+fn scan_failed(prefix: &[u8], e: impl std::fmt::Display) -> NodeError {
+    internal(store::fault(format_args!("scanning the index under {}", prefix.escape_ascii()), e))
 }
 
 /// A committed block.
-pub async fn block(snap: &Snapshot, height: u64) -> anyhow::Result<Option<Block>> {
+pub async fn block(snap: &Snapshot, height: u64) -> Result<Option<Block>, NodeError> {
     match nv_get(snap, &block_key(height)).await? {
-        Some(b) => Ok(Some(<Block as Protobuf<pb::types::Block>>::decode_vec(&b)?)),
+        Some(b) => Ok(Some(<Block as Protobuf<pb::types::Block>>::decode_vec(&b).map_err(internal)?)),
         None => Ok(None),
     }
 }
 
 /// The height of the committed block whose header hash is `hash`.
-pub async fn block_height_by_hash(snap: &Snapshot, hash: &[u8; 32]) -> anyhow::Result<Option<u64>> {
+pub async fn block_height_by_hash(snap: &Snapshot, hash: &[u8; 32]) -> Result<Option<u64>, NodeError> {
     match nv_get(snap, &block_hash_key(hash)).await? {
-        Some(b) => Ok(Some(u64::from_be_bytes(b.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt block hash row"))?))),
+        Some(b) => Ok(Some(u64::from_be_bytes(b.as_slice().try_into().map_err(|_| internal("corrupt block hash row"))?))),
         None => Ok(None),
     }
 }
 
 /// A committed block's results.
-pub async fn block_results(snap: &Snapshot, height: u64, app_hash: String) -> anyhow::Result<Option<BlockResults>> {
+pub async fn block_results(snap: &Snapshot, height: u64, app_hash: String) -> Result<Option<BlockResults>, NodeError> {
     let Some(raw) = nv_get(snap, &results_key(height)).await? else { return Ok(None) };
-    let r = pb::abci::ResponseFinalizeBlock::decode(raw.as_slice())?;
-    let mut resp = response::FinalizeBlock::try_from(r)?;
+    let r = pb::abci::ResponseFinalizeBlock::decode(raw.as_slice()).map_err(internal)?;
+    let mut resp = response::FinalizeBlock::try_from(r).map_err(internal)?;
     if resp.tx_results.is_empty() {
         resp.tx_results = block_tx_results(snap, height).await?;
     }
@@ -227,16 +235,16 @@ pub async fn block_results(snap: &Snapshot, height: u64, app_hash: String) -> an
 
 /// The hashes of a block's transactions in block order: its `H/` row, or the `h/` rows of
 /// earlier versions.
-async fn block_tx_hashes(snap: &Snapshot, height: u64) -> anyhow::Result<Vec<[u8; 32]>> {
+async fn block_tx_hashes(snap: &Snapshot, height: u64) -> Result<Vec<[u8; 32]>, NodeError> {
     if let Some(row) = nv_get(snap, &block_txs_key(height)).await? {
-        return hashes_of(&row).ok_or_else(|| anyhow::anyhow!("corrupt block transactions row at {height}"));
+        return hashes_of(&row).ok_or_else(|| internal(format!("corrupt block transactions row at {height}")));
     }
     let prefix = [b"h/".as_slice(), &height.to_be_bytes()].concat();
     let mut rows = snap.nonverifiable_prefix_raw(&prefix);
     let mut out = Vec::new();
     while let Some(row) = rows.next().await {
         let (_, hash) = row.map_err(|e| scan_failed(&prefix, e))?;
-        out.push(hash.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt height row at {height}"))?);
+        out.push(hash.as_slice().try_into().map_err(|_| internal(format!("corrupt height row at {height}")))?);
     }
     Ok(out)
 }
@@ -251,19 +259,19 @@ fn hashes_of(row: &[u8]) -> Option<Vec<[u8; 32]>> {
 }
 
 /// The results of a block's transactions, in block order, from their `t/` rows.
-async fn block_tx_results(snap: &Snapshot, height: u64) -> anyhow::Result<Vec<ExecTxResult>> {
+async fn block_tx_results(snap: &Snapshot, height: u64) -> Result<Vec<ExecTxResult>, NodeError> {
     let mut results = Vec::new();
     for hash in block_tx_hashes(snap, height).await? {
         let Some(raw) = nv_get(snap, &tx_key(&hash)).await? else {
-            anyhow::bail!("the index lists a transaction it does not hold at height {height}");
+            return Err(internal(format!("the index lists a transaction it does not hold at height {height}")));
         };
-        let rec = pb::abci::TxResult::decode(raw.as_slice())?;
-        results.push(ExecTxResult::try_from(rec.result.unwrap_or_default())?);
+        let rec = pb::abci::TxResult::decode(raw.as_slice()).map_err(internal)?;
+        results.push(ExecTxResult::try_from(rec.result.unwrap_or_default()).map_err(internal)?);
     }
     Ok(results)
 }
 
-async fn block_time(snap: &Snapshot, height: u64) -> anyhow::Result<String> {
+async fn block_time(snap: &Snapshot, height: u64) -> Result<String, NodeError> {
     Ok(match block(snap, height).await? {
         Some(b) => rfc3339(b.header.time),
         None => match nv_get(snap, &block_time_key(height)).await? {
@@ -279,11 +287,11 @@ pub fn rfc3339(t: Time) -> String {
 }
 
 /// A committed transaction.
-pub async fn tx(snap: &Snapshot, hash: &[u8; 32]) -> anyhow::Result<Option<TxRecord>> {
+pub async fn tx(snap: &Snapshot, hash: &[u8; 32]) -> Result<Option<TxRecord>, NodeError> {
     let Some(raw) = nv_get(snap, &tx_key(hash)).await? else { return Ok(None) };
-    let r = pb::abci::TxResult::decode(raw.as_slice())?;
-    let height = u64::try_from(r.height)?;
-    let result = ExecTxResult::try_from(r.result.unwrap_or_default())?;
+    let r = pb::abci::TxResult::decode(raw.as_slice()).map_err(internal)?;
+    let height = u64::try_from(r.height).map_err(internal)?;
+    let result = ExecTxResult::try_from(r.result.unwrap_or_default()).map_err(internal)?;
     Ok(Some(TxRecord { hash: *hash, height, index: r.index, tx: r.tx.to_vec(), result, timestamp: block_time(snap, height).await? }))
 }
 
@@ -326,7 +334,7 @@ async fn block_row_candidates(
     entry_len: usize,
     keep: impl Fn(&[u8]) -> bool,
     candidates: &mut Vec<[u8; 32]>,
-) -> anyhow::Result<()> {
+) -> Result<(), NodeError> {
     let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(prefix));
     while candidates.len() < MAX_SEARCH_CANDIDATES {
         let Some(item) = stream.next().await else { break };
@@ -351,7 +359,7 @@ async fn block_row_candidates(
 /// picks the candidates from the event index; otherwise the transactions in the query's height
 /// range are scanned. Every candidate is matched against the whole query on its stored result;
 /// full records (with block time) are built only for the requested page.
-pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
+pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per_page: u64) -> Result<SearchPage, NodeError> {
     let (min_h, max_h) = q.height_range();
     let min_h = min_h.unwrap_or(0);
     let max_h = max_h.unwrap_or(u64::MAX);
@@ -399,16 +407,17 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
         for (prefix, pad) in [(b"h/", 4usize), (b"H/", 0)] {
             let start = [&min_h.to_be_bytes()[..], &vec![0u8; pad]].concat();
             let range = match max_h.checked_add(1) {
-                Some(end) => snap.nonverifiable_range_raw(Some(prefix), start..[&end.to_be_bytes()[..], &vec![0u8; pad]].concat())?,
-                None => snap.nonverifiable_range_raw(Some(prefix), start..)?,
-            };
+                Some(end) => snap.nonverifiable_range_raw(Some(prefix), start..[&end.to_be_bytes()[..], &vec![0u8; pad]].concat()),
+                None => snap.nonverifiable_range_raw(Some(prefix), start..),
+            }
+            .map_err(internal)?;
             let mut stream = std::pin::pin!(range);
             while candidates.len() < MAX_SEARCH_CANDIDATES {
                 let Some(item) = stream.next().await else { break };
                 let (_, val) = item.map_err(|e| scan_failed(prefix, e))?;
                 match hashes_of(&val) {
                     Some(hs) => candidates.extend(hs),
-                    None => anyhow::bail!("corrupt block transactions row"),
+                    None => return Err(internal("corrupt block transactions row")),
                 }
             }
         }
@@ -421,16 +430,15 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
     let mut matched: Vec<(u64, u32, [u8; 32])> = Vec::new();
     for (examined, hash) in candidates.into_iter().enumerate() {
         if examined % 256 == 255 && started.elapsed() > SEARCH_TIME_BUDGET {
-            return Err(QueryBudgetExceeded(format!(
+            return Err(NodeError::OverBudget(format!(
                 "search ran past its {} s budget after examining {examined} of {examined_total} candidate transactions: \
                  add a tx.height range or a more selective event condition (message.sender='...')",
                 SEARCH_TIME_BUDGET.as_secs()
-            ))
-            .into());
+            )));
         }
         let Some(raw) = nv_get(snap, &tx_key(&hash)).await? else { continue };
-        let r = pb::abci::TxResult::decode(raw.as_slice())?;
-        let height = u64::try_from(r.height)?;
+        let r = pb::abci::TxResult::decode(raw.as_slice()).map_err(internal)?;
+        let height = u64::try_from(r.height).map_err(internal)?;
         let result = r.result.unwrap_or_default();
         // Matched on the stored result: no block read needed.
         let attrs = result.events.iter().flat_map(|e| e.attributes.iter().map(move |a| (e.r#type.as_str(), a.key.as_str(), a.value.as_str())));
@@ -454,12 +462,11 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
             bytes = bytes.saturating_add(size);
             // The first transaction always fits: a page of one is always answerable.
             if bytes > MAX_SEARCH_PAGE_BYTES && !txs.is_empty() {
-                return Err(QueryBudgetExceeded(format!(
+                return Err(NodeError::OverBudget(format!(
                     "this page's transactions are over the {} MiB response cap: ask for at most {} per page (limit / per_page)",
                     MAX_SEARCH_PAGE_BYTES >> 20,
                     txs.len()
-                ))
-                .into());
+                )));
             }
             txs.push(rec);
         }
@@ -614,8 +621,8 @@ mod tests {
         let snap = storage.latest_snapshot();
         let q = Query::parse("transfer.sender='alice'").unwrap();
         let e = search(&snap, &q, false, 1, 100).await.unwrap_err();
-        let b = e.downcast_ref::<QueryBudgetExceeded>().expect("a budget refusal, not a node failure");
-        assert!(b.0.contains("ask for at most 3 per page"), "{}", b.0);
+        let NodeError::OverBudget(b) = e else { panic!("a budget refusal, not a node failure: {e:?}") };
+        assert!(b.contains("ask for at most 3 per page"), "{b}");
         let page = search(&snap, &q, false, 2, 3).await.unwrap();
         assert_eq!((page.txs.len(), page.total), (3, 10));
     }

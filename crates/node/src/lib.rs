@@ -4,13 +4,16 @@
 //!
 //! Layout: `config.rs`, `home.rs` (dev home and accounts), `genesis.rs`, `mempool.rs`,
 //! `engine.rs` (embedded single-validator engine), `indexer.rs` (block hook: tx index and
-//! blocks, written in the same commit as the state), `node.rs` (start, `NodeApi`), `abci.rs` (the ABCI++ server for CometBFT), `testnet.rs`
+//! blocks, written in the same commit as the state), `node.rs` (start, `NodeApi`),
+//! `comet.rs` (`NodeApi` under CometBFT), `app_api.rs` (the state-machine methods of
+//! `NodeApi`, shared by both), `abci.rs` (the ABCI++ server for CometBFT), `testnet.rs`
 //! (`lantaud testnet`: local networks under real CometBFT).
 
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // the node is not the state machine
 #![cfg_attr(test, allow(unused_crate_dependencies))] // dev-dependencies serve tests/it
 
 pub mod abci;
+mod app_api;
 pub mod comet;
 pub mod config;
 pub mod engine;

@@ -5,11 +5,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use base64::Engine as _;
-use lantau_app::tendermint::abci::request;
+use lantau_app::cnidarium::Snapshot;
+use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
+use lantau_app::module_api::{QueryError, TxError};
+use lantau_app::tendermint::abci::{request, response};
 use lantau_app::tendermint::{account, Block, PublicKey};
 use lantau_app::{App, AppConfig};
 use lantau_event_query::Query;
-use lantau_rpc::api::{BlockResults, BroadcastResult, NodeApi, NodeEvent, NodeStatus, SearchPage, TxRecord};
+use lantau_rpc::api::{BlockResults, BroadcastResult, NodeApi, NodeError, NodeEvent, NodeStatus, SearchPage, TxRecord};
 use parking_lot::Mutex;
 use tokio::sync::{broadcast, watch};
 
@@ -45,6 +48,12 @@ impl EmbeddedNode {
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// The app, for in-process tools and tests (the servers reach it only through
+    /// [`NodeApi`]).
+    pub fn app(&self) -> &Arc<App> {
+        &self.app
     }
 
     async fn admit(&self, tx: Vec<u8>) -> BroadcastResult {
@@ -97,8 +106,36 @@ impl EmbeddedNode {
 
 #[async_trait::async_trait]
 impl NodeApi for EmbeddedNode {
-    fn app(&self) -> &App {
-        &self.app
+    async fn query(&self, height: u64, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError> {
+        crate::app_api::query(&self.app, height, method, request).await
+    }
+
+    async fn abci_query(&self, req: request::Query) -> response::Query {
+        crate::app_api::abci_query(&self.app, req).await
+    }
+
+    async fn abci_info(&self, req: request::Info) -> Result<response::Info, NodeError> {
+        crate::app_api::abci_info(&self.app, req).await
+    }
+
+    async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
+        crate::app_api::eth_call(&self.app, height, call, interrupt).await
+    }
+
+    async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
+        crate::app_api::state_at(&self.app, height).await
+    }
+
+    async fn last_height(&self) -> Result<u64, NodeError> {
+        crate::app_api::last_height(&self.app).await
+    }
+
+    async fn max_block_gas(&self) -> Result<Option<u64>, NodeError> {
+        crate::app_api::max_block_gas(&self.app).await
+    }
+
+    async fn evm_chain_id(&self) -> Result<u64, NodeError> {
+        crate::app_api::evm_chain_id(&self.app).await
     }
 
     async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult {
@@ -119,30 +156,30 @@ impl NodeApi for EmbeddedNode {
         BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: 0, gas_used: 0 }
     }
 
-    async fn tx(&self, hash: [u8; 32]) -> anyhow::Result<Option<TxRecord>> {
+    async fn tx(&self, hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
         indexer::tx(&self.app.snapshot(), &hash).await
     }
 
-    async fn block_height_by_hash(&self, hash: [u8; 32]) -> anyhow::Result<Option<u64>> {
+    async fn block_height_by_hash(&self, hash: [u8; 32]) -> Result<Option<u64>, NodeError> {
         indexer::block_height_by_hash(&self.app.snapshot(), &hash).await
     }
 
-    async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> anyhow::Result<u64> {
-        Ok(self.app.pending_sequence(addr).await?)
+    async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> Result<u64, NodeError> {
+        crate::app_api::pending_sequence(&self.app, addr).await
     }
 
     fn genesis_doc(&self) -> Option<serde_json::Value> {
         Some(self.genesis_doc.clone())
     }
 
-    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
+    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> Result<SearchPage, NodeError> {
         indexer::search(&self.app.snapshot(), query, descending, page, per_page).await
     }
 
-    async fn block(&self, height: Option<u64>) -> anyhow::Result<Option<Block>> {
+    async fn block(&self, height: Option<u64>) -> Result<Option<Block>, NodeError> {
         let h = match height {
             Some(h) => h,
-            None => self.app.last_height().await?,
+            None => crate::app_api::last_height(&self.app).await?,
         };
         if h == 0 {
             return Ok(None);
@@ -150,9 +187,9 @@ impl NodeApi for EmbeddedNode {
         indexer::block(&self.app.snapshot(), h).await
     }
 
-    async fn block_results(&self, height: Option<u64>) -> anyhow::Result<Option<BlockResults>> {
+    async fn block_results(&self, height: Option<u64>) -> Result<Option<BlockResults>, NodeError> {
         let snap = self.app.snapshot();
-        let last = lantau_app::App::height_at(&snap).await?;
+        let last = crate::app_api::height_at(&snap).await?;
         let h = height.unwrap_or(last);
         if h == 0 || h > last {
             return Ok(None);
@@ -160,18 +197,18 @@ impl NodeApi for EmbeddedNode {
         // The app hash after block h is in the header of h+1, or is the current root.
         let app_hash = match indexer::block(&snap, h.saturating_add(1)).await? {
             Some(next) => hex::encode_upper(next.header.app_hash.as_bytes()),
-            None => hex::encode_upper(snap.root_hash().await?.0),
+            None => crate::app_api::root_hash(&snap).await?,
         };
         indexer::block_results(&snap, h, app_hash).await
     }
 
-    async fn status(&self) -> anyhow::Result<NodeStatus> {
+    async fn status(&self) -> Result<NodeStatus, NodeError> {
         let snap = self.app.snapshot();
-        let h = self.app.last_height().await?;
+        let h = crate::app_api::last_height(&self.app).await?;
         let latest = if h > 0 { indexer::block(&snap, h).await? } else { None };
         let v = self.engine.validator();
         let rpc_address = self.rpc_address.lock().clone();
-        let app_hash = hex::encode_upper(self.app.app_hash().await?.as_bytes());
+        let app_hash = crate::app_api::app_hash(&self.app).await?;
         Ok(NodeStatus {
             chain_id: self.app.chain_id(),
             moniker: self.moniker.clone(),

@@ -1,10 +1,15 @@
-//! The interface every server uses to reach the node.
+//! The interface every server uses to reach the node: [`NodeApi`], narrow and typed. The
+//! servers see the state machine only through its methods (the one query router, ABCI Query
+//! and Info, EVM calls, read-only committed state for the Ethereum reads, a few facts), never
+//! as a whole; failures are a [`NodeError`], which each server maps to its own convention.
 
 use std::sync::Arc;
 
+use lantau_app::cnidarium::Snapshot;
+use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
+use lantau_app::module_api::{QueryError, TxError};
 use lantau_app::tendermint::abci::types::ExecTxResult;
-use lantau_app::tendermint::abci::Event;
-use lantau_app::App;
+use lantau_app::tendermint::abci::{request, response, Event};
 use lantau_event_query::Query;
 
 /// A transaction as indexed: where it landed and what it did.
@@ -84,13 +89,27 @@ pub enum NodeEvent {
     Tx(Arc<TxRecord>),
 }
 
-/// A query refused for what answering it would cost (a search page over the response cap, a
-/// search past its time budget): the message says which limit and how to narrow the query.
-/// Every surface answers it as a bad request (REST 400 InvalidArgument, gRPC InvalidArgument,
-/// the CometBFT RPC -32005 Limit exceeded), never as an internal error.
+/// Why the node could not answer. The message is the whole reason, as clients read it; each
+/// surface maps the variant to its own convention (REST [`crate::error::ApiError`], gRPC
+/// status, CometBFT RPC and Ethereum JSON-RPC error codes).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct QueryBudgetExceeded(pub String);
+pub enum NodeError {
+    /// A query refused for what answering it would cost (a search page over the response cap,
+    /// a search past its time budget): the message says which limit and how to narrow the
+    /// query. The request's fault, never an internal error: REST 400 InvalidArgument, gRPC
+    /// InvalidArgument, the CometBFT RPC -32005 Limit exceeded (the Ethereum JSON-RPC, whose
+    /// only search is by one hash, answers -32603).
+    #[error("{0}")]
+    OverBudget(String),
+    /// The consensus engine the node reads from did not answer (CometBFT's RPC, for a node
+    /// serving a CometBFT validator). Answered as [`NodeError::Internal`] is, on every surface.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The node failed: a store fault, a corrupt index row, an answer of the consensus engine
+    /// it cannot read. REST 500 Internal, gRPC Internal, JSON-RPC -32603.
+    #[error("{0}")]
+    Internal(String),
+}
 
 /// One search result page.
 #[derive(Debug, Clone, Default)]
@@ -101,11 +120,52 @@ pub struct SearchPage {
     pub total: u64,
 }
 
-/// The node, as the servers see it.
+/// The node, as the servers see it: transactions in (broadcast), committed blocks and
+/// transactions out (the index, subscriptions), and the state machine through a few narrow
+/// methods by purpose. Module state is read through [`NodeApi::query`], the one router gRPC,
+/// `abci_query` and REST share, so every surface gives the same answer for the same request.
 #[async_trait::async_trait]
 pub trait NodeApi: Send + Sync + 'static {
-    /// The state machine (committed snapshots for module queries, simulation).
-    fn app(&self) -> &App;
+    // === the state machine ===
+
+    /// Answers a gRPC query method (`/cosmos.bank.v1beta1.Query/Balance`: protobuf request in,
+    /// protobuf response out) on the state after block `height` (0: the latest), through the
+    /// app's one query router: the app's own methods, the module list, the node's extension
+    /// ([`crate::grpc::NodeQueries`]). A refusal keeps its gRPC code and text.
+    async fn query(&self, height: u64, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError>;
+
+    /// ABCI Query, as CometBFT would ask it (`abci_query`): a gRPC method path through the
+    /// same router, or `/store/key` with proofs when asked; failures are in the response's
+    /// code and log (the Cosmos SDK's `sdk` codes).
+    async fn abci_query(&self, req: request::Query) -> response::Query;
+
+    /// ABCI Info: the app's name and version, its last committed height and app hash; `req`
+    /// names the consensus engine asking (the CometBFT version the RPC server speaks for).
+    async fn abci_info(&self, req: request::Info) -> Result<response::Info, NodeError>;
+
+    /// Runs an EVM call against the state after block `height` (the latest when `None`) as the
+    /// next block would, writing nothing (`eth_call`, `eth_estimateGas`). The caller bounds it:
+    /// `call.gas_limit`, and `interrupt` to stop it. A call the chain refuses (no state kept
+    /// for the block, an invalid call) is a [`TxError`] with its codespace and code; a store
+    /// fault is the `sdk` 1 one.
+    async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError>;
+
+    /// The committed state after block `height` (the latest when `None`), read-only, for the
+    /// Ethereum JSON-RPC's state reads (balance, nonce, code, storage); `None` when the node
+    /// does not hold it (a future height, or one no longer kept).
+    async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError>;
+
+    /// The height of the last block the app committed (0 before the first block).
+    async fn last_height(&self) -> Result<u64, NodeError>;
+
+    /// The consensus parameter `block.max_gas` of the latest committed state (`None`:
+    /// unlimited), which Ethereum clients read as a block's `gasLimit`.
+    async fn max_block_gas(&self) -> Result<Option<u64>, NodeError>;
+
+    /// The EVM chain id of genesis (`eth_chainId`, `net_version`).
+    async fn evm_chain_id(&self) -> Result<u64, NodeError>;
+
+    // === transactions and blocks ===
 
     /// Admission checks, then the mempool; returns the verdict.
     async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult;
@@ -114,21 +174,21 @@ pub trait NodeApi: Send + Sync + 'static {
     async fn broadcast_async(&self, tx: Vec<u8>) -> BroadcastResult;
 
     /// A committed transaction by hash.
-    async fn tx(&self, hash: [u8; 32]) -> anyhow::Result<Option<TxRecord>>;
+    async fn tx(&self, hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError>;
 
     /// Committed transactions matching `query`, oldest first unless `descending`; `page` is
     /// 1-based.
-    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage>;
+    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> Result<SearchPage, NodeError>;
 
     /// A committed block (latest when `None`).
-    async fn block(&self, height: Option<u64>) -> anyhow::Result<Option<lantau_app::tendermint::Block>>;
+    async fn block(&self, height: Option<u64>) -> Result<Option<lantau_app::tendermint::Block>, NodeError>;
 
     /// The results of a committed block (latest when `None`): its height, the tx results and
     /// block events, and the app hash after it.
-    async fn block_results(&self, height: Option<u64>) -> anyhow::Result<Option<BlockResults>>;
+    async fn block_results(&self, height: Option<u64>) -> Result<Option<BlockResults>, NodeError>;
 
     /// Node status.
-    async fn status(&self) -> anyhow::Result<NodeStatus>;
+    async fn status(&self) -> Result<NodeStatus, NodeError>;
 
     /// Subscribes to committed blocks and transactions.
     fn subscribe(&self) -> tokio::sync::broadcast::Receiver<NodeEvent>;
@@ -137,11 +197,11 @@ pub trait NodeApi: Send + Sync + 'static {
     async fn mempool_size(&self) -> (usize, usize);
 
     /// The height of the committed block whose header hash is `hash`.
-    async fn block_height_by_hash(&self, hash: [u8; 32]) -> anyhow::Result<Option<u64>>;
+    async fn block_height_by_hash(&self, hash: [u8; 32]) -> Result<Option<u64>, NodeError>;
 
     /// The sequence the account's next transaction must carry, counting the transactions this
     /// node admitted and has not yet committed (`eth_getTransactionCount` at `pending`).
-    async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> anyhow::Result<u64>;
+    async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> Result<u64, NodeError>;
 
     /// The genesis document in CometBFT's shape (`genesis` RPC), when this node serves it
     /// (under CometBFT, CometBFT's own RPC does).

@@ -82,12 +82,14 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<anyhow::Error> for ApiError {
-    /// A node failure is Internal; a query refused for its cost is the request's fault.
-    fn from(e: anyhow::Error) -> Self {
-        match e.downcast_ref::<crate::api::QueryBudgetExceeded>() {
-            Some(b) => ApiError::invalid(b.0.clone()),
-            None => ApiError::internal(e),
+impl From<crate::api::NodeError> for ApiError {
+    /// The one mapping from a node error: a query refused for its cost is the request's fault
+    /// (InvalidArgument), anything else Internal.
+    fn from(e: crate::api::NodeError) -> Self {
+        use crate::api::NodeError as N;
+        match e {
+            N::OverBudget(m) => ApiError::invalid(m),
+            N::Unavailable(m) | N::Internal(m) => ApiError::internal(m),
         }
     }
 }
@@ -121,6 +123,20 @@ mod tests {
             (GrpcCode::Unavailable, 503),
         ] {
             assert_eq!(c.http_status().as_u16(), s);
+        }
+    }
+
+    #[test]
+    fn every_node_error_maps_to_a_status() {
+        use crate::api::NodeError as N;
+        for (e, code, status) in [
+            (N::OverBudget("narrow it".into()), GrpcCode::InvalidArgument, 400),
+            (N::Unavailable("no answer".into()), GrpcCode::Internal, 500),
+            (N::Internal("corrupt".into()), GrpcCode::Internal, 500),
+        ] {
+            let message = e.to_string();
+            let a = ApiError::from(e);
+            assert_eq!((a.code, a.code.http_status().as_u16(), a.message), (code, status, message));
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The gRPC server (:9090, tonic): every query method the app's one router answers
-//! ([`lantau_app::App::grpc_query`]: the module queries, auth and bank, tx `Simulate`, and the
+//! ([`NodeApi::query`]: the module queries, auth and bank, tx `Simulate`, and the
 //! node's own below), plus tx `BroadcastTx`, with server reflection on and gRPC-web (HTTP/1.1,
 //! for browsers) on the same port.
 //!
@@ -29,7 +29,7 @@ use prost::Message as _;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::Status;
 
-use crate::api::{NodeApi, TxRecord};
+use crate::api::{NodeApi, NodeError, TxRecord};
 
 /// The request header that selects the height of a query (0 or absent: the latest).
 pub const HEIGHT_HEADER: &str = "x-cosmos-block-height";
@@ -123,10 +123,10 @@ impl tonic::server::UnaryService<Vec<u8>> for Unary {
             let out = if method == BROADCAST_TX {
                 broadcast(&node, &body).await.map_err(status)?
             } else {
-                node.app().grpc_query(height, &method, &body).await.map_err(status)?
+                node.query(height, &method, &body).await.map_err(status)?
             };
             let mut resp = tonic::Response::new(out);
-            let answered = if height == 0 { node.app().last_height().await.unwrap_or(0) } else { height };
+            let answered = if height == 0 { node.last_height().await.unwrap_or(0) } else { height };
             if let Ok(v) = answered.to_string().parse() {
                 resp.metadata_mut().insert(HEIGHT_HEADER, v);
             }
@@ -165,10 +165,13 @@ where
 /// `Query`, tx `Service`, the tendermint `Service`, with only the methods served). A file in
 /// both sets (coin, pagination, the well-known types) is the same file; tonic-reflection keeps
 /// the first.
-fn reflection() -> anyhow::Result<(
-    tonic_reflection::server::v1::ServerReflectionServer<impl tonic_reflection::server::v1::ServerReflection>,
-    tonic_reflection::server::v1alpha::ServerReflectionServer<impl tonic_reflection::server::v1alpha::ServerReflection>,
-)> {
+fn reflection() -> Result<
+    (
+        tonic_reflection::server::v1::ServerReflectionServer<impl tonic_reflection::server::v1::ServerReflection>,
+        tonic_reflection::server::v1alpha::ServerReflectionServer<impl tonic_reflection::server::v1alpha::ServerReflection>,
+    ),
+    tonic_reflection::server::Error,
+> {
     let v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(lantau_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(lantau_proto::COSMOS_FILE_DESCRIPTOR_SET)
@@ -183,7 +186,7 @@ fn reflection() -> anyhow::Result<(
 /// The gRPC surface as a router: reflection, the generic handler, gRPC-web (HTTP/1.1, for
 /// browsers) translated in front of both, and `cors` (when some origin is allowed) answering
 /// gRPC-web preflights.
-pub fn router(node: Node, cors: Option<tower_http::cors::CorsLayer>) -> anyhow::Result<axum::Router> {
+pub fn router(node: Node, cors: Option<tower_http::cors::CorsLayer>) -> Result<axum::Router, tonic_reflection::server::Error> {
     let (v1, v1alpha) = reflection()?;
     let grpc = tonic::service::Routes::new(v1).add_service(v1alpha).prepare().into_axum_router().fallback_service(Generic { node });
     let svc = tower::ServiceBuilder::new().option_layer(cors).layer(tonic_web::GrpcWebLayer::new()).service(grpc);
@@ -200,7 +203,7 @@ pub async fn serve(
     cors: Option<tower_http::cors::CorsLayer>,
     limits: crate::http::HttpLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
+) -> Result<(), tonic_reflection::server::Error> {
     crate::http::serve(listener, router(node, cors)?, limits, shutdown).await;
     Ok(())
 }
@@ -251,8 +254,13 @@ const MAX_PAGE: u64 = 100;
 /// The node's queries, as the app's query extension.
 pub struct NodeQueries(pub std::sync::Weak<dyn NodeApi>);
 
-fn internal(e: impl std::fmt::Display) -> QueryError {
-    QueryError::Internal(e.to_string())
+/// The one mapping from a node error to a query error: a query refused for its cost is the
+/// request's fault (InvalidArgument), anything else Internal.
+pub fn query_error(e: NodeError) -> QueryError {
+    match e {
+        NodeError::OverBudget(m) => QueryError::InvalidArgument(m),
+        NodeError::Unavailable(m) | NodeError::Internal(m) => QueryError::Internal(m),
+    }
 }
 
 /// A transaction record as the SDK's `TxResponse` (the decoded `Tx` inside, as an `Any`).
@@ -296,7 +304,7 @@ impl NodeQueries {
                         .ok()
                         .and_then(|h| h.try_into().ok())
                         .ok_or_else(|| QueryError::InvalidArgument(format!("invalid tx hash {:?}: 64 hex digits", req.hash)))?;
-                    let rec = node.tx(hash).await.map_err(internal)?.ok_or_else(|| QueryError::NotFound(format!("tx not found: {}", req.hash)))?;
+                    let rec = node.tx(hash).await.map_err(query_error)?.ok_or_else(|| QueryError::NotFound(format!("tx not found: {}", req.hash)))?;
                     let tx = tx_pb::Tx::decode(rec.tx.as_slice()).ok();
                     Ok(tx_pb::GetTxResponse { tx, tx_response: Some(tx_response(&rec)) }.encode_to_vec())
                 }
@@ -315,11 +323,7 @@ impl NodeQueries {
                     let limit = if req.limit == 0 { MAX_PAGE } else { req.limit.min(MAX_PAGE) };
                     let page = req.page.max(1);
                     let descending = req.order_by == tx_pb::OrderBy::Desc as i32;
-                    let found =
-                        node.search_txs(&query, descending, page, limit).await.map_err(|e| match e.downcast_ref::<crate::api::QueryBudgetExceeded>() {
-                            Some(b) => QueryError::InvalidArgument(b.0.clone()),
-                            None => internal(e),
-                        })?;
+                    let found = node.search_txs(&query, descending, page, limit).await.map_err(query_error)?;
                     let txs = found.txs.iter().filter_map(|r| tx_pb::Tx::decode(r.tx.as_slice()).ok()).collect();
                     #[allow(deprecated)]
                     let resp =
@@ -330,7 +334,7 @@ impl NodeQueries {
             }
             GET_NODE_INFO => {
                 async {
-                    let s = node.status().await.map_err(internal)?;
+                    let s = node.status().await.map_err(query_error)?;
                     let info = lantau_app::tendermint_proto::p2p::DefaultNodeInfo {
                         protocol_version: Some(lantau_app::tendermint_proto::p2p::ProtocolVersion { p2p: 8, block: 11, app: 1 }),
                         default_node_id: s.node_id.clone(),
@@ -358,14 +362,14 @@ impl NodeQueries {
                         None
                     } else {
                         let req: tm_pb::GetBlockByHeightRequest = decode_query(request)?;
-                        let latest = node.status().await.map_err(internal)?.latest_height;
+                        let latest = node.status().await.map_err(query_error)?.latest_height;
                         let h = u64::try_from(req.height).map_err(|_| QueryError::InvalidArgument("height must be positive".into()))?;
                         if h == 0 || h > latest {
                             return Err(QueryError::InvalidArgument(format!("requested block height {h} is out of range (latest {latest})")));
                         }
                         Some(h)
                     };
-                    let b = node.block(h).await.map_err(internal)?.ok_or_else(|| QueryError::NotFound(format!("block {} not found", h.unwrap_or(0))))?;
+                    let b = node.block(h).await.map_err(query_error)?.ok_or_else(|| QueryError::NotFound(format!("block {} not found", h.unwrap_or(0))))?;
                     let (block_id, block) = block_pb(b);
                     if method == GET_LATEST_BLOCK {
                         #[allow(deprecated)]

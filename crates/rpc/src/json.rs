@@ -31,6 +31,21 @@ pub fn events(evs: &[Event]) -> Value {
     )
 }
 
+/// Protobuf events (a query router's answer) as `[{type, attributes:[{key, value, index}]}]`,
+/// the shape [`events`] writes.
+pub fn pb_events(evs: &[lantau_app::tendermint_proto::abci::Event]) -> Value {
+    Value::Array(
+        evs.iter()
+            .map(|e| {
+                json!({
+                    "type": e.r#type,
+                    "attributes": e.attributes.iter().map(|a| json!({"key": a.key, "value": a.value, "index": a.index})).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
+}
+
 /// Coins as `[{denom, amount}]`.
 pub fn coins(cs: &[PbCoin]) -> Value {
     Value::Array(cs.iter().map(|c| json!({"denom": c.denom, "amount": c.amount})).collect())

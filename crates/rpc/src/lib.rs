@@ -11,8 +11,9 @@
 //!   in-flight limits.
 //! - [`envelope`]: the JSON-RPC envelope's limits (ids, method names, batches) of both JSON-RPC
 //!   servers.
-//! - [`api`]: the [`NodeApi`] trait and the records it returns. The embedded engine implements
-//!   it today; a CometBFT-RPC-backed implementation serves the same servers under CometBFT.
+//! - [`api`]: the [`NodeApi`] trait, the records it returns and its error, [`NodeError`]. The
+//!   servers reach the state machine only through it (never the app as a whole); the embedded
+//!   node and the CometBFT-backed node implement it.
 //! - [`error`]: the gRPC-status error body `{code, message, details}` and its HTTP mapping.
 
 #![cfg_attr(test, allow(unused_crate_dependencies))]
@@ -31,7 +32,7 @@ pub mod modules;
 pub mod openapi;
 pub mod rest;
 
-pub use api::{BroadcastResult, NodeApi, NodeEvent, NodeStatus, TxRecord};
+pub use api::{BroadcastResult, NodeApi, NodeError, NodeEvent, NodeStatus, TxRecord};
 
 /// The CORS layer for the HTTP surfaces (REST, CometBFT RPC, Ethereum JSON-RPC, gRPC-web):
 /// `None` when no origin is allowed (no CORS headers at all); `*` allows any origin. Preflights

@@ -2,11 +2,12 @@
 //! pairs, rendered from their protobuf responses in gRPC-gateway JSON (snake_case, 64-bit
 //! integers as strings, enums by name, timestamps RFC 3339, defaults emitted).
 //!
-//! The compliance routes parse their parameters (with the REST surface's own error texts),
-//! build the request of the module's gRPC method, ask the app's one query router ([`routed`]:
-//! the answer gRPC and `abci_query` give) and render its response message as the gateway
-//! does; only the lists' pagination tails (`next_key` null, `total` a string) and TxTrace's
-//! `trace: null` are written here rather than by the message's JSON.
+//! Every route parses its parameters (with the REST surface's own error texts), builds the
+//! request of the module's gRPC method, asks the node's one query router ([`routed`]: the
+//! answer gRPC and `abci_query` give, on the latest state) and renders its response message as
+//! the gateway does; only the lists' pagination tails (`next_key` null, `total` a string),
+//! TxTrace's `trace: null` and ReserveForAddress's null `balance` and `attestation` are
+//! written here rather than by the message's JSON.
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use axum::Json;
 use lantau_app::{compliance, erc20, kyc, reserve, stablecoin};
 use lantau_proto::chain::compliance::v1 as compliance_pb;
 use lantau_proto::chain::{kyc::v1 as kyc_pb, reserve::v1 as reserve_pb, stablecoin::v1 as stablecoin_pb};
+use lantau_proto::erc20 as erc20_pb;
 use serde_json::{json, Value};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -66,18 +68,10 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<Value, ApiError> {
     serde_json::to_value(v).map_err(ApiError::internal)
 }
 
-/// Asks the app's one query router for `method` on the latest state: the answer gRPC and
+/// Asks the node's one query router for `method` on the latest state: the answer gRPC and
 /// `abci_query` give for the same request (a query error keeps its gRPC code and text).
 async fn routed<Resp: prost::Message + Default>(node: &Node, method: &str, req: &impl prost::Message) -> Result<Resp, ApiError> {
-    let bytes = node.app().query(method, &req.encode_to_vec()).await.map_err(ApiError::from)?;
-    Resp::decode(bytes.as_slice()).map_err(ApiError::internal)
-}
-
-/// A module's error met while answering a query, through the one mapping from module errors
-/// to gRPC status (`module_api::QueryError`): a store fault is Internal, anything else the
-/// request's fault.
-fn internal(e: lantau_app::module_api::TxError) -> ApiError {
-    ApiError::from(lantau_app::module_api::QueryError::from(e))
+    crate::rest::query(node, 0, method, req).await
 }
 
 // === kyc ===
@@ -87,17 +81,16 @@ fn internal(e: lantau_app::module_api::TxError) -> ApiError {
     responses((status = 200, description = "The answer", body = IdentityResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn identity(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
-    match kyc::query::identity(&node.app().snapshot(), &addr).await.map_err(internal)? {
-        Some(id) => Ok(Json(json!({"identity": to_json(&id)?}))),
-        None => Err(ApiError::not_found(format!("no identity record for {}", addr.to_bech32()))),
-    }
+    // None: 404 `no identity record for <addr>`.
+    let r: kyc_pb::QueryIdentityResponse = routed(&node, kyc::query::IDENTITY, &kyc_pb::QueryIdentityRequest { address: addr.to_bech32() }).await?;
+    Ok(Json(json!({"identity": to_json(&r.identity)?})))
 }
 
 #[utoipa::path(get, path = "/chain/kyc/v1/params", tag = "kyc", summary = "KYC parameters (levels and their limits)",
     responses((status = 200, description = "The answer", body = KycParamsResponse)))]
 async fn kyc_params(State(node): State<Node>) -> ApiResult {
-    let p = kyc::query::params(&node.app().snapshot()).await.map_err(internal)?;
-    Ok(Json(json!({"params": to_json(&p)?})))
+    let r: kyc_pb::QueryParamsResponse = routed(&node, kyc::query::PARAMS, &kyc_pb::QueryParamsRequest {}).await?;
+    Ok(Json(json!({"params": to_json(&r.params)?})))
 }
 
 // === stablecoin ===
@@ -105,23 +98,21 @@ async fn kyc_params(State(node): State<Node>) -> ApiResult {
 #[utoipa::path(get, path = "/chain/stablecoin/v1/denoms", tag = "stablecoin", summary = "Registered stablecoin denoms",
     responses((status = 200, description = "The answer", body = DenomsResponse)))]
 async fn denoms(State(node): State<Node>) -> ApiResult {
-    let d = stablecoin::query::denoms(&node.app().snapshot()).await.map_err(internal)?;
-    Ok(Json(json!({"denoms": to_json(&d)?, "pagination": crate::json::page(d.len())})))
+    let r: stablecoin_pb::QueryDenomsResponse = routed(&node, stablecoin::query::DENOMS, &stablecoin_pb::QueryDenomsRequest {}).await?;
+    Ok(Json(json!({"denoms": to_json(&r.denoms)?, "pagination": crate::json::page(r.denoms.len())})))
 }
 
 #[utoipa::path(get, path = "/chain/stablecoin/v1/denoms/{denom}", tag = "stablecoin", summary = "One stablecoin: record, paused, supply",
     params(("denom" = String, Path, description = "The denom", example = "hkd.demo")),
     responses((status = 200, description = "The answer", body = DenomResponse), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult {
-    let snap = node.app().snapshot();
-    let Some((rec, paused)) = stablecoin::query::denom(&snap, &denom).await.map_err(internal)? else {
-        return Err(ApiError::not_found(format!("unknown stablecoin denom {denom}")));
-    };
-    let supply = lantau_app::bank::query::supply(&snap, &denom).await.map_err(internal)?;
+    // Unknown: 404 `unknown stablecoin denom <denom>`.
+    let r: stablecoin_pb::QueryDenomResponse = routed(&node, stablecoin::query::DENOM, &stablecoin_pb::QueryDenomRequest { denom }).await?;
+    let supply = r.supply.unwrap_or_default();
     Ok(Json(json!({
-        "denom": to_json(&rec)?,
-        "paused": paused,
-        "supply": {"denom": denom, "amount": supply.to_string()},
+        "denom": to_json(&r.denom)?,
+        "paused": r.paused,
+        "supply": {"denom": supply.denom, "amount": supply.amount},
     })))
 }
 
@@ -130,8 +121,9 @@ async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult
     responses((status = 200, description = "The answer", body = FrozenResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn frozen(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
-    let f = stablecoin::query::frozen(&node.app().snapshot(), &addr).await.map_err(internal)?;
-    Ok(Json(json!({"address": addr.to_bech32(), "frozen": f})))
+    let r: stablecoin_pb::QueryFrozenResponse =
+        routed(&node, stablecoin::query::FROZEN, &stablecoin_pb::QueryFrozenRequest { address: addr.to_bech32() }).await?;
+    Ok(Json(json!({"address": r.address, "frozen": r.frozen})))
 }
 
 // === erc20 ===
@@ -139,8 +131,8 @@ async fn frozen(State(node): State<Node>, Path(address): Path<String>) -> ApiRes
 #[utoipa::path(get, path = "/cosmos/evm/erc20/v1/token_pairs", tag = "erc20", summary = "Token pairs (stablecoin denom and ERC-20 precompile address)",
     responses((status = 200, description = "The answer", body = TokenPairsResponse)))]
 async fn token_pairs(State(node): State<Node>) -> ApiResult {
-    let p = erc20::query::token_pairs(&node.app().snapshot()).await.map_err(internal)?;
-    Ok(Json(json!({"token_pairs": to_json(&p)?, "pagination": crate::json::page(p.len())})))
+    let r: erc20_pb::QueryTokenPairsResponse = routed(&node, erc20::query::TOKEN_PAIRS, &erc20_pb::QueryTokenPairsRequest::default()).await?;
+    Ok(Json(json!({"token_pairs": to_json(&r.token_pairs)?, "pagination": crate::json::page(r.token_pairs.len())})))
 }
 
 /// One pair, by denom or by ERC-20 address (hex), as Cosmos EVM's `TokenPair` query takes it.
@@ -148,10 +140,9 @@ async fn token_pairs(State(node): State<Node>) -> ApiResult {
     params(("token" = String, Path, description = "A denom or a 0x address", example = "hkd.demo")),
     responses((status = 200, description = "The answer", body = TokenPairResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn token_pair(State(node): State<Node>, Path(token): Path<String>) -> ApiResult {
-    match erc20::query::token_pair(&node.app().snapshot(), &token).await.map_err(internal)? {
-        Some(p) => Ok(Json(json!({"token_pair": to_json(&p)?}))),
-        None => Err(ApiError::not_found(format!("token pair for {token} not found"))),
-    }
+    // None: 404 `token pair for <token> not found`.
+    let r: erc20_pb::QueryTokenPairResponse = routed(&node, erc20::query::TOKEN_PAIR, &erc20_pb::QueryTokenPairRequest { token }).await?;
+    Ok(Json(json!({"token_pair": to_json(&r.token_pair)?})))
 }
 
 // === reserve ===
@@ -161,10 +152,10 @@ async fn token_pair(State(node): State<Node>, Path(token): Path<String>) -> ApiR
     responses((status = 200, description = "The answer", body = AttestationResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn latest_attestation(State(node): State<Node>, Path(issuer): Path<String>) -> ApiResult {
     let addr = parse_bech32(&issuer)?;
-    match reserve::query::latest(&node.app().snapshot(), &addr).await.map_err(internal)? {
-        Some(a) => Ok(Json(json!({"attestation": to_json(&a)?}))),
-        None => Err(ApiError::not_found(format!("no attestation for issuer {}", addr.to_bech32()))),
-    }
+    // None: 404 `no attestation for issuer <addr>`.
+    let req = reserve_pb::QueryLatestAttestationRequest { issuer: addr.to_bech32() };
+    let r: reserve_pb::QueryLatestAttestationResponse = routed(&node, reserve::query::LATEST_ATTESTATION, &req).await?;
+    Ok(Json(json!({"attestation": to_json(&r.attestation)?})))
 }
 
 #[utoipa::path(get, path = "/chain/reserve/v1/reserve_for_address/{address}", tag = "reserve", summary = "An address's balances with their issuers' attestations",
@@ -172,8 +163,9 @@ async fn latest_attestation(State(node): State<Node>, Path(issuer): Path<String>
     responses((status = 200, description = "The answer", body = ReserveForAddressResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
 async fn reserve_for_address(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
-    let b = reserve::query::reserve_for_address(&node.app().snapshot(), &addr).await.map_err(internal)?;
-    let bindings = b.iter().map(|x| Ok(with_null_messages(to_json(x)?, &["balance", "attestation"]))).collect::<Result<Vec<_>, ApiError>>()?;
+    let req = reserve_pb::QueryReserveForAddressRequest { address: addr.to_bech32() };
+    let r: reserve_pb::QueryReserveForAddressResponse = routed(&node, reserve::query::RESERVE_FOR_ADDRESS, &req).await?;
+    let bindings = r.bindings.iter().map(|x| Ok(with_null_messages(to_json(x)?, &["balance", "attestation"]))).collect::<Result<Vec<_>, ApiError>>()?;
     Ok(Json(json!({"bindings": bindings})))
 }
 
@@ -191,8 +183,8 @@ fn with_null_messages(mut v: Value, fields: &[&str]) -> Value {
 #[utoipa::path(get, path = "/chain/reserve/v1/params", tag = "reserve", summary = "Reserve parameters",
     responses((status = 200, description = "The answer", body = ReserveParamsResponse)))]
 async fn reserve_params(State(node): State<Node>) -> ApiResult {
-    let p = reserve::query::params(&node.app().snapshot()).await.map_err(internal)?;
-    Ok(Json(json!({"params": to_json(&p)?})))
+    let r: reserve_pb::QueryParamsResponse = routed(&node, reserve::query::PARAMS, &reserve_pb::QueryParamsRequest {}).await?;
+    Ok(Json(json!({"params": to_json(&r.params)?})))
 }
 
 // === compliance ===

@@ -12,9 +12,12 @@ use axum::extract::{Path, Query, RawQuery, State};
 use axum::{Json, Router};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
+use cosmos_sdk_proto::cosmos::auth::v1beta1 as auth_pb;
+use cosmos_sdk_proto::cosmos::bank::v1beta1 as bank_pb;
 use lantau_app::auth::query as authq;
 use lantau_app::bank::query as bankq;
 use lantau_primitives::{Address, Denom};
+use prost::Message as _;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use utoipa::ToSchema;
@@ -269,38 +272,51 @@ struct SimulateBody {
 async fn simulate(State(node): State<Node>, body: Result<Json<SimulateBody>, axum::extract::rejection::JsonRejection>) -> ApiResult {
     let Json(body) = body.map_err(|e| ApiError::invalid(format!("invalid request body: {}", e.body_text())))?;
     let bytes = decode_tx_bytes(&body.tx_bytes)?;
-    let out = node.app().simulate(&bytes).await;
-    match out.result {
-        Ok(()) => Ok(Json(json!({
-            "gas_info": {"gas_wanted": "0", "gas_used": out.gas_used.to_string()},
-            "result": {"data": "", "log": "", "events": json::events(&out.events), "msg_responses": []},
-        }))),
-        Err(e) => Err(ApiError::invalid(format!("{}: codespace {} code {}", e.log, e.codespace, e.code))),
-    }
+    // A refused transaction is InvalidArgument with its log, codespace and code.
+    let r: cosmos_sdk_proto::cosmos::tx::v1beta1::SimulateResponse =
+        query(&node, 0, lantau_app::grpc::SIMULATE, &cosmos_sdk_proto::cosmos::tx::v1beta1::SimulateRequest { tx_bytes: bytes, ..Default::default() }).await?;
+    let gas_used = r.gas_info.map_or(0, |g| g.gas_used);
+    let events = r.result.map(|x| x.events).unwrap_or_default();
+    Ok(Json(json!({
+        "gas_info": {"gas_wanted": "0", "gas_used": gas_used.to_string()},
+        "result": {"data": "", "log": "", "events": json::pb_events(&events), "msg_responses": []},
+    })))
 }
 
 // === auth and bank ===
+//
+// On the latest state, through the query router; the address and denom are checked here
+// first, with this surface's own error texts.
 
 #[utoipa::path(get, path = "/cosmos/auth/v1beta1/accounts/{address}", tag = "auth", summary = "An account",
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = AccountResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn account(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
-    let addr = parse_bech32(&address)?;
-    let snap = node.app().snapshot();
-    let acct = authq::account(&snap, &addr).await.map_err(|e| ApiError::internal(e.log))?;
-    let Some(a) = acct else {
-        return Err(ApiError::not_found(format!("account {address} not found")));
+    parse_bech32(&address)?;
+    // Absent: 404 `account <address as given> not found`.
+    let a = base_account(&node, address).await?;
+    let pub_key = match &a.pub_key {
+        Some(k) => {
+            let key = lantau_proto::ethsecp256k1::PubKey::decode(k.value.as_slice()).map_err(ApiError::internal)?;
+            json!({"@type": k.type_url, "key": B64.encode(&key.key)})
+        }
+        None => Value::Null,
     };
-    let pub_key = if a.pub_key.is_empty() { Value::Null } else { json!({"@type": lantau_proto::ETH_SECP256K1_PUBKEY_TYPE_URL, "key": B64.encode(&a.pub_key)}) };
     Ok(Json(json!({
         "account": {
             "@type": "/cosmos.auth.v1beta1.BaseAccount",
-            "address": addr.to_bech32(),
+            "address": a.address,
             "pub_key": pub_key,
             "account_number": a.account_number.to_string(),
             "sequence": a.sequence.to_string(),
         }
     })))
+}
+
+/// The account at `address` (`AccountInfo`: the `BaseAccount` itself); NotFound when absent.
+async fn base_account(node: &Node, address: String) -> Result<auth_pb::BaseAccount, ApiError> {
+    let r: auth_pb::QueryAccountInfoResponse = query(node, 0, authq::ACCOUNT_INFO, &auth_pb::QueryAccountInfoRequest { address }).await?;
+    r.info.ok_or_else(|| ApiError::internal("AccountInfo answered no account"))
 }
 
 /// Lantau's extension (no upstream route gives it): the sequence the account's next
@@ -312,11 +328,8 @@ async fn account(State(node): State<Node>, Path(address): Path<String>) -> ApiRe
     responses((status = 200, description = "The answer", body = NextSequenceResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn next_sequence(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
     let addr = parse_bech32(&address)?;
-    let acct = authq::account(&node.app().snapshot(), &addr).await.map_err(|e| ApiError::internal(e.log))?;
-    let Some(a) = acct else {
-        return Err(ApiError::not_found(format!("account {address} not found")));
-    };
-    let next = node.pending_sequence(&addr).await.map_err(ApiError::internal)?;
+    let a = base_account(&node, address).await?;
+    let next = node.pending_sequence(&addr).await?;
     Ok(Json(json!({"address": addr.to_bech32(), "account_number": a.account_number.to_string(), "sequence": next.max(a.sequence).to_string()})))
 }
 
@@ -324,13 +337,10 @@ async fn next_sequence(State(node): State<Node>, Path(address): Path<String>) ->
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn balances(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
-    let addr = parse_bech32(&address)?;
-    let snap = node.app().snapshot();
-    let coins = bankq::balances(&snap, &addr).await.map_err(|e| ApiError::internal(e.log))?;
-    Ok(Json(json!({
-        "balances": coins.iter().map(|c| json!({"denom": c.denom, "amount": c.amount.to_string()})).collect::<Vec<_>>(),
-        "pagination": {"next_key": null, "total": coins.len().to_string()},
-    })))
+    parse_bech32(&address)?;
+    let r: bank_pb::QueryAllBalancesResponse =
+        query(&node, 0, bankq::ALL_BALANCES, &bank_pb::QueryAllBalancesRequest { address, ..Default::default() }).await?;
+    Ok(Json(json!({"balances": json::coins(&r.balances), "pagination": json::page(r.balances.len())})))
 }
 
 #[derive(Deserialize)]
@@ -347,10 +357,12 @@ fn parse_denom(d: &str) -> Result<Denom, ApiError> {
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"), ("denom" = String, Query, description = "The denom", example = "hkd.demo")),
     responses((status = 200, description = "The answer", body = BalanceResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn balance_by_denom(State(node): State<Node>, Path(address): Path<String>, Query(q): Query<DenomParam>) -> ApiResult {
-    let addr = parse_bech32(&address)?;
+    parse_bech32(&address)?;
     let denom = parse_denom(&q.denom)?;
-    let amt = bankq::balance(&node.app().snapshot(), &addr, denom.as_str()).await.map_err(|e| ApiError::internal(e.log))?;
-    Ok(Json(json!({"balance": {"denom": denom.as_str(), "amount": amt.to_string()}})))
+    let req = bank_pb::QueryBalanceRequest { address, denom: denom.as_str().into() };
+    let r: bank_pb::QueryBalanceResponse = query(&node, 0, bankq::BALANCE, &req).await?;
+    let c = r.balance.unwrap_or_default();
+    Ok(Json(json!({"balance": {"denom": c.denom, "amount": c.amount}})))
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/supply/by_denom", tag = "bank", summary = "The supply of one denom",
@@ -358,8 +370,9 @@ async fn balance_by_denom(State(node): State<Node>, Path(address): Path<String>,
     responses((status = 200, description = "The answer", body = SupplyOfResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn supply_by_denom(State(node): State<Node>, Query(q): Query<DenomParam>) -> ApiResult {
     let denom = parse_denom(&q.denom)?;
-    let amt = bankq::supply(&node.app().snapshot(), denom.as_str()).await.map_err(|e| ApiError::internal(e.log))?;
-    Ok(Json(json!({"amount": {"denom": denom.as_str(), "amount": amt.to_string()}})))
+    let r: bank_pb::QuerySupplyOfResponse = query(&node, 0, bankq::SUPPLY_OF, &bank_pb::QuerySupplyOfRequest { denom: denom.as_str().into() }).await?;
+    let c = r.amount.unwrap_or_default();
+    Ok(Json(json!({"amount": {"denom": c.denom, "amount": c.amount}})))
 }
 
 // === through the query router ===
@@ -383,8 +396,14 @@ async fn routed<Resp: prost::Message + Default>(
     method: &str,
     req: impl prost::Message,
 ) -> Result<Resp, ApiError> {
-    let h = height_header(headers)?;
-    let bytes = node.app().grpc_query(h, method, &req.encode_to_vec()).await.map_err(ApiError::from)?;
+    query(node, height_header(headers)?, method, &req).await
+}
+
+/// Asks the node's one query router ([`NodeApi::query`]) for `method` at `height` (0: the
+/// latest) and decodes the response: the answer gRPC and `abci_query` give for the same
+/// request (a query error keeps its gRPC code and text).
+pub(crate) async fn query<Resp: prost::Message + Default>(node: &Node, height: u64, method: &str, req: &impl prost::Message) -> Result<Resp, ApiError> {
+    let bytes = node.query(height, method, &req.encode_to_vec()).await.map_err(ApiError::from)?;
     Resp::decode(bytes.as_slice()).map_err(ApiError::internal)
 }
 

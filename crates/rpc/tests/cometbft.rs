@@ -10,13 +10,16 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use futures::{SinkExt, StreamExt};
+use lantau_app::cnidarium::Snapshot;
+use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
+use lantau_app::module_api::{QueryError, TxError};
 use lantau_app::tendermint::abci::types::ExecTxResult;
-use lantau_app::tendermint::abci::{request, Event};
+use lantau_app::tendermint::abci::{request, response, Event};
 use lantau_app::tendermint::block::{self, header::Version, Header};
 use lantau_app::tendermint::{account, consensus, evidence, public_key, AppHash, Block, Hash, Time};
 use lantau_app::App;
 use lantau_event_query::Query;
-use lantau_rpc::api::{tx_event_map, BlockResults, BroadcastResult, NodeApi, NodeEvent, NodeStatus, SearchPage, TxRecord};
+use lantau_rpc::api::{tx_event_map, BlockResults, BroadcastResult, NodeApi, NodeError, NodeEvent, NodeStatus, SearchPage, TxRecord};
 use serde_json::{json, Value};
 use std::sync::Mutex;
 use tokio::sync::broadcast;
@@ -116,8 +119,29 @@ impl Fake {
 
 #[async_trait::async_trait]
 impl NodeApi for Fake {
-    fn app(&self) -> &App {
-        &self.app
+    async fn query(&self, height: u64, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError> {
+        self.app.grpc_query(height, method, request).await
+    }
+    async fn abci_query(&self, req: request::Query) -> response::Query {
+        self.app.abci_query(req).await
+    }
+    async fn abci_info(&self, req: request::Info) -> Result<response::Info, NodeError> {
+        self.app.info(req).await.map_err(|e| NodeError::Internal(e.to_string()))
+    }
+    async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
+        self.app.eth_call(height, call, interrupt).await
+    }
+    async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
+        self.app.snapshot_at_height(height).await.map_err(|e| NodeError::Internal(e.to_string()))
+    }
+    async fn last_height(&self) -> Result<u64, NodeError> {
+        self.app.last_height().await.map_err(|e| NodeError::Internal(e.to_string()))
+    }
+    async fn max_block_gas(&self) -> Result<Option<u64>, NodeError> {
+        self.app.max_block_gas().await.map_err(|e| NodeError::Internal(e.to_string()))
+    }
+    async fn evm_chain_id(&self) -> Result<u64, NodeError> {
+        self.app.evm_chain_id().await.map_err(|e| NodeError::Internal(e.to_string()))
     }
 
     async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult {
@@ -137,11 +161,11 @@ impl NodeApi for Fake {
         BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: 0, gas_used: 0 }
     }
 
-    async fn tx(&self, hash: [u8; 32]) -> anyhow::Result<Option<TxRecord>> {
+    async fn tx(&self, hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
         Ok(self.txs.lock().expect("lock").get(&hash).cloned())
     }
 
-    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> anyhow::Result<SearchPage> {
+    async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> Result<SearchPage, NodeError> {
         let mut all: Vec<TxRecord> = self.txs.lock().expect("lock").values().filter(|r| query.matches(&tx_event_map(r))).cloned().collect();
         all.sort_by_key(|r| (r.height, r.index));
         if descending {
@@ -153,14 +177,14 @@ impl NodeApi for Fake {
         Ok(SearchPage { txs, total })
     }
 
-    async fn block(&self, height: Option<u64>) -> anyhow::Result<Option<Block>> {
+    async fn block(&self, height: Option<u64>) -> Result<Option<Block>, NodeError> {
         Ok(match height {
             None => self.blocks.last().cloned(),
             Some(h) => self.blocks.iter().find(|b| b.header.height.value() == h).cloned(),
         })
     }
 
-    async fn block_results(&self, height: Option<u64>) -> anyhow::Result<Option<BlockResults>> {
+    async fn block_results(&self, height: Option<u64>) -> Result<Option<BlockResults>, NodeError> {
         let h = height.unwrap_or(2);
         if !(1..=2).contains(&h) {
             return Ok(None);
@@ -169,7 +193,7 @@ impl NodeApi for Fake {
         Ok(Some(BlockResults { height: h, tx_results, finalize_block_events: vec![Event::new("mint", [("amount", "5")])], app_hash: "AB".repeat(32) }))
     }
 
-    async fn status(&self) -> anyhow::Result<NodeStatus> {
+    async fn status(&self) -> Result<NodeStatus, NodeError> {
         Ok(NodeStatus {
             chain_id: "test-1".into(),
             moniker: "fake".into(),
@@ -194,11 +218,11 @@ impl NodeApi for Fake {
         (3, 300)
     }
 
-    async fn block_height_by_hash(&self, _hash: [u8; 32]) -> anyhow::Result<Option<u64>> {
+    async fn block_height_by_hash(&self, _hash: [u8; 32]) -> Result<Option<u64>, NodeError> {
         Ok(None)
     }
 
-    async fn pending_sequence(&self, _addr: &lantau_primitives::Address) -> anyhow::Result<u64> {
+    async fn pending_sequence(&self, _addr: &lantau_primitives::Address) -> Result<u64, NodeError> {
         Ok(0)
     }
 }

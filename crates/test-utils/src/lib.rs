@@ -15,7 +15,6 @@ use lantau_crypto::SecretKey;
 use lantau_node::home::{init_home, InitOptions, DEV_ACCOUNT_NAMES, DEV_MNEMONIC};
 use lantau_node::{start, RunningNode, StartOptions};
 use lantau_primitives::Address;
-use lantau_rpc::api::NodeApi;
 
 /// A node running in this process for one test.
 #[derive(Debug)]

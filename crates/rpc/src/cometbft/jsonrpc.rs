@@ -76,9 +76,19 @@ impl RpcError {
     }
 }
 
-/// Wraps an internal failure (storage, index) as -32603.
+/// Wraps an internal failure (a rendering that failed) as -32603.
 pub(crate) fn internal(e: impl std::fmt::Display) -> RpcError {
     RpcError::internal(e.to_string())
+}
+
+/// The one mapping from a node error: a query refused for its cost is -32005 Limit exceeded,
+/// anything else -32603.
+pub(crate) fn node_error(e: crate::api::NodeError) -> RpcError {
+    use crate::api::NodeError as N;
+    match e {
+        N::OverBudget(m) => RpcError::limit_exceeded(m),
+        N::Unavailable(m) | N::Internal(m) => RpcError::internal(m),
+    }
 }
 
 // === envelopes ===

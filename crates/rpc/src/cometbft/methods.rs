@@ -8,7 +8,7 @@ use lantau_event_query::Query;
 use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::jsonrpc::{internal, Params, RpcError};
+use super::jsonrpc::{node_error, Params, RpcError};
 use super::render;
 use crate::api::{NodeApi, NodeEvent, NodeStatus, TxRecord};
 
@@ -109,7 +109,7 @@ fn validator(s: &NodeStatus) -> Value {
 }
 
 async fn status(node: &Node) -> Result<Value, RpcError> {
-    let s = node.status().await.map_err(internal)?;
+    let s = node.status().await.map_err(node_error)?;
     let (mut e_hash, mut e_app, mut e_time) = (s.latest_block_hash.clone(), s.latest_app_hash.clone(), s.latest_block_time.clone());
     if s.earliest_height != s.latest_height && s.earliest_height > 0 {
         if let Ok(Some(b)) = node.block(Some(s.earliest_height)).await {
@@ -149,12 +149,12 @@ async fn status(node: &Node) -> Result<Value, RpcError> {
 }
 
 async fn net_info(node: &Node) -> Result<Value, RpcError> {
-    let s = node.status().await.map_err(internal)?;
+    let s = node.status().await.map_err(node_error)?;
     Ok(json!({ "listening": true, "listeners": [listen_addr(&s)], "n_peers": "0", "peers": [] }))
 }
 
 async fn validators(node: &Node, p: &Params) -> Result<Value, RpcError> {
-    let s = node.status().await.map_err(internal)?;
+    let s = node.status().await.map_err(node_error)?;
     let height = check_height(p.u64("height")?, &s)?.unwrap_or(s.latest_height);
     Ok(json!({ "block_height": height.to_string(), "validators": [validator(&s)], "count": "1", "total": "1" }))
 }
@@ -168,7 +168,7 @@ async fn num_unconfirmed_txs(node: &Node) -> Result<Value, RpcError> {
 
 async fn abci_info(node: &Node) -> Result<Value, RpcError> {
     let req = request::Info { version: COMETBFT_VERSION.into(), block_version: 11, p2p_version: 8, abci_version: "2.0.0".into() };
-    let info = node.app().info(req).await.map_err(internal)?;
+    let info = node.abci_info(req).await.map_err(node_error)?;
     Ok(json!({ "response": {
         "data": info.data,
         "version": info.version,
@@ -186,14 +186,14 @@ async fn abci_query(node: &Node, p: &Params) -> Result<Value, RpcError> {
     let data = p.hex_bytes("data")?.unwrap_or_default();
     let height = p.u64("height")?.unwrap_or(0);
     let prove = p.bool("prove")?.unwrap_or(false);
-    let req = lantau_app::tendermint::abci::request::Query {
+    let req = request::Query {
         data: data.clone().into(),
         path,
         height: lantau_app::tendermint::block::Height::try_from(height).map_err(|e| RpcError::invalid_params(e.to_string()))?,
         prove,
     };
     let _turn = crate::heavy::turn_for_method(&req.path).await.map_err(RpcError::limit_exceeded)?;
-    let r = node.app().abci_query(req).await;
+    let r = node.abci_query(req).await;
     let proof = r.proof.as_ref().map(|ops| {
         json!({"ops": ops.ops.iter().map(|o| json!({"type": o.field_type, "key": render::b64(&o.key), "data": render::b64(&o.data)})).collect::<Vec<_>>()})
     });
@@ -226,9 +226,9 @@ fn check_height(height: Option<u64>, s: &NodeStatus) -> Result<Option<u64>, RpcE
 }
 
 async fn load_block(node: &Node, p: &Params) -> Result<Option<lantau_app::tendermint::Block>, RpcError> {
-    let s = node.status().await.map_err(internal)?;
+    let s = node.status().await.map_err(node_error)?;
     let height = check_height(p.u64("height")?, &s)?;
-    let block = node.block(height).await.map_err(internal)?;
+    let block = node.block(height).await.map_err(node_error)?;
     match (block, height) {
         (Some(b), _) => Ok(Some(b)),
         (None, None) => Ok(None),
@@ -246,7 +246,7 @@ async fn block(node: &Node, p: &Params) -> Result<Value, RpcError> {
 /// CometBFT's page of block metas: at most 20, newest first, between `minHeight` and
 /// `maxHeight` (both clamped to what the node has).
 async fn blockchain(node: &Node, p: &Params) -> Result<Value, RpcError> {
-    let s = node.status().await.map_err(internal)?;
+    let s = node.status().await.map_err(node_error)?;
     let max = p.u64("maxHeight")?.filter(|h| *h > 0).unwrap_or(s.latest_height).min(s.latest_height);
     let min = p.u64("minHeight")?.filter(|h| *h > 0).unwrap_or(1).max(s.earliest_height.max(1));
     if min > max {
@@ -255,7 +255,7 @@ async fn blockchain(node: &Node, p: &Params) -> Result<Value, RpcError> {
     let min = min.max(max.saturating_sub(19));
     let mut metas = Vec::new();
     for h in (min..=max).rev() {
-        let Some(b) = node.block(Some(h)).await.map_err(internal)? else { continue };
+        let Some(b) = node.block(Some(h)).await.map_err(node_error)? else { continue };
         let size = serde_json::to_vec(&b).map(|v| v.len()).unwrap_or(0);
         metas.push(json!({
             "block_id": render::block_id(&b),
@@ -272,9 +272,9 @@ async fn blockchain(node: &Node, p: &Params) -> Result<Value, RpcError> {
 /// (`canonical: false`). The embedded engine is the only validator and signs no votes, so
 /// the signatures are empty.
 async fn commit(node: &Node, p: &Params) -> Result<Value, RpcError> {
-    let s = node.status().await.map_err(internal)?;
+    let s = node.status().await.map_err(node_error)?;
     let h = check_height(p.u64("height")?, &s)?.unwrap_or(s.latest_height);
-    let b = node.block(Some(h)).await.map_err(internal)?.ok_or_else(|| RpcError::internal(format!("block {h} not found")))?;
+    let b = node.block(Some(h)).await.map_err(node_error)?.ok_or_else(|| RpcError::internal(format!("block {h} not found")))?;
     Ok(json!({
         "signed_header": {
             "header": render::header(&b)?,
@@ -292,9 +292,9 @@ async fn header(node: &Node, p: &Params) -> Result<Value, RpcError> {
 }
 
 async fn block_results(node: &Node, p: &Params) -> Result<Value, RpcError> {
-    let s = node.status().await.map_err(internal)?;
+    let s = node.status().await.map_err(node_error)?;
     let height = check_height(p.u64("height")?, &s)?;
-    match node.block_results(height).await.map_err(internal)? {
+    match node.block_results(height).await.map_err(node_error)? {
         Some(r) => Ok(render::block_results(&r)),
         None => Err(RpcError::internal(format!("could not find results for height #{}", height.unwrap_or(s.latest_height)))),
     }
@@ -305,7 +305,7 @@ async fn block_results(node: &Node, p: &Params) -> Result<Value, RpcError> {
 async fn tx(node: &Node, p: &Params) -> Result<Value, RpcError> {
     let hash = required(p.hash("hash")?, "hash")?;
     let _prove = p.bool("prove")?;
-    match node.tx(hash).await.map_err(internal)? {
+    match node.tx(hash).await.map_err(node_error)? {
         Some(rec) => Ok(render::tx(&rec)),
         None => Err(RpcError::internal(format!("tx ({}) not found", render::hex_upper(&hash)))),
     }
@@ -326,10 +326,7 @@ async fn tx_search(node: &Node, p: &Params) -> Result<Value, RpcError> {
         Some(n) => n.min(PER_PAGE_MAX),
     };
     let page = p.u64("page")?.unwrap_or(1);
-    let found = node.search_txs(&query, descending, page.max(1), per_page).await.map_err(|e| match e.downcast_ref::<crate::api::QueryBudgetExceeded>() {
-        Some(b) => RpcError::limit_exceeded(b.0.clone()),
-        None => internal(e),
-    })?;
+    let found = node.search_txs(&query, descending, page.max(1), per_page).await.map_err(node_error)?;
     let pages = found.total.div_ceil(per_page).max(1);
     if page == 0 || page > pages {
         return Err(RpcError::internal(format!("page should be within [1, {pages}] range, given {page}")));

@@ -73,6 +73,18 @@ impl From<lantau_app::module_api::TxError> for EthError {
     }
 }
 
+/// A node failure, as the Ethereum JSON-RPC answers it: -32603 with the node's message. A
+/// search refused for its cost is one too: this surface searches only by one hash, a page of
+/// one transaction.
+impl From<crate::api::NodeError> for EthError {
+    fn from(e: crate::api::NodeError) -> Self {
+        use crate::api::NodeError as N;
+        match e {
+            N::OverBudget(m) | N::Unavailable(m) | N::Internal(m) => EthError::Internal(m),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +104,10 @@ mod tests {
         for (e, code) in all {
             assert_eq!(e.code(), code);
             assert_eq!(e.to_json()["code"], code);
+        }
+        for e in [crate::api::NodeError::OverBudget("a".into()), crate::api::NodeError::Unavailable("b".into()), crate::api::NodeError::Internal("c".into())] {
+            let message = e.to_string();
+            assert_eq!(EthError::from(e), EthError::Internal(message));
         }
         let r = EthError::Reverted { reason: Some("no".into()), data: vec![0xab] };
         assert_eq!(r.to_json(), json!({"code": 3, "message": "execution reverted: no", "data": "0xab"}));

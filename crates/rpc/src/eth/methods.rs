@@ -336,18 +336,17 @@ async fn estimate_gas(
     gas_cap: u64,
     stop: &lantau_app::evm::exec::Interrupt,
 ) -> Result<Value, EthError> {
-    let app = node.app();
     let cap = call.gas_limit.min(gas_cap);
-    let first = EthServer::call_result(app.eth_call(h, &EvmCall { gas_limit: cap, ..call.clone() }, stop).await?)?;
+    let first = EthServer::call_result(node.eth_call(h, &EvmCall { gas_limit: cap, ..call.clone() }, stop).await?)?;
     // The gas used is a lower bound (a frame may need its 64th held back): search up to
     // the cap for the least limit that succeeds.
     let (mut lo, mut hi) = (first.gas_used, cap);
-    if app.eth_call(h, &EvmCall { gas_limit: lo, ..call.clone() }, stop).await?.success {
+    if node.eth_call(h, &EvmCall { gas_limit: lo, ..call.clone() }, stop).await?.success {
         return Ok(json!(hex_u64(lo)));
     }
     while hi.saturating_sub(lo) > lo / 64 + 1 {
         let mid = lo + (hi - lo) / 2;
-        if app.eth_call(h, &EvmCall { gas_limit: mid, ..call.clone() }, stop).await?.success {
+        if node.eth_call(h, &EvmCall { gas_limit: mid, ..call.clone() }, stop).await?.success {
             hi = mid;
         } else {
             lo = mid;
@@ -383,16 +382,11 @@ impl EthServer {
 
     async fn snapshot(&self, tag: BlockTag) -> Result<lantau_app::cnidarium::Snapshot, EthError> {
         let h = self.height_of(tag).await?;
-        self.node
-            .app()
-            .snapshot_at_height(h)
-            .await
-            .map_err(internal)?
-            .ok_or_else(|| EthError::Server(format!("header not found: no state for block {}", h.unwrap_or(0))))
+        self.node.state_at(h).await?.ok_or_else(|| EthError::Server(format!("header not found: no state for block {}", h.unwrap_or(0))))
     }
 
     async fn latest_height(&self) -> Result<u64, EthError> {
-        self.node.app().last_height().await.map_err(internal)
+        Ok(self.node.last_height().await?)
     }
 
     async fn resolve_height(&self, tag: BlockTag) -> Result<u64, EthError> {
@@ -415,10 +409,9 @@ impl EthServer {
 
     /// Runs one decoded method.
     pub async fn run(&self, m: Method) -> Result<Value, EthError> {
-        let app = self.node.app();
         match m {
-            Method::ChainId => Ok(json!(hex_u64(app.evm_chain_id().await.map_err(internal)?))),
-            Method::NetVersion => Ok(json!(app.evm_chain_id().await.map_err(internal)?.to_string())),
+            Method::ChainId => Ok(json!(hex_u64(self.node.evm_chain_id().await?))),
+            Method::NetVersion => Ok(json!(self.node.evm_chain_id().await?.to_string())),
             Method::ClientVersion => Ok(json!(format!("lantau/v{}/rust", env!("CARGO_PKG_VERSION")))),
             Method::BlockNumber => Ok(json!(hex_u64(self.latest_height().await?))),
             Method::GetBalance(a, tag) => {
@@ -428,7 +421,7 @@ impl EthServer {
             }
             Method::GetTransactionCount(a, tag) => {
                 let n = if tag == BlockTag::Pending {
-                    self.node.pending_sequence(&a).await.map_err(internal)?
+                    self.node.pending_sequence(&a).await?
                 } else {
                     use lantau_app::auth::AuthRead as _;
                     let snap = self.snapshot(tag).await?;
@@ -455,7 +448,7 @@ impl EthServer {
             Method::Call(call, tag) => {
                 let h = self.height_of(tag).await?;
                 let call = EvmCall { gas_limit: call.gas_limit.min(self.calls.gas_cap), ..*call };
-                let out = self.bounded(move |node, stop| async move { Self::call_result(node.app().eth_call(h, &call, &stop).await?) }).await?;
+                let out = self.bounded(move |node, stop| async move { Self::call_result(node.eth_call(h, &call, &stop).await?) }).await?;
                 Ok(json!(format!("0x{}", hex::encode(out.output))))
             }
             Method::EstimateGas(call, tag) => {
@@ -491,13 +484,13 @@ impl EthServer {
                 let h = self.resolve_height(tag).await?;
                 self.block_json(h, full).await
             }
-            Method::GetBlockByHash(hash, full) => match self.node.block_height_by_hash(hash).await.map_err(internal)? {
+            Method::GetBlockByHash(hash, full) => match self.node.block_height_by_hash(hash).await? {
                 Some(h) => self.block_json(h, full).await,
                 None => Ok(Value::Null),
             },
             Method::GetBlockTransactionCountByNumber(tag) => {
                 let h = self.resolve_height(tag).await?;
-                match self.node.block(Some(h)).await.map_err(internal)? {
+                match self.node.block(Some(h)).await? {
                     Some(b) => Ok(json!(hex_u64(b.data.iter().filter(|t| lantau_app::evm::msg::eth_tx_of(t).is_some()).count() as u64))),
                     None => Ok(Value::Null),
                 }
@@ -562,7 +555,7 @@ impl EthServer {
     /// The committed Cosmos record of an Ethereum hash.
     async fn mined(&self, eth_hash: [u8; 32]) -> Result<Option<crate::TxRecord>, EthError> {
         let q: Query = format!("ethereum_tx.ethereumTxHash='0x{}'", hex::encode(eth_hash)).parse().map_err(|e| internal(format!("{e:?}")))?;
-        let page = self.node.search_txs(&q, false, 1, 1).await.map_err(internal)?;
+        let page = self.node.search_txs(&q, false, 1, 1).await?;
         Ok(page.txs.into_iter().next())
     }
 
@@ -576,7 +569,7 @@ impl EthServer {
     }
 
     async fn block_hash(&self, height: u64) -> Result<[u8; 32], EthError> {
-        let b = self.node.block(Some(height)).await.map_err(internal)?.ok_or_else(|| internal(format!("block {height} missing")))?;
+        let b = self.node.block(Some(height)).await?.ok_or_else(|| internal(format!("block {height} missing")))?;
         Ok(render::block_hash(&b))
     }
 
@@ -585,7 +578,7 @@ impl EthServer {
         let Some(tx) = lantau_app::evm::msg::eth_tx_of(&rec.tx) else { return Ok(None) };
         let block_hash = self.block_hash(rec.height).await?;
         // Log indexes and cumulative gas count the block's earlier Ethereum transactions.
-        let results = self.node.block_results(Some(rec.height)).await.map_err(internal)?;
+        let results = self.node.block_results(Some(rec.height)).await?;
         let (mut first_log, mut cumulative) = (0u64, 0u64);
         if let Some(r) = &results {
             for earlier in r.tx_results.iter().take(usize::try_from(rec.index).unwrap_or(0)) {
@@ -608,8 +601,8 @@ impl EthServer {
     }
 
     async fn block_json(&self, height: u64, full: bool) -> Result<Value, EthError> {
-        let Some(b) = self.node.block(Some(height)).await.map_err(internal)? else { return Ok(Value::Null) };
-        let results = self.node.block_results(Some(height)).await.map_err(internal)?;
+        let Some(b) = self.node.block(Some(height)).await? else { return Ok(Value::Null) };
+        let results = self.node.block_results(Some(height)).await?;
         let gas_used: u64 = results.as_ref().map_or(0, |r| r.tx_results.iter().map(|t| u64::try_from(t.gas_used).unwrap_or(0)).sum());
         Ok(render::block(&b, height, gas_used, self.block_gas_limit().await, full))
     }
@@ -617,7 +610,7 @@ impl EthServer {
     async fn logs(&self, f: LogFilter) -> Result<Value, EthError> {
         let latest = self.latest_height().await?;
         let (from, to) = match f.block_hash {
-            Some(h) => match self.node.block_height_by_hash(h).await.map_err(internal)? {
+            Some(h) => match self.node.block_height_by_hash(h).await? {
                 Some(n) => (n, n),
                 None => return Err(EthError::Server("unknown block".into())),
             },
@@ -645,11 +638,11 @@ impl EthServer {
         }
         let mut out = Vec::new();
         for h in from..=to {
-            let Some(results) = self.node.block_results(Some(h)).await.map_err(internal)? else { continue };
+            let Some(results) = self.node.block_results(Some(h)).await? else { continue };
             if !results.tx_results.iter().any(|r| !render::logs_of(&r.events).is_empty()) {
                 continue;
             }
-            let Some(b) = self.node.block(Some(h)).await.map_err(internal)? else { continue };
+            let Some(b) = self.node.block(Some(h)).await? else { continue };
             let block_hash = render::block_hash(&b);
             let mut log_index = 0u64;
             for (i, (r, raw)) in results.tx_results.iter().zip(b.data.iter()).enumerate() {

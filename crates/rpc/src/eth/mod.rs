@@ -46,7 +46,7 @@ impl EthServer {
     /// A block's gas capacity as Ethereum clients read it (`gasLimit`): the consensus
     /// parameter `block.max_gas`, or, when unlimited, the most one transaction may ask for.
     pub async fn block_gas_limit(&self) -> u64 {
-        match self.node.app().max_block_gas().await {
+        match self.node.max_block_gas().await {
             Ok(Some(g)) => g,
             _ => lantau_app::AppConfig::default().max_gas_per_tx,
         }

@@ -5,22 +5,46 @@
 
 use std::sync::Arc;
 
-use lantau_app::cnidarium::{StateDelta, Storage};
+use lantau_app::cnidarium::{Snapshot, StateDelta, Storage};
 use lantau_app::compliance::{AuditEntry, AuditWrite};
-use lantau_app::module_api::{BlockCtx, GasMeter};
+use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
+use lantau_app::module_api::{BlockCtx, GasMeter, QueryError, TxError};
+use lantau_app::tendermint::abci::{request, response};
 use lantau_app::{App, AppConfig, NoHook};
 use lantau_event_query::Query;
 use lantau_primitives::Address;
 use serde_json::{json, Value};
 
-use crate::api::{BlockResults, BroadcastResult, NodeApi, NodeEvent, NodeStatus, SearchPage, TxRecord};
+use crate::api::{BlockResults, BroadcastResult, NodeApi, NodeError, NodeEvent, NodeStatus, SearchPage, TxRecord};
 
+/// A node over an app: the state machine's methods answered by the app, nothing else held.
 struct Stub(App);
 
 #[async_trait::async_trait]
 impl NodeApi for Stub {
-    fn app(&self) -> &App {
-        &self.0
+    async fn query(&self, height: u64, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError> {
+        self.0.grpc_query(height, method, request).await
+    }
+    async fn abci_query(&self, req: request::Query) -> response::Query {
+        self.0.abci_query(req).await
+    }
+    async fn abci_info(&self, req: request::Info) -> Result<response::Info, NodeError> {
+        self.0.info(req).await.map_err(|e| NodeError::Internal(e.to_string()))
+    }
+    async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
+        self.0.eth_call(height, call, interrupt).await
+    }
+    async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
+        self.0.snapshot_at_height(height).await.map_err(|e| NodeError::Internal(e.to_string()))
+    }
+    async fn last_height(&self) -> Result<u64, NodeError> {
+        self.0.last_height().await.map_err(|e| NodeError::Internal(e.to_string()))
+    }
+    async fn max_block_gas(&self) -> Result<Option<u64>, NodeError> {
+        self.0.max_block_gas().await.map_err(|e| NodeError::Internal(e.to_string()))
+    }
+    async fn evm_chain_id(&self) -> Result<u64, NodeError> {
+        self.0.evm_chain_id().await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn broadcast_sync(&self, _: Vec<u8>) -> BroadcastResult {
         BroadcastResult { hash: [0; 32], code: 1, codespace: "sdk".into(), log: "stub".into(), gas_wanted: 0, gas_used: 0 }
@@ -28,20 +52,20 @@ impl NodeApi for Stub {
     async fn broadcast_async(&self, tx: Vec<u8>) -> BroadcastResult {
         self.broadcast_sync(tx).await
     }
-    async fn tx(&self, _: [u8; 32]) -> anyhow::Result<Option<TxRecord>> {
+    async fn tx(&self, _: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
         Ok(None)
     }
-    async fn search_txs(&self, _: &Query, _: bool, _: u64, _: u64) -> anyhow::Result<SearchPage> {
+    async fn search_txs(&self, _: &Query, _: bool, _: u64, _: u64) -> Result<SearchPage, NodeError> {
         Ok(SearchPage::default())
     }
-    async fn block(&self, _: Option<u64>) -> anyhow::Result<Option<lantau_app::tendermint::Block>> {
+    async fn block(&self, _: Option<u64>) -> Result<Option<lantau_app::tendermint::Block>, NodeError> {
         Ok(None)
     }
-    async fn block_results(&self, _: Option<u64>) -> anyhow::Result<Option<BlockResults>> {
+    async fn block_results(&self, _: Option<u64>) -> Result<Option<BlockResults>, NodeError> {
         Ok(None)
     }
-    async fn status(&self) -> anyhow::Result<NodeStatus> {
-        anyhow::bail!("stub")
+    async fn status(&self) -> Result<NodeStatus, NodeError> {
+        Err(NodeError::Internal("stub".into()))
     }
     fn subscribe(&self) -> tokio::sync::broadcast::Receiver<NodeEvent> {
         tokio::sync::broadcast::channel(1).1
@@ -49,10 +73,10 @@ impl NodeApi for Stub {
     async fn mempool_size(&self) -> (usize, usize) {
         (0, 0)
     }
-    async fn block_height_by_hash(&self, _hash: [u8; 32]) -> anyhow::Result<Option<u64>> {
+    async fn block_height_by_hash(&self, _hash: [u8; 32]) -> Result<Option<u64>, NodeError> {
         Ok(None)
     }
-    async fn pending_sequence(&self, _addr: &lantau_primitives::Address) -> anyhow::Result<u64> {
+    async fn pending_sequence(&self, _addr: &lantau_primitives::Address) -> Result<u64, NodeError> {
         Ok(0)
     }
 }

@@ -7,6 +7,7 @@ use lantau_module_api::{store, BlockCtx, Event, GasMeter, SdkError, TxError};
 use lantau_primitives::Address;
 
 use crate::footprint::Footprint;
+use lantau_module_api::reads::{ReadLog, Recording};
 use tendermint::abci::{request, response, types::ExecTxResult, Code};
 use tendermint::block::Height as TmHeight;
 use tendermint::AppHash;
@@ -40,6 +41,9 @@ pub struct CheckOutcome {
     pub decoded: Option<Arc<DecodedTx>>,
 }
 
+/// Footprints by transaction hash.
+type Footprints = std::collections::BTreeMap<[u8; 32], Arc<Footprint>>;
+
 /// Transactions the driver offered, by hash, with their footprints.
 type Offered = std::collections::BTreeMap<[u8; 32], (Arc<DecodedTx>, Arc<Footprint>)>;
 
@@ -48,8 +52,6 @@ type Offered = std::collections::BTreeMap<[u8; 32], (Arc<DecodedTx>, Arc<Footpri
 pub struct CheckRebuild {
     state: StateDelta<CachedSnapshot>,
     block: BlockCtx,
-    /// Replays stand for rechecks (the block wrote nothing the gates read).
-    incremental: bool,
     /// Transactions replayed, and run again in full.
     replayed: usize,
     rerun_txs: usize,
@@ -109,10 +111,10 @@ pub struct App {
     check_ctx: parking_lot::RwLock<Option<BlockCtx>>,
     /// Gate traces this node computed (TxTrace).
     traces: parking_lot::Mutex<crate::trace::TraceBuffer>,
-    /// Whether the last committed block wrote a key the gate chain reads (true until a block
-    /// is committed: unknown history counts as changed). When it did not, every waiting
-    /// transaction's verdict is what it was, and the recheck does not screen again.
-    gates_dirty: std::sync::atomic::AtomicBool,
+    /// The footprints of the transactions CometBFT's mempool holds (ABCI CheckTx), by hash:
+    /// those admitted or rechecked since the last commit, and those of the round before,
+    /// which its recheck takes; what it does not take is dropped at the next commit.
+    comet_footprints: parking_lot::Mutex<(Footprints, Footprints)>,
     /// The fee collector's native balance key (credited by every admission; see
     /// [`crate::footprint`]).
     collector_balance: String,
@@ -215,7 +217,7 @@ impl App {
             staged: parking_lot::Mutex::new(None),
             check_ctx: parking_lot::RwLock::new(None),
             traces: parking_lot::Mutex::new(Default::default()),
-            gates_dirty: std::sync::atomic::AtomicBool::new(true),
+            comet_footprints: parking_lot::Mutex::new(Default::default()),
             collector_balance: lantau_bank::state_key::balance(&crate::ante::fee_collector(), lantau_primitives::NATIVE_DENOM),
             known: parking_lot::Mutex::new(std::collections::BTreeMap::new()),
             verified: parking_lot::Mutex::new(None),
@@ -337,11 +339,6 @@ impl App {
             }
             Err(lantau_module_api::QueryError::Internal(m)) => fail(1, format!("rpc error: code = Internal desc = {m}"), height),
         }
-    }
-
-    /// Whether the last committed block changed what the gate chain reads.
-    pub(crate) fn gates_dirty(&self) -> bool {
-        self.gates_dirty.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The admission state (locked while held).
@@ -524,17 +521,32 @@ impl App {
 
         let gas = GasMeter::new(decoded.gas_limit);
         let mut check = self.check.lock().await;
-        let mut overlay = StateDelta::new(&mut *check);
-        let mut result = crate::pipeline::run(&self.pipeline_env(), &mut overlay, &decoded, &block, &gas, Mode::Check).await.result;
-        if result.is_ok() {
-            let (check, changes) = overlay.flatten();
-            let footprint = Footprint::of(&*check, &changes, &self.collector_balance, &Self::payer_balance(&decoded)).await;
-            result = admit(&decoded, Arc::new(footprint));
-            if result.is_ok() {
-                changes.apply_to(check);
-            }
-        }
+        let result = self.admit_on(&mut check, &decoded, &block, &gas, Mode::Check, |fp| admit(&decoded, fp)).await.map(drop);
         CheckOutcome { hash, sender, gas_wanted, gas_used: gas.used(), result, decoded: Some(decoded) }
+    }
+
+    /// Runs the admission of `tx` (`mode`: check or recheck) on `state`, logging what the ante
+    /// and the gates read; when it passes and `admit` takes its footprint, its writes join
+    /// `state`. Returns the footprint.
+    async fn admit_on(
+        &self,
+        state: &mut StateDelta<CachedSnapshot>,
+        tx: &DecodedTx,
+        block: &BlockCtx,
+        gas: &GasMeter,
+        mode: Mode,
+        admit: impl FnOnce(Arc<Footprint>) -> Result<(), TxError>,
+    ) -> Result<Arc<Footprint>, TxError> {
+        let log = ReadLog::new();
+        let mut overlay = StateDelta::new(Recording::new(state, log.clone()));
+        let env = crate::pipeline::Env { reads: Some(&log), ..self.pipeline_env() };
+        crate::pipeline::run(&env, &mut overlay, tx, block, gas, mode).await.result?;
+        let (below, changes) = overlay.flatten();
+        let state = below.into_inner();
+        let footprint = Arc::new(Footprint::of(&*state, &changes, log.take(), &self.collector_balance, &Self::payer_balance(tx)).await);
+        admit(footprint.clone())?;
+        changes.apply_to(state);
+        Ok(footprint)
     }
 
     async fn preverify(&self, tx: &DecodedTx, chain_id: &str) {
@@ -555,11 +567,18 @@ impl App {
     }
 
     /// ABCI CheckTx. A `Recheck` (CometBFT re-admitting its mempool after a commit, in
-    /// mempool order, on the check overlay [`App::commit`] reset) runs the pipeline's recheck
-    /// mode: the ante again, the gates again only when the block wrote what they read.
+    /// mempool order, on the check overlay [`App::commit`] reset) replays the transaction's
+    /// admission when everything it read holds what it found ([`crate::footprint`]), and runs
+    /// the pipeline's recheck mode (ante and gates) otherwise.
     pub async fn check_tx(&self, req: request::CheckTx) -> response::CheckTx {
         let out = match req.kind {
-            request::CheckTxKind::New => self.check_tx_bytes(&req.tx).await,
+            request::CheckTxKind::New => {
+                self.check_tx_admit(&req.tx, |tx, fp| {
+                    self.comet_footprints.lock().0.insert(tx.hash, fp);
+                    Ok(())
+                })
+                .await
+            }
             request::CheckTxKind::Recheck => self.recheck_bytes(&req.tx).await,
         };
         let (code, log, codespace) = match &out.result {
@@ -604,17 +623,45 @@ impl App {
         };
         let (hash, sender, gas_wanted) = (decoded.hash, Some((decoded.signer, decoded.sequence)), decoded.gas_limit);
         let gas = GasMeter::new(decoded.gas_limit);
+        let footprint = self.comet_footprints.lock().1.remove(&hash);
         let mut check = self.check.lock().await;
-        let result = self.recheck_on(&mut check, &decoded, &block, &gas).await;
+        let result = match self.recheck_on(&mut check, &decoded, &block, &gas, footprint.as_ref()).await {
+            Ok((fp, _)) => {
+                self.comet_footprints.lock().0.insert(hash, fp);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        };
         CheckOutcome { hash, sender, gas_wanted, gas_used: gas.used(), result, decoded: Some(decoded) }
     }
 
-    /// The recheck of one transaction on `state`, whose effects stay only when it passes.
-    async fn recheck_on(&self, state: &mut StateDelta<CachedSnapshot>, tx: &DecodedTx, block: &BlockCtx, gas: &GasMeter) -> Result<(), TxError> {
-        let mut overlay = StateDelta::new(state);
-        crate::pipeline::run(&self.pipeline_env(), &mut overlay, tx, block, gas, Mode::Recheck).await.result?;
-        overlay.apply();
-        Ok(())
+    /// The recheck of one transaction on `state`, whose effects stay only when it passes: its
+    /// admission's writes when everything it read holds what it found (`footprint`), the
+    /// pipeline's recheck otherwise. Returns the footprint the transaction now has, and
+    /// whether it was replayed.
+    async fn recheck_on(
+        &self,
+        state: &mut StateDelta<CachedSnapshot>,
+        tx: &DecodedTx,
+        block: &BlockCtx,
+        gas: &GasMeter,
+        footprint: Option<&Arc<Footprint>>,
+    ) -> Result<(Arc<Footprint>, bool), TxError> {
+        let replay = match footprint {
+            Some(fp) if tx.timeout_height == 0 => fp.replay_on(&*state).await.map(|r| (fp, r)),
+            _ => None,
+        };
+        if let Some((footprint, replayed)) = replay {
+            for (k, v) in replayed.writes() {
+                match v {
+                    Some(v) => state.put_raw(k.clone(), v.clone()),
+                    None => state.delete(k.clone()),
+                }
+            }
+            // Unchanged, or the fee came out of a larger balance (a new footprint).
+            return Ok((if replayed == **footprint { footprint.clone() } else { Arc::new(replayed) }, true));
+        }
+        Ok((self.admit_on(state, tx, block, gas, Mode::Recheck, |_| Ok(())).await?, false))
     }
 
     /// Drops every admission effect and starts a new check overlay on the latest committed
@@ -640,36 +687,22 @@ impl App {
 
     async fn check_rebuild_on(&self, snap: CachedSnapshot) -> Result<CheckRebuild, AppError> {
         let block = Self::next_block_ctx(Self::height_at(snap.snapshot()).await?, self.block_time_at(snap.snapshot()).await?, self.chain_id());
-        Ok(CheckRebuild { state: StateDelta::new(snap), block, incremental: !self.gates_dirty(), replayed: 0, rerun_txs: 0 })
+        Ok(CheckRebuild { state: StateDelta::new(snap), block, replayed: 0, rerun_txs: 0 })
     }
 
     /// Re-admits one waiting transaction on a rebuilt overlay: the same pipeline as CheckTx
     /// (ante and gate chain), so a transaction whose party was blacklisted since its
-    /// admission fails here with the gate's code and leaves the mempool. When the last block
-    /// wrote nothing the gates read, the transaction has no timeout height, and each key its
-    /// admission wrote holds on the rebuilt overlay what it held before that admission, the
-    /// admission's writes (`footprint`) are put in place instead ([`crate::footprint`]).
-    /// Returns the footprint the transaction now has.
+    /// admission fails here with the gate's code and leaves the mempool. When the transaction
+    /// has no timeout height and everything its admission read holds on the rebuilt overlay
+    /// what it found, the admission's writes (`footprint`) are put in place instead
+    /// ([`crate::footprint`]). Returns the footprint the transaction now has.
     pub async fn recheck(&self, r: &mut CheckRebuild, tx: &DecodedTx, footprint: &Arc<Footprint>) -> Result<Arc<Footprint>, TxError> {
-        let replay = if r.incremental && tx.timeout_height == 0 { footprint.replay_on(&r.state).await } else { None };
-        if let Some(replayed) = replay {
-            for (k, v) in replayed.writes() {
-                match v {
-                    Some(v) => r.state.put_raw(k.clone(), v.clone()),
-                    None => r.state.delete(k.clone()),
-                }
-            }
-            r.replayed = r.replayed.saturating_add(1);
-            // Unchanged, or the fee came out of a larger balance (a new footprint).
-            return Ok(if replayed == **footprint { footprint.clone() } else { Arc::new(replayed) });
+        let out = self.recheck_on(&mut r.state, tx, &r.block, &GasMeter::new(tx.gas_limit), Some(footprint)).await;
+        match &out {
+            Ok((_, true)) => r.replayed = r.replayed.saturating_add(1),
+            _ => r.rerun_txs = r.rerun_txs.saturating_add(1),
         }
-        r.rerun_txs = r.rerun_txs.saturating_add(1);
-        let mut overlay = StateDelta::new(&mut r.state);
-        crate::pipeline::run(&self.pipeline_env(), &mut overlay, tx, &r.block, &GasMeter::new(tx.gas_limit), Mode::Recheck).await.result?;
-        let (state, changes) = overlay.flatten();
-        let fp = Arc::new(Footprint::of(&*state, &changes, &self.collector_balance, &Self::payer_balance(tx)).await);
-        changes.apply_to(state);
-        Ok(fp)
+        out.map(|(fp, _)| fp)
     }
 
     /// Under the check lock (so no admission runs meanwhile): re-admits what `late` returns
@@ -702,8 +735,8 @@ impl App {
     /// overlay of the latest committed state, as the block would meet them: `Ok` for those
     /// that pass, the first failure otherwise. A transaction whose decoding the driver offered
     /// ([`App::offer_decoded`]) is verified as the recheck verifies a waiting transaction:
-    /// its admission's writes are replayed when its keys still hold what that admission read
-    /// and the last block wrote nothing the gates read, and it runs again otherwise.
+    /// its admission's writes are replayed when everything that admission read holds what it
+    /// found, and it runs again otherwise.
     async fn verify_in_order<T: AsRef<[u8]>>(&self, txs: &[T]) -> Vec<Result<(), TxError>> {
         let mut out = Vec::with_capacity(txs.len());
         let snap = self.cached_snapshot();
@@ -927,6 +960,9 @@ impl App {
     pub async fn commit(&self) -> Result<response::Commit, AppError> {
         let resp = self.commit_keeping_check_state().await?;
         self.reset_check_state().await;
+        // CometBFT rechecks what its mempool still holds: the footprints of this round.
+        let mut fps = self.comet_footprints.lock();
+        fps.1 = std::mem::take(&mut fps.0);
         Ok(resp)
     }
 
@@ -950,8 +986,6 @@ impl App {
             }
         }
         self.reads.advance(staged.base_version, self.storage.latest_version(), staged.writes.iter().chain(&staged.cached_nv_writes).map(|(k, v)| (k, v)));
-        let dirty = staged.writes.iter().any(|(k, _)| lantau_compliance::state_key::read_by_gates(k));
-        self.gates_dirty.store(dirty, std::sync::atomic::Ordering::Release);
         // One INFO line per block, under either driver.
         tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, app_hash = %hex::encode_upper(root), "committed block");
         if let Some(s) = self.snapshots.get() {
@@ -1091,7 +1125,6 @@ impl App {
         };
         *self.chain_id.write() = chain_id;
         self.reads.reset(self.storage.latest_version());
-        self.gates_dirty.store(true, std::sync::atomic::Ordering::Release);
         self.reset_check_state().await;
         tracing::info!(height = r.height, "state restored from a snapshot");
         Ok(())
@@ -1155,7 +1188,7 @@ impl App {
 
     /// What the pipeline needs of this app beside the state it runs on.
     fn pipeline_env(&self) -> crate::pipeline::Env<'_> {
-        crate::pipeline::Env { sigs: &self.sigs, hook: &*self.hook, traces: &self.traces, gates_dirty: self.gates_dirty() }
+        crate::pipeline::Env { sigs: &self.sigs, hook: &*self.hook, traces: &self.traces, reads: None }
     }
 }
 

@@ -8,7 +8,7 @@
 //! | mode | ante | signature | fee floor | gates | messages + record | trace kept |
 //! | --- | --- | --- | --- | --- | --- | --- |
 //! | check | yes | yes | yes | yes | no (as the Cosmos SDK's CheckTx) | yes |
-//! | recheck | yes | yes | yes | when the last block wrote what they read | no | when it drops the transaction |
+//! | recheck | yes | yes | yes | yes | no | when it drops the transaction |
 //! | propose | yes | yes | yes | yes | no | no |
 //! | deliver | yes | yes | yes | yes | yes | yes |
 //! | simulate | yes | no | no (pays the floor for its gas) | yes | yes | no |
@@ -40,8 +40,10 @@ pub(crate) struct Env<'a> {
     pub(crate) hook: &'a dyn BlockHook,
     /// Where traces are kept for TxTrace.
     pub(crate) traces: &'a parking_lot::Mutex<TraceBuffer>,
-    /// The last block wrote something the gates read: a recheck screens again.
-    pub(crate) gates_dirty: bool,
+    /// Where the reads of the ante and the gates are logged, when the caller keeps them (the
+    /// state the pipeline runs on is then a [`lantau_module_api::reads::Recording`] with this
+    /// log, below any overlay of the pipeline's own).
+    pub(crate) reads: Option<&'a lantau_module_api::reads::ReadLog>,
 }
 
 impl Env<'_> {
@@ -111,14 +113,9 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(env: &Env<'_>, state: &mut 
             // From here on the fee is paid and the sequence advanced, whatever follows.
             ante_state.apply();
         }
-        // A recheck after a block that wrote nothing the gates read would reach the verdict
-        // the transaction already has: it was screened on the state before that block.
-        if mode == Mode::Recheck && !env.gates_dirty {
-            return Run { result: Ok(()), events, trace: None };
-        }
         // The gate chain (admission is an early filter; execution judges again on the block's
         // state, because a proposer can put anything in a block).
-        let mut verdict = match crate::screen::screen(&*state, gas, block, tx).await {
+        let mut verdict = match crate::screen::screen(&*state, gas, block, tx, env.reads).await {
             Ok(v) => v,
             Err(e) => return Run { result: Err(e), events, trace: None },
         };

@@ -14,11 +14,24 @@ pub fn facts(tx: &DecodedTx) -> Vec<Fact> {
     tx.msgs.iter().enumerate().flat_map(|(i, m)| m.facts(i)).collect()
 }
 
-/// Runs the gate chain over the transaction against `state`.
-pub async fn screen<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCtx, tx: &DecodedTx) -> Result<Verdict, TxError> {
+/// Runs the gate chain over the transaction against `state`; `reads` is the log of a
+/// recording `state`, when the caller keeps what the verdict read.
+pub async fn screen<S: StateRead + Sync>(
+    state: &S,
+    gas: &GasMeter,
+    block: &BlockCtx,
+    tx: &DecodedTx,
+    reads: Option<&lantau_module_api::reads::ReadLog>,
+) -> Result<Verdict, TxError> {
     let facts = facts(tx);
     let types: Vec<&str> = tx.msgs.iter().map(|m| m.type_url()).collect();
-    gates::run(state, gas, block, GateInput { signer: tx.signer, facts: &facts, payload: tx.payload.as_ref(), msg_types: &types }).await
+    #[cfg_attr(not(test), allow(unused_mut))]
+    let mut verdict =
+        gates::run(state, gas, block, GateInput { signer: tx.signer, facts: &facts, payload: tx.payload.as_ref(), msg_types: &types, reads }).await?;
+    // The test module's own gate (a read of a key no module's rules name).
+    #[cfg(test)]
+    crate::probe::gate(state, gas, tx, &mut verdict).await?;
+    Ok(verdict)
 }
 
 /// Records what a screened transaction leaves behind once its messages succeeded: audit rows,

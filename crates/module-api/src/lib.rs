@@ -12,6 +12,8 @@
 //! - [`module`]: the [`Module`] trait (name, genesis section, message decoding, query routes)
 //!   from which the app's one ordered module list wires everything, and [`Fact`], a
 //!   stablecoin movement a message declares.
+//! - [`reads`]: [`reads::Recording`], a state whose reads are logged, so that whether a
+//!   verdict still stands is decided from what it actually read.
 //! - [`type_url`]: the message type URLs more than one module names.
 //!
 //! State goes through one door: each module's `state.rs` defines typed extension traits over
@@ -26,6 +28,7 @@ pub mod event;
 pub mod gas;
 pub mod handler;
 pub mod module;
+pub mod reads;
 pub mod store;
 pub mod type_url;
 

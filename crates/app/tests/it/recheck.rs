@@ -78,7 +78,7 @@ async fn a_transfer_whose_recipient_is_blacklisted_after_admission_is_dropped_at
 
     // The recheck, as a driver runs it after the commit: the transfer fails the KYC gate.
     let mut rebuild = app.begin_check_rebuild().await.unwrap();
-    // (Its footprint is not replayed: the block wrote what the gates read.)
+    // (Its footprint is not replayed: the block wrote the recipient's identity, which the KYC gate read.)
     let err = app.recheck(&mut rebuild, &decoded, &footprint).await.expect_err("the recheck must drop it");
     assert_eq!((err.codespace, err.code), ("compliance", 18), "{}", err.log);
     assert_eq!(err.log, format!("recipient={}: address is blacklisted", keys[2].address().to_bech32()));
@@ -99,7 +99,7 @@ async fn a_transfer_whose_recipient_is_blacklisted_after_admission_is_dropped_at
     app.release().await;
 }
 
-/// After a block that touched neither a waiting transaction's keys nor what the gates read,
+/// After a block that touched nothing a waiting transaction's admission read,
 /// the recheck replays its admission's writes: the sender's next sequence is still taken.
 /// A waiting transaction whose fee payer the block paid replays too, taking its fee from the
 /// larger balance: exactly what running it again gives.

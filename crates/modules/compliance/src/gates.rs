@@ -140,6 +140,9 @@ pub struct GateInput<'a> {
     /// The type URL of every message, in order (the role gate inspects every message a
     /// sub-key signs, not only recognised shapes).
     pub msg_types: &'a [&'a str],
+    /// Where the caller logs what the chain reads, when it does (`lantau_module_api::reads`):
+    /// the advisory gates read unlogged, since nothing they read can change the verdict.
+    pub reads: Option<&'a lantau_module_api::reads::ReadLog>,
 }
 
 /// What each sub-role may sign (the role gate, stricter than the spec's original). Native-coin sends are
@@ -321,7 +324,9 @@ pub async fn run<S: StateRead + Sync>(state: &S, gas: &GasMeter, block: &BlockCt
     let mut rejection = None;
     for gate in Gate::ALL {
         let used = gas.used();
+        let unlogged = if gate.blocking() { None } else { cx.input.reads.map(|l| l.unlogged()) };
         let row = gate.evaluate(&mut cx).await?;
+        drop(unlogged);
         if rejection.is_none() && gate.blocking() {
             rejection = row.error.as_ref().map(|e| TxError::from(e.clone()));
         }
@@ -684,7 +689,7 @@ mod tests {
     async fn verdict(storage: &Storage, signer: Address, facts: &[Fact], p: Option<&TravelRulePayload>) -> Verdict {
         let snap = storage.latest_snapshot();
         let types: Vec<&str> = facts.iter().map(|_| lantau_module_api::type_url::MSG_SEND).collect();
-        run(&snap, &GasMeter::infinite(), &block(), GateInput { signer, facts, payload: p, msg_types: &types }).await.unwrap()
+        run(&snap, &GasMeter::infinite(), &block(), GateInput { signer, facts, payload: p, msg_types: &types, reads: None }).await.unwrap()
     }
 
     fn code(v: &Verdict) -> Option<(&'static str, u32, String)> {
@@ -816,7 +821,7 @@ mod tests {
 
     async fn run_as(s: &Storage, signer: Address, facts: &[Fact], p: Option<&TravelRulePayload>, types: &[&str]) -> Verdict {
         let snap = s.latest_snapshot();
-        run(&snap, &GasMeter::infinite(), &block(), GateInput { signer, facts, payload: p, msg_types: types }).await.unwrap()
+        run(&snap, &GasMeter::infinite(), &block(), GateInput { signer, facts, payload: p, msg_types: types, reads: None }).await.unwrap()
     }
 
     const SEND: &str = lantau_module_api::type_url::MSG_SEND;

@@ -227,9 +227,10 @@ pub async fn execute<S: StateWrite + Send + Sync>(
             // The precompile's transfer is the EVM form of a stablecoin MsgSend: the role gate
             // judges it as one (an agent key may make it within policy, a reviewer key not).
             let types = [lantau_bank::MSG_SEND];
-            let mut verdict = gates::run(&*state, gas, cx.block, GateInput { signer: cx.caller, facts: &facts, payload: Some(&payload), msg_types: &types })
-                .await
-                .map_err(store_err)?;
+            let mut verdict =
+                gates::run(&*state, gas, cx.block, GateInput { signer: cx.caller, facts: &facts, payload: Some(&payload), msg_types: &types, reads: None })
+                    .await
+                    .map_err(store_err)?;
             if let Some(rejection) = verdict.rejection.clone() {
                 return Err((CallError::Revert(rejection.log), Some(verdict)));
             }

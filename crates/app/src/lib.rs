@@ -5,24 +5,30 @@
 //! engine and the CometBFT socket server drive the very same code.
 //!
 //! The way of a transaction: bytes → [`tx::decode`] (a Cosmos `TxRaw`, every message an `Any`
-//! resolved by [`msg::Msg`]) → [`ante`] (size, chain id through the signature, sequence, fee floor,
-//! gas limit, fee payment, sequence bump) → message handlers (one `match` in [`msg::Msg`]) →
-//! events → the block's overlay → one cnidarium commit per block. CheckTx runs the same ante on a
-//! check overlay of the latest committed state; FinalizeBlock runs it again on the block overlay,
-//! because a proposer can put anything in a block.
+//! resolved by [`msg::Msg`]; an Ethereum transaction only from its canonical envelope) → the
+//! one pipeline ([`pipeline::run`]): the ante (size, chain id through the signature, sequence,
+//! fee floor, gas limit, fee payment, sequence bump) → the gate chain ([`screen`]) → message
+//! handlers (one `match` in [`msg::Msg`]) → the screening record → events → the block's
+//! overlay → one cnidarium commit per block. CheckTx runs the ante and the gates on a check
+//! overlay of the latest committed state, logging what they read; FinalizeBlock runs the
+//! whole pipeline again on the block overlay, because a proposer can put anything in a block.
 //!
-//! Layout: `app.rs` (the ABCI++ methods), `tx.rs`, `msg.rs`, `ante.rs`, `sigcache.rs`,
-//! `genesis.rs`, `state_key.rs`, `hooks.rs` (what a driver adds to each block's commit: the tx
-//! index, the block store), `store_check.rs` (the store's verification at open).
+//! Layout: `app.rs` (the ABCI++ façade and the table of its parts: `storage.rs`, `shared.rs`,
+//! `admission.rs`, `proposal.rs`, `block.rs`, `statesync.rs`, `query.rs`), `pipeline.rs`,
+//! `footprint.rs` (what an admission read and wrote), `tx.rs`, `msg.rs`, `ante.rs`,
+//! `screen.rs`, `sigcache.rs`, `readcache.rs`, `genesis.rs`, `state_key.rs`, `grpc.rs` (the
+//! router's shared items), `hooks.rs` (what a driver adds to each block's commit: the tx index,
+//! the block store), `store_check.rs` (the store's verification at open).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
+mod admission;
 mod ante;
 mod app;
+mod block;
 pub mod config;
 pub mod error;
-mod evm_api;
 pub mod footprint;
 pub mod genesis;
 pub mod grpc;
@@ -32,18 +38,23 @@ pub mod msg;
 pub mod pipeline;
 #[cfg(test)]
 mod probe;
+mod proposal;
+pub mod query;
 pub mod readcache;
 pub mod screen;
+mod shared;
 mod sigcache;
 pub mod state_key;
 pub mod statesync;
 mod stopwatch;
+mod storage;
 mod store_check;
 pub mod trace;
 pub mod tx;
 
+pub use admission::{CheckOutcome, CheckRebuild, SimulateOutcome};
 pub use ante::fee_collector;
-pub use app::{App, CheckOutcome, CheckRebuild, SimulateOutcome};
+pub use app::App;
 pub use cnidarium;
 pub use config::AppConfig;
 pub use error::AppError;
@@ -60,6 +71,7 @@ pub use lantau_kyc as kyc;
 pub use lantau_module_api as module_api;
 pub use lantau_reserve as reserve;
 pub use lantau_stablecoin as stablecoin;
+pub use query::Queries;
 pub use tendermint;
 pub use tendermint_proto;
 pub use tx::DecodedTx;

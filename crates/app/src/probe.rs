@@ -296,7 +296,7 @@ mod tests {
         let (_dir, app) = start(&g).await;
         // Genesis.
         let value = |bytes: Vec<u8>| <QueryCounterResponse as prost::Message>::decode(bytes.as_slice()).unwrap().value;
-        assert_eq!(value(app.query(QUERY_COUNTER, &[]).await.unwrap()), 5);
+        assert_eq!(value(app.queries().grpc_query(0, QUERY_COUNTER, &[]).await.unwrap()), 5);
 
         // Routing: a signed MsgBump is decoded by the probe and executed by it.
         let any = Any { type_url: MSG_BUMP.into(), value: prost::Message::encode_to_vec(&MsgBump { signer: key.address().to_bech32(), by: 3, close: false }) };
@@ -334,8 +334,8 @@ mod tests {
         assert!(res.events.iter().any(|e| e.kind == "probe_bumped"));
 
         // The query, through the list.
-        assert_eq!(value(app.query(QUERY_COUNTER, &[]).await.unwrap()), 8);
-        assert!(matches!(app.query("/lantau.nothing.v1.Query/X", &[]).await, Err(QueryError::InvalidArgument(_))));
+        assert_eq!(value(app.queries().grpc_query(0, QUERY_COUNTER, &[]).await.unwrap()), 8);
+        assert!(matches!(app.queries().grpc_query(0, "/lantau.nothing.v1.Query/X", &[]).await, Err(QueryError::InvalidArgument(_))));
         assert!(crate::modules::MODULE_NAMES.contains(&"probe"));
         app.release().await;
     }

@@ -34,8 +34,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use cnidarium::{Snapshot, StateRead};
+use cnidarium::{Snapshot, StateDelta, StateRead, StateWrite};
 use futures::StreamExt;
+use tendermint::abci::{request, response};
+use tendermint::block::Height as TmHeight;
+
+use crate::admission::Admission;
+use crate::shared::Shared;
+use crate::state_key;
+use crate::storage::Store;
 use sha2::{Digest, Sha256};
 
 /// The one snapshot format this node writes and reads.
@@ -347,4 +354,164 @@ pub(crate) async fn version_base<S: StateRead>(s: &S) -> anyhow::Result<u64> {
         Some(b) => u64::from_be_bytes(b.as_slice().try_into().map_err(|_| anyhow::anyhow!("corrupt {}", crate::state_key::VERSION_BASE))?),
         None => 0,
     })
+}
+
+// === The ABCI state-sync connection ===
+
+/// This node's snapshots and a restore in progress.
+#[derive(Default)]
+pub(crate) struct StateSync {
+    /// This node's state-sync snapshots, when it takes them.
+    snapshots: std::sync::OnceLock<Arc<Snapshotter>>,
+    /// A state-sync restore in progress.
+    restore: tokio::sync::Mutex<Option<Restore>>,
+}
+
+impl StateSync {
+    /// After a commit of `height`: a snapshot when one is due.
+    pub(crate) fn after_commit(&self, store: &Store, height: u64) {
+        if let Some(s) = self.snapshots.get() {
+            s.after_commit(store.snapshot(), height);
+        }
+    }
+
+    /// Starts taking state-sync snapshots after commits (node-local; once, before serving).
+    pub(crate) fn enable(&self, settings: SnapshotSettings) -> Arc<Snapshotter> {
+        self.snapshots.get_or_init(|| Snapshotter::new(settings)).clone()
+    }
+
+    /// ABCI ListSnapshots: the complete snapshots this node keeps, newest first.
+    pub(crate) fn list(&self) -> response::ListSnapshots {
+        let snapshots = self.snapshots.get().map(|s| s.list()).unwrap_or_default();
+        response::ListSnapshots {
+            snapshots: snapshots
+                .into_iter()
+                .filter_map(|s| {
+                    Some(tendermint::abci::types::Snapshot {
+                        height: TmHeight::try_from(s.height).ok()?,
+                        format: s.format,
+                        chunks: s.chunks,
+                        hash: s.hash.into(),
+                        metadata: s.metadata.into(),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// ABCI LoadSnapshotChunk: a chunk's bytes, empty when this node does not have it.
+    pub(crate) fn load_chunk(&self, req: request::LoadSnapshotChunk) -> response::LoadSnapshotChunk {
+        let chunk = self.snapshots.get().map(|s| s.load_chunk(req.height.value(), req.format, req.chunk)).unwrap_or_default();
+        response::LoadSnapshotChunk { chunk: chunk.into() }
+    }
+
+    /// ABCI OfferSnapshot: accepts a snapshot of format [`crate::statesync::FORMAT`] whose
+    /// description is consistent, on a node that has no state yet (a later offer replaces an
+    /// unfinished restore).
+    pub(crate) async fn offer(&self, store: &Store, req: request::OfferSnapshot) -> response::OfferSnapshot {
+        if store.storage().latest_version() != u64::MAX {
+            tracing::warn!(height = req.snapshot.height.value(), "snapshot offered to a node that already has state; refused");
+            return response::OfferSnapshot::Reject;
+        }
+        let s = &req.snapshot;
+        match Restore::offer(s.height.value(), s.format, s.chunks, &s.hash, &s.metadata, req.app_hash.as_bytes()) {
+            Ok(r) => {
+                tracing::info!(height = r.height, chunks = s.chunks, "restoring from a state-sync snapshot");
+                *self.restore.lock().await = Some(r);
+                response::OfferSnapshot::Accept
+            }
+            Err(OfferRefusal::Format) => response::OfferSnapshot::RejectFormat,
+            Err(OfferRefusal::Invalid(why)) => {
+                tracing::warn!(height = s.height.value(), why, "snapshot refused");
+                response::OfferSnapshot::Reject
+            }
+        }
+    }
+
+    /// ABCI ApplySnapshotChunk. A chunk whose hash is not the listed one is refetched (and its
+    /// sender rejected); once the last chunk arrives the state is checked against the offered
+    /// app hash and committed, or the snapshot is rejected with nothing written.
+    pub(crate) async fn apply_chunk(
+        &self,
+        shared: &Shared,
+        store: &Store,
+        admission: &Admission,
+        req: request::ApplySnapshotChunk,
+    ) -> response::ApplySnapshotChunk {
+        use response::ApplySnapshotChunkResult as R;
+        let answer = |result, refetch_chunks: Vec<u32>, reject_senders: Vec<String>| response::ApplySnapshotChunk { result, refetch_chunks, reject_senders };
+        let mut guard = self.restore.lock().await;
+        let Some(restore) = guard.as_mut() else {
+            tracing::warn!(index = req.index, "snapshot chunk without an accepted offer");
+            return answer(R::RetrySnapshot, vec![], vec![]);
+        };
+        match restore.accept(req.index, req.chunk.to_vec()) {
+            Ok(false) => answer(R::Accept, vec![], vec![]),
+            Err(ChunkRefusal::Refetch) => {
+                tracing::warn!(index = req.index, sender = req.sender, "snapshot chunk does not match its hash; refetching");
+                let senders = if req.sender.is_empty() { vec![] } else { vec![req.sender.clone()] };
+                answer(R::Retry, vec![req.index], senders)
+            }
+            Err(ChunkRefusal::Snapshot(why)) => {
+                tracing::warn!(why, "snapshot rejected");
+                *guard = None;
+                answer(R::RejectSnapshot, vec![], vec![])
+            }
+            Ok(true) => {
+                let Some(done) = guard.take() else { return answer(R::RetrySnapshot, vec![], vec![]) };
+                match finish_restore(shared, store, admission, done).await {
+                    Ok(()) => answer(R::Accept, vec![], vec![]),
+                    Err(why) => {
+                        tracing::warn!(why, "snapshot rejected");
+                        answer(R::RejectSnapshot, vec![], vec![])
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Writes a complete snapshot's entries and commits them when their root is the app hash the
+/// light client verified.
+async fn finish_restore(shared: &Shared, store: &Store, admission: &Admission, r: Restore) -> Result<(), String> {
+    let mut delta = StateDelta::new(store.snapshot());
+    let prefixes = crate::modules::snapshot_nonverifiable_prefixes();
+    for c in r.chunks {
+        for e in c.verifiable {
+            let key = String::from_utf8(e.key).map_err(|_| "a verifiable key is not UTF-8".to_string())?;
+            delta.put_raw(key, e.value);
+        }
+        for e in c.nonverifiable {
+            if !prefixes.iter().any(|p| e.key.starts_with(p)) {
+                return Err(format!("the snapshot carries a non-verifiable key outside the modules' records ({})", String::from_utf8_lossy(&e.key)));
+            }
+            delta.nonverifiable_put_raw(e.key, e.value);
+        }
+    }
+    let height = crate::storage::read_u64(&delta, state_key::HEIGHT).await.map_err(|e| e.to_string())?.unwrap_or(0);
+    if height != r.height {
+        return Err(format!("the snapshot of height {} holds the state of height {height}", r.height));
+    }
+    crate::modules::restore_snapshot(&mut delta).await.map_err(|e| e.log)?;
+    delta.nonverifiable_put_raw(state_key::VERSION_BASE.as_bytes().to_vec(), r.height.to_be_bytes().to_vec());
+    let batch = store.storage().prepare_commit(delta).await.map_err(|e| e.to_string())?;
+    if batch.root_hash().0.as_slice() != r.app_hash.as_slice() {
+        return Err(format!(
+            "the restored state's root {} is not the app hash {} the light client verified",
+            hex::encode(batch.root_hash().0),
+            hex::encode(&r.app_hash)
+        ));
+    }
+    store.storage().commit_batch(batch).map_err(|e| e.to_string())?;
+    let snap = store.snapshot();
+    let chain_id = match snap.get_raw(state_key::CHAIN_ID).await {
+        Ok(Some(b)) => String::from_utf8(b).map_err(|e| format!("the restored chain id: {e}"))?,
+        Ok(None) => String::new(),
+        Err(e) => return Err(lantau_module_api::store::fault(format_args!("reading {}", state_key::CHAIN_ID), e).to_string()),
+    };
+    shared.set_chain_id(chain_id);
+    store.reset_cache();
+    admission.reset(store).await;
+    tracing::info!(height = r.height, "state restored from a snapshot");
+    Ok(())
 }

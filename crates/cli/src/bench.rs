@@ -265,7 +265,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let base = format!("http://{}", node.api_addr);
     let eth_url = format!("http://{}", node.eth_addr);
     let chain_id = node.node.app().chain_id();
-    let evm_chain_id = node.node.app().evm_chain_id().await?;
+    let evm_chain_id = node.node.app().queries().evm_chain_id().await?;
     let token = lantau_app::erc20::token_address("hkd.demo");
     eprintln!("bench: node at {base}, chain {chain_id}; signing {} transfers...", a.accounts as u64 * a.per_account);
 
@@ -622,7 +622,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
 /// Successful transactions in the committed blocks, counted from the node's own store (the
 /// event stream can lag under load).
 async fn committed_from_store(node: &lantau_node::EmbeddedNode) -> anyhow::Result<u64> {
-    let last = node.app().last_height().await?;
+    let last = node.app().queries().last_height().await?;
     let mut ok = 0u64;
     for h in 1..=last {
         if let Some(r) = node.block_results(Some(h)).await? {

@@ -611,7 +611,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 },
             )
             .await?;
-            let evm_chain_id = node.node.app().evm_chain_id().await?;
+            let evm_chain_id = node.node.app().queries().evm_chain_id().await?;
             print_banner(&h, &node, evm_chain_id)?;
             let (portal_stop, portal_stopped) = tokio::sync::oneshot::channel::<()>();
             let portal = if a.portal {

@@ -144,7 +144,7 @@ impl Service<ConsensusRequest> for Consensus {
                 }
                 ConsensusRequest::Commit => {
                     let resp = app.commit().await.map_err(|e| fatal(&halt, "Commit", e))?;
-                    metrics.commit(app.last_height().await.unwrap_or(0), t.elapsed().as_secs_f64());
+                    metrics.commit(app.queries().last_height().await.unwrap_or(0), t.elapsed().as_secs_f64());
                     if let (Some(tx), Some(c)) = (committed.as_ref(), pending.lock().take()) {
                         let _ = tx.send(c);
                     }

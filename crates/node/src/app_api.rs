@@ -18,7 +18,7 @@ fn internal(e: impl std::fmt::Display) -> NodeError {
 
 /// [`lantau_rpc::NodeApi::query`]: the app's one query router.
 pub(crate) async fn query(app: &App, height: u64, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError> {
-    app.grpc_query(height, method, request).await
+    app.queries().grpc_query(height, method, request).await
 }
 
 /// [`lantau_rpc::NodeApi::abci_query`].
@@ -33,43 +33,43 @@ pub(crate) async fn abci_info(app: &App, req: request::Info) -> Result<response:
 
 /// [`lantau_rpc::NodeApi::eth_call`].
 pub(crate) async fn eth_call(app: &App, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
-    app.eth_call(height, call, interrupt).await
+    app.queries().eth_call(height, call, interrupt).await
 }
 
 /// [`lantau_rpc::NodeApi::state_at`].
 pub(crate) async fn state_at(app: &App, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
-    app.snapshot_at_height(height).await.map_err(internal)
+    app.queries().snapshot_at_height(height).await.map_err(internal)
 }
 
 /// [`lantau_rpc::NodeApi::last_height`].
 pub(crate) async fn last_height(app: &App) -> Result<u64, NodeError> {
-    app.last_height().await.map_err(internal)
+    app.queries().last_height().await.map_err(internal)
 }
 
 /// [`lantau_rpc::NodeApi::max_block_gas`].
 pub(crate) async fn max_block_gas(app: &App) -> Result<Option<u64>, NodeError> {
-    app.max_block_gas().await.map_err(internal)
+    app.queries().max_block_gas().await.map_err(internal)
 }
 
 /// [`lantau_rpc::NodeApi::evm_chain_id`].
 pub(crate) async fn evm_chain_id(app: &App) -> Result<u64, NodeError> {
-    app.evm_chain_id().await.map_err(internal)
+    app.queries().evm_chain_id().await.map_err(internal)
 }
 
 /// [`lantau_rpc::NodeApi::pending_sequence`]: from the app's admission state, which both the
 /// embedded engine's mempool and CometBFT's CheckTx keep.
 pub(crate) async fn pending_sequence(app: &App, addr: &lantau_primitives::Address) -> Result<u64, NodeError> {
-    app.pending_sequence(addr).await.map_err(internal)
+    app.queries().pending_sequence(addr).await.map_err(internal)
 }
 
 /// The app hash of the latest committed state, upper hex.
 pub(crate) async fn app_hash(app: &App) -> Result<String, NodeError> {
-    Ok(hex::encode_upper(app.app_hash().await.map_err(internal)?.as_bytes()))
+    Ok(hex::encode_upper(app.queries().app_hash().await.map_err(internal)?.as_bytes()))
 }
 
 /// The height of the last block in a snapshot (0 before the first block).
 pub(crate) async fn height_at(snap: &Snapshot) -> Result<u64, NodeError> {
-    App::height_at(snap).await.map_err(internal)
+    lantau_app::Queries::height_at(snap).await.map_err(internal)
 }
 
 /// The root hash of a snapshot, upper hex: the app hash after its last block.

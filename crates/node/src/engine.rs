@@ -240,7 +240,7 @@ impl Engine {
     pub async fn produce_block(&self) -> anyhow::Result<Option<u64>> {
         let _one_at_a_time = self.producing.lock().await;
         let t_start = std::time::Instant::now();
-        let max_gas = self.app.max_block_gas().await?;
+        let max_gas = self.app.queries().max_block_gas().await?;
         let (reaped, backlog) = self.mempool.lock().reap_with_backlog(self.cfg.max_block_bytes, self.cfg.max_block_txs, max_gas);
         self.backlog.store(backlog, std::sync::atomic::Ordering::Relaxed);
         if reaped.is_empty() && !self.cfg.create_empty_blocks {
@@ -249,7 +249,7 @@ impl Engine {
         // The block carries the decodings made at admission, and their footprints.
         self.app.offer_decoded(reaped.iter().map(|e| (e.tx.clone(), e.footprint.clone())));
         let snap = self.app.snapshot();
-        let height = self.app.last_height().await?.saturating_add(1);
+        let height = self.app.queries().last_height().await?.saturating_add(1);
         let prev = match self.last.lock().clone() {
             Some(l) if l.height.value().saturating_add(1) == height => Some(l),
             _ => None,
@@ -309,7 +309,7 @@ impl Engine {
             validators_hash: vals_hash,
             next_validators_hash: vals_hash,
             consensus_hash: Hash::Sha256(lantau_crypto::sha256(b"lantau/consensus-params/v1")),
-            app_hash: self.app.app_hash().await?,
+            app_hash: self.app.queries().app_hash().await?,
             last_results_hash,
             evidence_hash: Some(merkle_root(&[])),
             proposer_address: self.validator.address,

@@ -365,7 +365,7 @@ pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOp
     if let Some(s) = cfg.state_sync.settings(home) {
         app.enable_snapshots(s);
     }
-    tracing::info!(chain_id = %app.chain_id(), height = app.last_height().await?, %addr, "state loaded; serving ABCI");
+    tracing::info!(chain_id = %app.chain_id(), height = app.queries().last_height().await?, %addr, "state loaded; serving ABCI");
     let metrics_listener =
         tokio::net::TcpListener::bind(&cfg.metrics.address).await.map_err(|e| anyhow::anyhow!("bind metrics {}: {e}", cfg.metrics.address))?;
     // The REST gateway and the Ethereum JSON-RPC, over CometBFT's RPC (CometBFT serves its own
@@ -458,7 +458,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     } else {
         anyhow::ensure!(app.chain_id() == genesis.chain_id, "state is for chain {}, genesis says {}", app.chain_id(), genesis.chain_id);
     }
-    tracing::info!(chain_id = %app.chain_id(), height = app.last_height().await?, "state loaded");
+    tracing::info!(chain_id = %app.chain_id(), height = app.queries().last_height().await?, "state loaded");
 
     let mempool = Arc::new(Mutex::new(Mempool::new(cfg.mempool.max_txs, cfg.mempool.max_bytes, cfg.mempool.max_txs_per_sender)));
     let scraped = Arc::downgrade(&mempool);

@@ -120,7 +120,7 @@ impl Fake {
 #[async_trait::async_trait]
 impl NodeApi for Fake {
     async fn query(&self, height: u64, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError> {
-        self.app.grpc_query(height, method, request).await
+        self.app.queries().grpc_query(height, method, request).await
     }
     async fn abci_query(&self, req: request::Query) -> response::Query {
         self.app.abci_query(req).await
@@ -129,19 +129,19 @@ impl NodeApi for Fake {
         self.app.info(req).await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
-        self.app.eth_call(height, call, interrupt).await
+        self.app.queries().eth_call(height, call, interrupt).await
     }
     async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
-        self.app.snapshot_at_height(height).await.map_err(|e| NodeError::Internal(e.to_string()))
+        self.app.queries().snapshot_at_height(height).await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn last_height(&self) -> Result<u64, NodeError> {
-        self.app.last_height().await.map_err(|e| NodeError::Internal(e.to_string()))
+        self.app.queries().last_height().await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn max_block_gas(&self) -> Result<Option<u64>, NodeError> {
-        self.app.max_block_gas().await.map_err(|e| NodeError::Internal(e.to_string()))
+        self.app.queries().max_block_gas().await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn evm_chain_id(&self) -> Result<u64, NodeError> {
-        self.app.evm_chain_id().await.map_err(|e| NodeError::Internal(e.to_string()))
+        self.app.queries().evm_chain_id().await.map_err(|e| NodeError::Internal(e.to_string()))
     }
 
     async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult {

@@ -92,7 +92,7 @@ impl TestNode {
     /// Waits until the chain reaches `height` (bounded).
     pub async fn wait_for_height(&self, height: u64) -> anyhow::Result<()> {
         let app = self.node.node.app();
-        poll(Duration::from_secs(30), || async { app.last_height().await.map(|h| h >= height).unwrap_or(false) }).await
+        poll(Duration::from_secs(30), || async { app.queries().last_height().await.map(|h| h >= height).unwrap_or(false) }).await
     }
 }
 

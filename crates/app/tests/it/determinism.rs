@@ -108,7 +108,7 @@ async fn two_replicas_fed_the_same_blocks_agree_at_every_height_and_a_replay_agr
     let (d1, d2, d3) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = new_app(d1.path(), &g).await;
     let b = new_app(d2.path(), &g).await;
-    assert_eq!(a.app_hash().await.unwrap(), b.app_hash().await.unwrap());
+    assert_eq!(a.queries().app_hash().await.unwrap(), b.queries().app_hash().await.unwrap());
 
     let blocks = blocks(&keys);
     let mut hashes = Vec::new();
@@ -140,9 +140,9 @@ async fn two_replicas_fed_the_same_blocks_agree_at_every_height_and_a_replay_agr
         c.commit().await.unwrap();
     }
     // And a restart of a replica (reopening its store) reports the same height and hash.
-    let last = a.app_hash().await.unwrap();
+    let last = a.queries().app_hash().await.unwrap();
     a.release().await;
     let reopened = App::load(d1.path().to_path_buf(), AppConfig::default(), Arc::new(NoHook)).await.unwrap();
-    assert_eq!(reopened.last_height().await.unwrap(), 6);
-    assert_eq!(reopened.app_hash().await.unwrap(), last);
+    assert_eq!(reopened.queries().last_height().await.unwrap(), 6);
+    assert_eq!(reopened.queries().app_hash().await.unwrap(), last);
 }

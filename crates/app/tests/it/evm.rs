@@ -93,7 +93,7 @@ async fn a_travel_rule_transfer_through_the_precompile_moves_the_bank_balance_an
     let rows = lantau_app::compliance::query::audit_log(&app.snapshot(), &AuditFilter::default()).await.unwrap();
     let row = rows.iter().find(|r| r.tx_type == "transfer").expect("a transfer audit row");
     assert_eq!((row.subject.as_str(), row.counterparty.as_str()), (k1.to_bech32().as_str(), k2.to_bech32().as_str()));
-    let trace = app.tx_trace(&eth_hash).await.expect("trace by the Ethereum hash");
+    let trace = app.queries().tx_trace(&eth_hash).await.expect("trace by the Ethereum hash");
     assert!(trace.accepted);
     assert_eq!(trace.results.len(), 7);
 
@@ -112,7 +112,7 @@ async fn a_travel_rule_transfer_through_the_precompile_moves_the_bank_balance_an
     assert_eq!(sequence(&app, &k1).await, 2);
     let after = lantau_app::compliance::query::audit_log(&app.snapshot(), &AuditFilter::default()).await.unwrap();
     assert_eq!(after.len(), rows.len(), "a reverted transfer leaves no audit row");
-    let trace = app.tx_trace(&eth_hash).await.expect("the rejection's trace");
+    let trace = app.queries().tx_trace(&eth_hash).await.expect("the rejection's trace");
     assert!(!trace.accepted);
     assert_eq!(trace.results[0].name, "kyc_gate");
 

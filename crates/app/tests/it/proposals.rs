@@ -109,7 +109,7 @@ async fn a_proposal_is_judged_in_order_through_the_ante_the_gates_and_the_block_
     let e = out.result.unwrap_err();
     assert_eq!(e.code, 41, "{}", e.log);
     assert!(e.log.contains("block.max_gas"), "{}", e.log);
-    assert_eq!(app.max_block_gas().await.unwrap(), Some(1_000_000));
+    assert_eq!(app.queries().max_block_gas().await.unwrap(), Some(1_000_000));
 
     // Should a block over the limit be decided anyway, the transactions past it fail (code 11)
     // without executing, and the ones within it execute.

@@ -85,7 +85,7 @@ async fn a_transfer_whose_recipient_is_blacklisted_after_admission_is_dropped_at
     assert_eq!(rebuild.counts(), (0, 1));
     assert!(app.finish_check_rebuild(rebuild, Vec::new).await.0.is_empty());
     // The gate trace this node keeps explains why.
-    let trace = app.tx_trace(&decoded.hash).await.expect("trace kept at recheck");
+    let trace = app.queries().tx_trace(&decoded.hash).await.expect("trace kept at recheck");
     assert!(!trace.accepted);
     assert_eq!(trace.results[0].name, "kyc_gate");
 

@@ -23,7 +23,7 @@ struct Stub(App);
 #[async_trait::async_trait]
 impl NodeApi for Stub {
     async fn query(&self, height: u64, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError> {
-        self.0.grpc_query(height, method, request).await
+        self.0.queries().grpc_query(height, method, request).await
     }
     async fn abci_query(&self, req: request::Query) -> response::Query {
         self.0.abci_query(req).await
@@ -32,19 +32,19 @@ impl NodeApi for Stub {
         self.0.info(req).await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
-        self.0.eth_call(height, call, interrupt).await
+        self.0.queries().eth_call(height, call, interrupt).await
     }
     async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
-        self.0.snapshot_at_height(height).await.map_err(|e| NodeError::Internal(e.to_string()))
+        self.0.queries().snapshot_at_height(height).await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn last_height(&self) -> Result<u64, NodeError> {
-        self.0.last_height().await.map_err(|e| NodeError::Internal(e.to_string()))
+        self.0.queries().last_height().await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn max_block_gas(&self) -> Result<Option<u64>, NodeError> {
-        self.0.max_block_gas().await.map_err(|e| NodeError::Internal(e.to_string()))
+        self.0.queries().max_block_gas().await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn evm_chain_id(&self) -> Result<u64, NodeError> {
-        self.0.evm_chain_id().await.map_err(|e| NodeError::Internal(e.to_string()))
+        self.0.queries().evm_chain_id().await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn broadcast_sync(&self, _: Vec<u8>) -> BroadcastResult {
         BroadcastResult { hash: [0; 32], code: 1, codespace: "sdk".into(), log: "stub".into(), gas_wanted: 0, gas_used: 0 }

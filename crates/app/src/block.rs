@@ -1,0 +1,209 @@
+//! Block execution and commit: FinalizeBlock runs every transaction of a decided block
+//! through the pipeline on one overlay of the latest committed state, writes the block's
+//! records and prepares the commit (whose root is the app hash); Commit persists it.
+
+use std::sync::Arc;
+
+use cnidarium::{StagedWriteBatch, StateDelta};
+use lantau_module_api::{store as mstore, BlockCtx, Event, GasMeter, SdkError, TxError};
+use tendermint::abci::{request, response, types::ExecTxResult, Code};
+use tendermint::AppHash;
+
+use crate::error::AppError;
+use crate::pipeline::Mode;
+use crate::proposal::Proposals;
+use crate::readcache::CachedSnapshot;
+use crate::shared::Shared;
+use crate::state_key;
+use crate::storage::{self, Store};
+use crate::tx::DecodedTx;
+
+/// A block executed and not yet committed.
+struct Staged {
+    batch: StagedWriteBatch,
+    height: u64,
+    /// For the log line at commit: the block's transactions and time.
+    txs: usize,
+    time: tendermint::Time,
+    /// The version the block executed on, its verifiable write set and its non-verifiable
+    /// writes the read cache holds (under the cache's names), to roll the cache forward at
+    /// commit.
+    base_version: u64,
+    writes: Vec<(String, Option<Vec<u8>>)>,
+    cached_nv_writes: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// What execution keeps between FinalizeBlock and Commit.
+#[derive(Default)]
+pub(crate) struct Blocks {
+    staged: parking_lot::Mutex<Option<Staged>>,
+}
+
+pub(crate) fn to_offset(t: tendermint::Time) -> time::OffsetDateTime {
+    time::OffsetDateTime::from_unix_timestamp_nanos(t.unix_timestamp_nanos()).unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
+}
+
+fn exec_err(e: &TxError, gas_wanted: u64, gas_used: u64, events: Vec<Event>) -> ExecTxResult {
+    ExecTxResult {
+        code: Code::from(e.code),
+        data: Default::default(),
+        log: e.log.clone(),
+        info: String::new(),
+        gas_wanted: i64::try_from(gas_wanted).unwrap_or(i64::MAX),
+        gas_used: i64::try_from(gas_used).unwrap_or(i64::MAX),
+        events,
+        codespace: e.codespace.to_string(),
+    }
+}
+
+/// Executes one transaction on the block overlay.
+async fn deliver_tx(shared: &Shared, block_state: &mut StateDelta<CachedSnapshot>, decoded: Result<Arc<DecodedTx>, TxError>, block: &BlockCtx) -> ExecTxResult {
+    let decoded = match decoded {
+        Ok(d) => d,
+        Err(e) => return exec_err(&e, 0, 0, vec![]),
+    };
+    let gas = GasMeter::new(decoded.gas_limit);
+    let run = crate::pipeline::run(&shared.env(), block_state, &decoded, block, &gas, Mode::Deliver).await;
+    match run.result {
+        Err(e) => exec_err(&e, decoded.gas_limit, gas.used(), run.events),
+        Ok(()) => ExecTxResult {
+            code: Code::Ok,
+            data: Default::default(),
+            log: String::new(),
+            info: String::new(),
+            gas_wanted: i64::try_from(decoded.gas_limit).unwrap_or(i64::MAX),
+            gas_used: i64::try_from(gas.used()).unwrap_or(i64::MAX),
+            events: run.events,
+            codespace: String::new(),
+        },
+    }
+}
+
+impl Blocks {
+    /// ABCI FinalizeBlock (see [`crate::App::finalize_block`]).
+    pub(crate) async fn finalize(
+        &self,
+        shared: &Shared,
+        store: &Store,
+        proposals: &Proposals,
+        req: request::FinalizeBlock,
+    ) -> Result<response::FinalizeBlock, AppError> {
+        // A store that failed a read is not executed on (nor committed to): the driver stops.
+        AppError::faulted()?;
+        let height = req.height.value();
+        let snap = store.cached_snapshot();
+        let last = storage::height_at(snap.snapshot()).await?;
+        if height != last.saturating_add(1) {
+            return Err(AppError::HeightOutOfOrder { height, last });
+        }
+        let block = BlockCtx { height, time: to_offset(req.time), chain_id: shared.chain_id() };
+        let base_version = snap.version();
+        let max_gas = storage::max_block_gas_at(&snap).await?;
+        let t_exec = crate::stopwatch::Stopwatch::start();
+        let mut state = StateDelta::new(snap);
+        let mut tx_results = Vec::with_capacity(req.txs.len());
+        // ProcessProposal refuses a block over `block.max_gas`; should one be decided anyway,
+        // the transactions past the limit fail (code 11) without executing, on every replica.
+        let mut block_gas = 0u64;
+        for t in &req.txs {
+            let decoded = proposals.decode(shared, t);
+            let wanted = decoded.as_ref().map(|d| d.gas_limit).unwrap_or(0);
+            block_gas = block_gas.saturating_add(wanted);
+            if let Some(max) = max_gas.filter(|m| block_gas > *m) {
+                let e = TxError::from(SdkError::OutOfGas(format!("the block's gas limits reach {block_gas}, over the consensus maximum {max}: not executed")));
+                tx_results.push(exec_err(&e, wanted, 0, vec![]));
+                continue;
+            }
+            tx_results.push(deliver_tx(shared, &mut state, decoded, &block).await);
+        }
+        // The offered decodings served this block.
+        proposals.forget();
+        let gas = GasMeter::infinite();
+        mstore::put(&mut state, &gas, state_key::HEIGHT.to_string(), height.to_be_bytes().to_vec()).map_err(AppError::BlockRecord)?;
+        mstore::put(&mut state, &gas, state_key::BLOCK_TIME.to_string(), block.time.unix_timestamp_nanos().to_be_bytes().to_vec())
+            .map_err(AppError::BlockRecord)?;
+
+        let mut resp =
+            response::FinalizeBlock { events: vec![], tx_results, validator_updates: vec![], consensus_param_updates: None, app_hash: AppHash::default() };
+        let exec_ms = t_exec.ms();
+        let t_records = crate::stopwatch::Stopwatch::start();
+        // Execution ran over the read cache; the commit needs the same writes over the plain
+        // snapshot. The verifiable write set also rolls the read cache forward at commit.
+        // Meanwhile, on a second thread, the hook builds its rows (the tx index) from the
+        // request and the response: neither task reads what the other writes.
+        let hook = &*shared.hook;
+        let (rows, writes, mut state) = std::thread::scope(|scope| {
+            let rows = scope.spawn(|| hook.on_finalize(&req, &resp));
+            let (cached, changes) = state.flatten();
+            let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let cached_nv_writes = store.reads().nonverifiable_writes(changes.nonverifiable_changes().iter());
+            if tracing::enabled!(tracing::Level::TRACE) {
+                let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
+                tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
+            }
+            let mut plain = StateDelta::new(cached.snapshot().clone());
+            changes.apply_to(&mut plain);
+            (rows.join(), (writes, cached_nv_writes), plain)
+        });
+        let (writes, cached_nv_writes) = writes;
+        // A hook that panicked panics here, as it did when it ran on this thread.
+        let rows = rows.unwrap_or_else(|p| std::panic::resume_unwind(p));
+        // Hook writes are non-verifiable: they land in the same atomic write but do not change
+        // the root, so the hook sees the response before the app hash is known.
+        let (index_rows, index_bytes) = (rows.len(), rows.iter().map(|(k, v)| k.len().saturating_add(v.len())).sum::<usize>());
+        for (k, v) in rows {
+            cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
+        }
+        let records_ms = t_records.ms();
+        let t_root = crate::stopwatch::Stopwatch::start();
+        let batch = store.storage().prepare_commit(state).await.map_err(AppError::store)?;
+        let root_ms = t_root.ms();
+        tracing::debug!(height, txs = req.txs.len(), exec_ms, records_ms, root_ms, keys = writes.len(), index_rows, index_bytes, "finalize phases");
+        if tracing::enabled!(tracing::Level::TRACE) {
+            let by = count_by_prefix(writes.iter().map(|(k, _)| k.as_bytes()), 2);
+            tracing::trace!(?by, "verifiable writes by prefix");
+        }
+        resp.app_hash = AppHash::try_from(batch.root_hash().0.to_vec())?;
+        // A transaction that met a store failure failed with an internal error no intact
+        // replica would give: no result and no app hash of this block are answered.
+        AppError::faulted()?;
+        *self.staged.lock() = Some(Staged { batch, height, txs: req.txs.len(), time: req.time, base_version, writes, cached_nv_writes });
+        Ok(resp)
+    }
+
+    /// Persists the staged block atomically (state, tx index, block records) and rolls the
+    /// read cache forward. Returns the height committed.
+    pub(crate) async fn commit(&self, store: &Store) -> Result<u64, AppError> {
+        AppError::faulted()?;
+        let staged = self.staged.lock().take().ok_or(AppError::CommitWithoutFinalize)?;
+        let root = staged.batch.root_hash().0;
+        // cnidarium panics when RocksDB refuses the write (as it does once a background
+        // compaction met a damaged block): a store fault, not a crash of the caller.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.storage().commit_batch(staged.batch))) {
+            Ok(r) => r.map(drop).map_err(AppError::store)?,
+            Err(p) => {
+                let why = p.downcast_ref::<&str>().map(|s| (*s).to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+                return Err(AppError::Store(Box::new(lantau_module_api::store::fault(
+                    format_args!("writing block {}", staged.height),
+                    format_args!("the write panicked: {why}"),
+                ))));
+            }
+        }
+        store.reads().advance(staged.base_version, store.storage().latest_version(), staged.writes.iter().chain(&staged.cached_nv_writes).map(|(k, v)| (k, v)));
+        // One INFO line per block, under either driver.
+        tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, app_hash = %hex::encode_upper(root), "committed block");
+        Ok(staged.height)
+    }
+}
+
+/// How many of `keys` fall under each prefix of their first `segments` `/`-separated parts
+/// (a diagnostic for the block's writes).
+fn count_by_prefix<'a>(keys: impl Iterator<Item = &'a [u8]>, segments: usize) -> std::collections::BTreeMap<String, usize> {
+    let mut by = std::collections::BTreeMap::new();
+    for k in keys {
+        let prefix: Vec<&[u8]> = k.split(|b| *b == b'/').take(segments).collect();
+        let n: &mut usize = by.entry(String::from_utf8_lossy(&prefix.join(&b'/')).into_owned()).or_default();
+        *n = n.saturating_add(1);
+    }
+    by
+}

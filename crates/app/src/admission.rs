@@ -12,12 +12,13 @@ use lantau_primitives::Address;
 use tendermint::abci::{request, response, Code};
 
 use crate::error::AppError;
-use crate::footprint::Footprint;
+use crate::footprint::{BlockWrites, Footprint, Generation};
 use crate::pipeline::Mode;
 use crate::readcache::CachedSnapshot;
 use crate::shared::Shared;
 use crate::storage::{self, Store};
 use crate::tx::{self, DecodedTx};
+use lantau_module_api::reads::StoreKey;
 
 /// The result of admitting (or re-admitting) one transaction.
 #[derive(Debug, Clone)]
@@ -38,10 +39,35 @@ pub struct CheckOutcome {
     pub decoded: Option<Arc<DecodedTx>>,
 }
 
+/// An overlay admissions run on, with its generation (the keys written into it).
+pub(crate) struct Overlay {
+    pub(crate) state: StateDelta<CachedSnapshot>,
+    pub(crate) gen: Arc<Generation>,
+}
+
+impl Overlay {
+    fn on(snap: CachedSnapshot) -> Self {
+        let gen = Generation::new(snap.version());
+        Self { state: StateDelta::new(snap), gen }
+    }
+
+    /// Applies `changes` (made on this overlay) and notes the keys they write.
+    pub(crate) fn apply(&mut self, changes: cnidarium::Cache) {
+        self.gen.wrote(written_keys(&changes));
+        changes.apply_to(&mut self.state);
+    }
+}
+
+/// The keys a set of changes writes.
+pub(crate) fn written_keys(changes: &cnidarium::Cache) -> Vec<StoreKey> {
+    let v = changes.unwritten_changes().keys().map(|k| StoreKey::Verifiable(k.clone()));
+    v.chain(changes.nonverifiable_changes().keys().map(|k| StoreKey::NonVerifiable(k.clone()))).collect()
+}
+
 /// A check overlay being rebuilt on a newly committed state while admissions continue on the
 /// old one; see [`crate::App::begin_check_rebuild`].
 pub struct CheckRebuild {
-    pub(crate) state: StateDelta<CachedSnapshot>,
+    pub(crate) overlay: Overlay,
     pub(crate) block: BlockCtx,
     /// Transactions replayed, and run again in full.
     replayed: usize,
@@ -77,7 +103,9 @@ type Footprints = std::collections::BTreeMap<[u8; 32], Arc<Footprint>>;
 
 /// The admission state.
 pub(crate) struct Admission {
-    check: tokio::sync::Mutex<StateDelta<CachedSnapshot>>,
+    check: tokio::sync::Mutex<Overlay>,
+    /// The keys the last blocks wrote (what may differ below a footprint made before them).
+    blocks: BlockWrites,
     /// The context admissions run in (next height, last block time), refreshed at every
     /// commit so that CheckTx does not read it from the store each time.
     ctx: parking_lot::RwLock<Option<BlockCtx>>,
@@ -102,7 +130,8 @@ fn payer_balance(tx: &DecodedTx) -> String {
 impl Admission {
     pub(crate) fn new(store: &Store) -> Self {
         Self {
-            check: tokio::sync::Mutex::new(StateDelta::new(store.cached_snapshot())),
+            check: tokio::sync::Mutex::new(Overlay::on(store.cached_snapshot())),
+            blocks: BlockWrites::default(),
             ctx: parking_lot::RwLock::new(None),
             collector_balance: lantau_bank::state_key::balance(&crate::ante::fee_collector(), lantau_primitives::NATIVE_DENOM),
             comet_footprints: parking_lot::Mutex::new(Default::default()),
@@ -124,7 +153,17 @@ impl Admission {
     /// state.
     pub(crate) async fn reset(&self, store: &Store) {
         *self.ctx.write() = None;
-        *self.check.lock().await = StateDelta::new(store.cached_snapshot());
+        *self.check.lock().await = Overlay::on(store.cached_snapshot());
+    }
+
+    /// A block that made `version` wrote `keys`.
+    pub(crate) fn committed(&self, version: u64, keys: std::collections::HashSet<StoreKey>) {
+        self.blocks.committed(version, keys);
+    }
+
+    /// Forgets the blocks it knew (the store was replaced).
+    pub(crate) fn forget_blocks(&self) {
+        self.blocks.clear();
     }
 
     /// After a commit under CometBFT: the footprints of this round are what its recheck takes.
@@ -246,7 +285,7 @@ impl Admission {
     async fn admit_on(
         &self,
         shared: &Shared,
-        state: &mut StateDelta<CachedSnapshot>,
+        overlay: &mut Overlay,
         tx: &DecodedTx,
         block: &BlockCtx,
         gas: &GasMeter,
@@ -254,14 +293,14 @@ impl Admission {
         admit: impl FnOnce(Arc<Footprint>) -> Result<(), TxError>,
     ) -> Result<Arc<Footprint>, TxError> {
         let log = ReadLog::new();
-        let mut overlay = StateDelta::new(Recording::new(state, log.clone()));
+        let mut run_on = StateDelta::new(Recording::new(&mut overlay.state, log.clone()));
         let env = crate::pipeline::Env { reads: Some(&log), ..shared.env() };
-        crate::pipeline::run(&env, &mut overlay, tx, block, gas, mode).await.result?;
-        let (below, changes) = overlay.flatten();
+        crate::pipeline::run(&env, &mut run_on, tx, block, gas, mode).await.result?;
+        let (below, changes) = run_on.flatten();
         let state = below.into_inner();
-        let footprint = Arc::new(Footprint::of(&*state, &changes, log.take(), &self.collector_balance, &payer_balance(tx)).await);
+        let footprint = Arc::new(Footprint::of(&*state, &overlay.gen, &changes, log.take(), &self.collector_balance, &payer_balance(tx)).await);
         admit(footprint.clone())?;
-        changes.apply_to(state);
+        overlay.apply(changes);
         Ok(footprint)
     }
 
@@ -272,39 +311,40 @@ impl Admission {
     async fn recheck_on(
         &self,
         shared: &Shared,
-        state: &mut StateDelta<CachedSnapshot>,
+        overlay: &mut Overlay,
         tx: &DecodedTx,
         block: &BlockCtx,
         gas: &GasMeter,
         footprint: Option<&Arc<Footprint>>,
     ) -> Result<(Arc<Footprint>, bool), TxError> {
         let replay = match footprint {
-            Some(fp) if tx.timeout_height == 0 => fp.replay_on(&*state).await.map(|r| (fp, r)),
+            Some(fp) if tx.timeout_height == 0 => fp.replay_on(&overlay.state, &overlay.gen, &self.blocks).await.map(|r| (fp, r)),
             _ => None,
         };
         if let Some((footprint, replayed)) = replay {
             for (k, v) in replayed.writes() {
                 match v {
-                    Some(v) => state.put_raw(k.clone(), v.clone()),
-                    None => state.delete(k.clone()),
+                    Some(v) => overlay.state.put_raw(k.clone(), v.clone()),
+                    None => overlay.state.delete(k.clone()),
                 }
             }
+            overlay.gen.wrote(replayed.writes().iter().map(|(k, _)| StoreKey::Verifiable(k.clone())));
             // Unchanged, or the fee came out of a larger balance (a new footprint).
             return Ok((if replayed == **footprint { footprint.clone() } else { Arc::new(replayed) }, true));
         }
-        Ok((self.admit_on(shared, state, tx, block, gas, Mode::Recheck, |_| Ok(())).await?, false))
+        Ok((self.admit_on(shared, overlay, tx, block, gas, Mode::Recheck, |_| Ok(())).await?, false))
     }
 
     /// A new overlay on `snap`, to re-admit waiting transactions on (a rebuild, or the checks
     /// of a proposal).
     pub(crate) async fn rebuild_on(&self, shared: &Shared, snap: CachedSnapshot) -> Result<CheckRebuild, AppError> {
         let block = shared.next_block_ctx(storage::height_at(snap.snapshot()).await?, storage::block_time_at(snap.snapshot()).await?);
-        Ok(CheckRebuild { state: StateDelta::new(snap), block, replayed: 0, rerun_txs: 0 })
+        Ok(CheckRebuild { overlay: Overlay::on(snap), block, replayed: 0, rerun_txs: 0 })
     }
 
     /// Re-admits one waiting transaction on a rebuilt overlay (see [`crate::App::recheck`]).
     pub(crate) async fn recheck(&self, shared: &Shared, r: &mut CheckRebuild, tx: &DecodedTx, footprint: &Arc<Footprint>) -> Result<Arc<Footprint>, TxError> {
-        let out = self.recheck_on(shared, &mut r.state, tx, &r.block, &GasMeter::new(tx.gas_limit), Some(footprint)).await;
+        let out = self.recheck_on(shared, &mut r.overlay, tx, &r.block, &GasMeter::new(tx.gas_limit), Some(footprint)).await;
         match &out {
             Ok((_, true)) => r.replayed = r.replayed.saturating_add(1),
             _ => r.rerun_txs = r.rerun_txs.saturating_add(1),
@@ -329,7 +369,7 @@ impl Admission {
                 Err(_) => failed.push(tx.hash),
             }
         }
-        *check = r.state;
+        *check = r.overlay;
         *self.ctx.write() = Some(r.block);
         (failed, kept)
     }
@@ -349,7 +389,7 @@ impl Admission {
         // On the check overlay, as CheckTx sees state: a sender with sequence n waiting in the
         // mempool simulates n+1. The layer on top is thrown away.
         let check = self.check.lock().await;
-        let mut state = StateDelta::new(&*check);
+        let mut state = StateDelta::new(&check.state);
         let run = crate::pipeline::run(&shared.env(), &mut state, &decoded, &block, &gas, Mode::Simulate).await;
         SimulateOutcome { gas_used: gas.used(), events: run.events, result: run.result }
     }
@@ -370,7 +410,7 @@ impl Admission {
         let block = self.block_ctx(shared, store).await.map_err(internal)?;
         let gas = GasMeter::infinite();
         let check = self.check.lock().await;
-        let mut state = StateDelta::new(&*check);
+        let mut state = StateDelta::new(&check.state);
         let run = crate::pipeline::run(&shared.env(), &mut state, &decoded, &block, &gas, Mode::SimulateTrace).await;
         match (run.trace, run.result) {
             (Some(t), _) => Ok(Some(t)),
@@ -384,7 +424,7 @@ impl Admission {
     pub(crate) async fn pending_sequence(&self, addr: &Address) -> Result<u64, AppError> {
         use lantau_auth::AuthRead as _;
         let check = self.check.lock().await;
-        let acct = (*check).account(&GasMeter::infinite(), addr).await.map_err(|e| AppError::Corrupt { key: "auth/account", why: e.log })?;
+        let acct = check.state.account(&GasMeter::infinite(), addr).await.map_err(|e| AppError::Corrupt { key: "auth/account", why: e.log })?;
         Ok(acct.map_or(0, |a| a.sequence))
     }
 }

@@ -178,6 +178,7 @@ impl App {
         let root = self.store.storage().commit(delta).await.map_err(AppError::store)?;
         self.store.reset_cache();
         self.shared.set_chain_id(req.chain_id.clone());
+        self.admission.forget_blocks();
         self.reset_check_state().await;
         Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: AppHash::try_from(root.0.to_vec())? })
     }
@@ -298,7 +299,8 @@ impl App {
     /// every admission's effects), so admissions continue meanwhile; the driver must rebuild it
     /// ([`App::begin_check_rebuild`] … [`App::finish_check_rebuild`]) or reset it.
     pub async fn commit_keeping_check_state(&self) -> Result<response::Commit, AppError> {
-        let height = self.blocks.commit(&self.store).await?;
+        let (height, keys) = self.blocks.commit(&self.store).await?;
+        self.admission.committed(self.store.storage().latest_version(), keys);
         self.sync.after_commit(&self.store, height);
         Ok(response::Commit { data: Default::default(), retain_height: TmHeight::default() })
     }

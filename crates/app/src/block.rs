@@ -2,9 +2,12 @@
 //! through the pipeline on one overlay of the latest committed state, writes the block's
 //! records and prepares the commit (whose root is the app hash); Commit persists it.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use cnidarium::{StagedWriteBatch, StateDelta};
+use cosmos_sdk_proto::cosmos::base::abci::v1beta1::TxMsgData;
+use lantau_module_api::reads::StoreKey;
 use lantau_module_api::{store as mstore, BlockCtx, Event, GasMeter, SdkError, TxError};
 use tendermint::abci::{request, response, types::ExecTxResult, Code};
 use tendermint::AppHash;
@@ -31,6 +34,8 @@ struct Staged {
     base_version: u64,
     writes: Vec<(String, Option<Vec<u8>>)>,
     cached_nv_writes: Vec<(String, Option<Vec<u8>>)>,
+    /// Every key the block wrote (what admissions made before it must read again).
+    keys: HashSet<StoreKey>,
 }
 
 /// What execution keeps between FinalizeBlock and Commit.
@@ -68,7 +73,7 @@ async fn deliver_tx(shared: &Shared, block_state: &mut StateDelta<CachedSnapshot
         Err(e) => exec_err(&e, decoded.gas_limit, gas.used(), run.events),
         Ok(()) => ExecTxResult {
             code: Code::Ok,
-            data: Default::default(),
+            data: prost::Message::encode_to_vec(&TxMsgData { msg_responses: run.msg_responses, ..Default::default() }).into(),
             log: String::new(),
             info: String::new(),
             gas_wanted: i64::try_from(decoded.gas_limit).unwrap_or(i64::MAX),
@@ -137,21 +142,23 @@ impl Blocks {
             let (cached, changes) = state.flatten();
             let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             let cached_nv_writes = store.reads().nonverifiable_writes(changes.nonverifiable_changes().iter());
+            let keys: HashSet<StoreKey> = crate::admission::written_keys(&changes).into_iter().collect();
             if tracing::enabled!(tracing::Level::TRACE) {
                 let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
                 tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
             }
             let mut plain = StateDelta::new(cached.snapshot().clone());
             changes.apply_to(&mut plain);
-            (rows.join(), (writes, cached_nv_writes), plain)
+            (rows.join(), (writes, cached_nv_writes, keys), plain)
         });
-        let (writes, cached_nv_writes) = writes;
+        let (writes, cached_nv_writes, mut keys) = writes;
         // A hook that panicked panics here, as it did when it ran on this thread.
         let rows = rows.unwrap_or_else(|p| std::panic::resume_unwind(p));
         // Hook writes are non-verifiable: they land in the same atomic write but do not change
         // the root, so the hook sees the response before the app hash is known.
         let (index_rows, index_bytes) = (rows.len(), rows.iter().map(|(k, v)| k.len().saturating_add(v.len())).sum::<usize>());
         for (k, v) in rows {
+            keys.insert(StoreKey::NonVerifiable(k.clone()));
             cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
         }
         let records_ms = t_records.ms();
@@ -167,13 +174,13 @@ impl Blocks {
         // A transaction that met a store failure failed with an internal error no intact
         // replica would give: no result and no app hash of this block are answered.
         AppError::faulted()?;
-        *self.staged.lock() = Some(Staged { batch, height, txs: req.txs.len(), time: req.time, base_version, writes, cached_nv_writes });
+        *self.staged.lock() = Some(Staged { batch, height, txs: req.txs.len(), time: req.time, base_version, writes, cached_nv_writes, keys });
         Ok(resp)
     }
 
     /// Persists the staged block atomically (state, tx index, block records) and rolls the
-    /// read cache forward. Returns the height committed.
-    pub(crate) async fn commit(&self, store: &Store) -> Result<u64, AppError> {
+    /// read cache forward. Returns the height committed and the keys the block wrote.
+    pub(crate) async fn commit(&self, store: &Store) -> Result<(u64, HashSet<StoreKey>), AppError> {
         AppError::faulted()?;
         let staged = self.staged.lock().take().ok_or(AppError::CommitWithoutFinalize)?;
         let root = staged.batch.root_hash().0;
@@ -192,7 +199,7 @@ impl Blocks {
         store.reads().advance(staged.base_version, store.storage().latest_version(), staged.writes.iter().chain(&staged.cached_nv_writes).map(|(k, v)| (k, v)));
         // One INFO line per block, under either driver.
         tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, app_hash = %hex::encode_upper(root), "committed block");
-        Ok(staged.height)
+        Ok((staged.height, staged.keys))
     }
 }
 

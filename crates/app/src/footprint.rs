@@ -28,13 +28,110 @@
 //! balance in the check overlay omits the fees of replayed transactions. Nothing in admission
 //! reads it for a verdict, and queries read committed state.
 //!
+//! Comparing every logged read on every recheck would read the whole mempool's read sets after
+//! each block. So each overlay admissions run on is a [`Generation`]: the committed version
+//! below it and the set of keys written into it. A key can hold something else than it held
+//! when a footprint was made only if the footprint's own generation wrote it (another
+//! admission), the block committed since wrote it, or the overlay it is checked on wrote it;
+//! only those keys are read again. A footprint checked more than one commit after it was made
+//! (or on an unknown block) compares every read.
+//!
 //! The advisory gates read unlogged ([`lantau_module_api::reads::ReadLog::unlogged`]): what
 //! they read raises flags at execution, never changes whether the transaction passes.
 
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use cnidarium::{Cache, StateRead};
 use lantau_module_api::reads::{ReadSet, StoreKey};
+
+/// An overlay admissions run on: the committed version below it, and every key written into
+/// it since it was made.
+#[derive(Debug)]
+pub struct Generation {
+    base: u64,
+    written: parking_lot::Mutex<HashSet<StoreKey>>,
+}
+
+impl Generation {
+    /// A new overlay on version `base`.
+    pub(crate) fn new(base: u64) -> Arc<Self> {
+        Arc::new(Self { base, written: Default::default() })
+    }
+
+    /// Keys written into the overlay.
+    pub(crate) fn wrote(&self, keys: impl IntoIterator<Item = StoreKey>) {
+        self.written.lock().extend(keys);
+    }
+
+    fn has(&self, k: &StoreKey) -> bool {
+        self.written.lock().contains(k)
+    }
+}
+
+/// The keys each of the last committed blocks wrote, by the version it made.
+#[derive(Debug, Default)]
+pub(crate) struct BlockWrites(parking_lot::Mutex<VecDeque<(u64, Arc<HashSet<StoreKey>>)>>);
+
+impl BlockWrites {
+    /// How many blocks are kept (a footprint is checked at most one commit after it was made
+    /// when the driver keeps up).
+    const KEPT: usize = 2;
+
+    /// Block `version` wrote `keys`.
+    pub(crate) fn committed(&self, version: u64, keys: HashSet<StoreKey>) {
+        let mut q = self.0.lock();
+        q.push_back((version, Arc::new(keys)));
+        while q.len() > Self::KEPT {
+            q.pop_front();
+        }
+    }
+
+    /// Forgets every block (the store moved in a way they do not describe).
+    pub(crate) fn clear(&self) {
+        self.0.lock().clear();
+    }
+
+    fn of(&self, version: u64) -> Option<Arc<HashSet<StoreKey>>> {
+        self.0.lock().iter().find(|(v, _)| *v == version).map(|(_, k)| k.clone())
+    }
+}
+
+/// The latest overlay on which a footprint's reads all held what it logged: the one it was
+/// made on, then the one of each replay that stood. Shared by the clones of one footprint and
+/// updated in place (any overlay on which the reads held is a sound base for the next
+/// comparison). Not part of a footprint's value: two footprints that write and read the same
+/// are equal wherever they were checked.
+#[derive(Debug, Default)]
+struct MadeOn(parking_lot::Mutex<Option<Arc<Generation>>>);
+
+impl MadeOn {
+    fn on(g: &Arc<Generation>) -> Self {
+        Self(parking_lot::Mutex::new(Some(g.clone())))
+    }
+
+    fn get(&self) -> Option<Arc<Generation>> {
+        self.0.lock().clone()
+    }
+
+    fn set(&self, g: &Arc<Generation>) {
+        *self.0.lock() = Some(g.clone());
+    }
+}
+
+impl Clone for MadeOn {
+    fn clone(&self) -> Self {
+        Self(parking_lot::Mutex::new(self.get()))
+    }
+}
+
+impl PartialEq for MadeOn {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for MadeOn {}
 
 /// The writes of one admission, without the fee collector's credit, with what each key held
 /// before it, and what else it read.
@@ -49,6 +146,8 @@ pub struct Footprint {
     /// The reads of keys it did not write (a written key is compared by `before`), without
     /// the fee collector's balance.
     reads: ReadSet,
+    /// The overlay it was made on.
+    made_on: MadeOn,
     /// False when the admission wrote something a replay cannot reproduce (non-verifiable
     /// keys, ephemeral objects) or a prior value could not be read: such a transaction is
     /// always rechecked in full.
@@ -65,7 +164,14 @@ impl Footprint {
     /// made on `below` (the state the admission ran on, before its effects are applied);
     /// `collector_balance` is the fee collector's native balance key, `payer_balance` the fee
     /// payer's.
-    pub(crate) async fn of<S: StateRead>(below: &S, cache: &Cache, mut reads: ReadSet, collector_balance: &str, payer_balance: &str) -> Self {
+    pub(crate) async fn of<S: StateRead>(
+        below: &S,
+        made_on: &Arc<Generation>,
+        cache: &Cache,
+        mut reads: ReadSet,
+        collector_balance: &str,
+        payer_balance: &str,
+    ) -> Self {
         let mut replayable = cache.nonverifiable_changes().is_empty() && !reads.opaque;
         reads.points.retain(|(k, _)| match k {
             StoreKey::Verifiable(k) => k != collector_balance && !cache.unwritten_changes().contains_key(k),
@@ -93,43 +199,59 @@ impl Footprint {
             before.push(old);
             writes.push((k.clone(), v.clone()));
         }
-        Self { writes, before, debit, reads, replayable }
+        Self { writes, before, debit, reads, made_on: MadeOn::on(made_on), replayable }
     }
 
     /// The footprint a replay on `state` has (its writes are the replay's), when a replay
     /// there stands for a recheck: every key the admission wrote holds what it held before the
     /// admission, except the fee payer's balance, which may hold more (it then pays the same
-    /// fee from what is there), and every other key it read holds what it found.
-    pub(crate) async fn replay_on<S: StateRead>(&self, state: &S) -> Option<Footprint> {
+    /// fee from what is there), and every other key it read holds what it found. `state` is
+    /// the overlay `now`, on which the keys of `blocks` are known.
+    pub(crate) async fn replay_on<S: StateRead>(&self, state: &S, now: &Arc<Generation>, blocks: &BlockWrites) -> Option<Footprint> {
         if !self.replayable || self.writes.is_empty() {
             return None;
         }
         let mut out = self.clone();
         for (i, ((k, wrote), old)) in out.writes.iter_mut().zip(out.before.iter_mut()).enumerate() {
-            let now = match state.get_raw(k).await {
+            let held = match state.get_raw(k).await {
                 Ok(v) => v,
                 Err(e) => {
                     lantau_module_api::store::fault(format_args!("reading {k}"), e);
                     return None;
                 }
             };
-            if now == *old {
+            if held == *old {
                 continue;
             }
             if self.debit != Some(i) {
                 return None;
             }
-            let (now, before, paid_from) = (amount(&now)?, amount(old)?, amount(wrote)?);
-            if now < before {
+            let (held, before, paid_from) = (amount(&held)?, amount(old)?, amount(wrote)?);
+            if held < before {
                 return None;
             }
-            let after = now.checked_sub(before.checked_sub(paid_from)?)?;
-            *old = Some(now.to_be_bytes().to_vec());
+            let after = held.checked_sub(before.checked_sub(paid_from)?)?;
+            *old = Some(held.to_be_bytes().to_vec());
             *wrote = Some(after.to_be_bytes().to_vec());
         }
-        if !self.reads.holds_on(state, |_| false).await {
+        // Only the keys that may have changed since are read again.
+        let made_on = self.made_on.get();
+        let block = made_on.as_ref().and_then(|m| match now.base.checked_sub(m.base) {
+            Some(0) => Some(None),
+            Some(1) => blocks.of(now.base).map(Some),
+            _ => None,
+        });
+        let may_differ = |k: &StoreKey| match (&made_on, &block) {
+            (Some(m), Some(b)) => m.has(k) || now.has(k) || b.as_ref().is_some_and(|b| b.contains(k)),
+            _ => true,
+        };
+        if !self.reads.holds_on(state, |k| !may_differ(k)).await {
             return None;
         }
+        // Every read now holds on `now` what it logged: the replay stands as an admission made
+        // on it, so the next round compares only what changed since.
+        self.made_on.set(now);
+        out.made_on.set(now);
         Some(out)
     }
 

@@ -21,7 +21,8 @@
 //! the app.
 
 use cnidarium::{StateDelta, StateWrite};
-use lantau_compliance::screening;
+use cosmos_sdk_proto::Any;
+use lantau_compliance::screening::Session;
 use lantau_module_api::{event, BlockCtx, Event, ExecCtx, GasMeter, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::compliance::v1::GateTrace;
@@ -99,6 +100,14 @@ pub struct Run {
     pub events: Vec<Event>,
     /// The gate trace, when the gates ran.
     pub trace: Option<GateTrace>,
+    /// One response per message once they all ran (the Cosmos SDK's `TxMsgData.msg_responses`).
+    pub msg_responses: Vec<Any>,
+}
+
+impl Run {
+    fn stopped(result: Result<(), TxError>, events: Vec<Event>, trace: Option<GateTrace>) -> Self {
+        Self { result, events, trace, msg_responses: Vec::new() }
+    }
 }
 
 /// Runs `tx` on `state` in `mode`, charging `gas`.
@@ -108,21 +117,23 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(env: &Env<'_>, state: &mut 
         if let Some(ante_mode) = mode.ante() {
             let mut ante_state = StateDelta::new(&mut *state);
             if let Err(e) = ante::run(&mut ante_state, tx, block, gas, env.sigs, ante_mode, &mut events).await {
-                return Run { result: Err(e), events: Vec::new(), trace: None };
+                return Run::stopped(Err(e), Vec::new(), None);
             }
             // From here on the fee is paid and the sequence advanced, whatever follows.
             ante_state.apply();
         }
-        // The gate chain (admission is an early filter; execution judges again on the block's
-        // state, because a proposer can put anything in a block).
-        let mut verdict = match crate::screen::screen(&*state, gas, block, tx, env.reads).await {
-            Ok(v) => v,
-            Err(e) => return Run { result: Err(e), events, trace: None },
+        // The screening session (admission is an early filter; execution judges again on the
+        // block's state, because a proposer can put anything in a block).
+        let mut session = match crate::screen::open(&*state, gas, block, tx, env.reads).await {
+            Ok(s) => s,
+            Err(e) => return Run::stopped(Err(e), events, None),
         };
         // A recheck that passes says nothing the admission's trace did not: only a recheck
         // that drops the transaction replaces it (with the reason).
-        let keep = mode.keeps_trace() && (mode != Mode::Recheck || verdict.rejection.is_some());
-        let trace = crate::trace::to_trace(&tx.hash, &verdict);
+        let rejection = session.rejection().cloned();
+        let keep = mode.keeps_trace() && (mode != Mode::Recheck || rejection.is_some());
+        let hash_hex = tx.hash_hex();
+        let trace = session.verdict().trace(&hash_hex);
         // The node's metrics hear of one trace per admission and per executed transaction: the
         // one that stands for it (the precompile's, when execution screened inside).
         let report = |t: &GateTrace| match mode {
@@ -133,23 +144,21 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(env: &Env<'_>, state: &mut 
         if keep {
             env.keep_trace(tx.hash, block, trace.clone());
         }
-        if let Some(e) = verdict.rejection.take() {
+        if let Some(e) = rejection {
             report(&trace);
-            return Run { result: Err(e), events, trace: Some(trace) };
+            return Run::stopped(Err(e), events, Some(trace));
         }
         if !mode.runs_messages() {
             report(&trace);
-            return Run { result: Ok(()), events, trace: Some(trace) };
+            return Run::stopped(Ok(()), events, Some(trace));
         }
         let mut msg_state = StateDelta::new(&mut *state);
-        match execute(&mut msg_state, tx, block, gas, &mut verdict).await {
-            Ok(msg_events) => {
-                // Verdicts reached inside execution (the ERC-20 precompile's): the last one is
-                // the transaction's trace, found by the Cosmos and the Ethereum hash.
-                let reported = screening::take_reported(&mut msg_state);
-                match reported.last().filter(|_| mode.keeps_trace()) {
-                    Some(v) => {
-                        let t = crate::trace::to_trace(&tx.hash, v);
+        match execute(&mut msg_state, tx, block, gas, &mut session).await {
+            Ok(mut done) => {
+                // Screenings inside execution (the ERC-20 precompile's): the last one is the
+                // transaction's trace, found by the Cosmos and the Ethereum hash.
+                match done.inside.pop().filter(|_| mode.keeps_trace()) {
+                    Some(t) => {
                         report(&t);
                         env.keep_trace(tx.hash, block, t.clone());
                         if let Some(eth) = tx.eth_hash {
@@ -159,42 +168,54 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(env: &Env<'_>, state: &mut 
                     None => report(&trace),
                 }
                 msg_state.apply();
-                events.extend(msg_events);
-                Run { result: Ok(()), events, trace: Some(trace) }
+                events.extend(done.events);
+                Run { result: Ok(()), events, trace: Some(trace), msg_responses: done.responses }
             }
             Err(e) => {
                 report(&trace);
-                Run { result: Err(e), events, trace: Some(trace) }
+                Run::stopped(Err(e), events, Some(trace))
             }
         }
     }
 }
 
-/// The messages, with the verdict's proofs of screening lent to them, then the record of what
-/// the screening leaves behind. On error the caller drops `state`.
+/// What the messages of a transaction gave.
+struct Executed {
+    events: Vec<Event>,
+    /// One per message.
+    responses: Vec<Any>,
+    /// The traces of screenings run inside execution, in order.
+    inside: Vec<GateTrace>,
+}
+
+/// The messages, with the session's tokens lent to them, then the session's close (every
+/// token used, the verdict recorded). On error the caller drops `state`.
 async fn execute<S: StateWrite + Send + Sync>(
     state: &mut S,
     tx: &DecodedTx,
     block: &BlockCtx,
     gas: &GasMeter,
-    verdict: &mut lantau_compliance::gates::Verdict,
-) -> Result<Vec<Event>, TxError> {
+    session: &mut Session,
+) -> Result<Executed, TxError> {
     let hash_hex = tx.hash_hex();
     let mut events = Vec::new();
-    screening::open_pass(state, std::mem::take(&mut verdict.screened));
+    let mut responses = Vec::with_capacity(tx.msgs.len());
+    let mut inside = Vec::new();
+    session.lend(state);
     for (i, m) in tx.msgs.iter().enumerate() {
         let mut ctx = ExecCtx::new(block, gas, &hash_hex, tx.signer);
         ctx.msg_index = i;
         if let Err(e) = m.execute(state, &mut ctx).await {
-            // The pass goes with `state`, which the caller drops.
+            // The loan goes with `state`, which the caller drops.
             return Err(e.wrap(format!("failed to execute message; message index: {i}")));
         }
+        inside.append(&mut ctx.traces);
+        responses.push(ctx.response.take().unwrap_or_else(|| Any { type_url: format!("{}Response", m.type_url()), value: Vec::new() }));
         events.push(message_event(m.type_url(), &tx.signer, m.module(), i));
         events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
     }
-    screening::close_pass(state)?;
-    crate::screen::record(state, gas, block, tx, verdict, &mut events).await?;
-    Ok(events)
+    session.close(state, gas, block, &hash_hex, &mut events).await?;
+    Ok(Executed { events, responses, inside })
 }
 
 fn message_event(action: &str, sender: &Address, module: &str, i: usize) -> Event {

@@ -96,13 +96,13 @@ pub(crate) async fn gate<S: StateRead + Sync>(
     state: &S,
     gas: &GasMeter,
     tx: &crate::DecodedTx,
-    verdict: &mut lantau_compliance::gates::Verdict,
+    session: &mut lantau_compliance::screening::Session,
 ) -> Result<(), TxError> {
-    if verdict.rejection.is_some() || !tx.msgs.iter().any(|m| m.type_url() == MSG_BUMP) {
+    if session.rejection().is_some() || !tx.msgs.iter().any(|m| m.type_url() == MSG_BUMP) {
         return Ok(());
     }
     if store::get(state, gas, GATE_CLOSED).await?.is_some() {
-        verdict.rejection = Some(TxError { codespace: "probe", code: 2, log: "the probe's gate is closed".into() });
+        session.reject(TxError { codespace: "probe", code: 2, log: "the probe's gate is closed".into() });
     }
     Ok(())
 }

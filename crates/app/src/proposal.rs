@@ -113,10 +113,11 @@ impl Proposals {
                 continue;
             }
             let gas = GasMeter::new(decoded.gas_limit);
-            let mut overlay = StateDelta::new(&mut r.state);
-            let res = crate::pipeline::run(&shared.env(), &mut overlay, &decoded, &r.block, &gas, Mode::Propose).await.result;
+            let mut run_on = StateDelta::new(&mut r.overlay.state);
+            let res = crate::pipeline::run(&shared.env(), &mut run_on, &decoded, &r.block, &gas, Mode::Propose).await.result;
             if res.is_ok() {
-                overlay.apply();
+                let (_, changes) = run_on.flatten();
+                r.overlay.apply(changes);
             }
             out.push(res);
         }

@@ -511,6 +511,7 @@ async fn finish_restore(shared: &Shared, store: &Store, admission: &Admission, r
     };
     shared.set_chain_id(chain_id);
     store.reset_cache();
+    admission.forget_blocks();
     admission.reset(store).await;
     tracing::info!(height = r.height, "state restored from a snapshot");
     Ok(())

@@ -8,7 +8,6 @@
 
 use std::collections::VecDeque;
 
-use lantau_compliance::gates::Verdict;
 use lantau_proto::chain::compliance::v1::GateTrace;
 
 /// Capacity.
@@ -20,11 +19,6 @@ pub const TRACE_LIFETIME_SECS: i64 = 60 * 60;
 #[derive(Debug, Default)]
 pub struct TraceBuffer {
     entries: VecDeque<([u8; 32], i64, GateTrace)>,
-}
-
-/// A verdict as a trace.
-pub fn to_trace(hash: &[u8; 32], v: &Verdict) -> GateTrace {
-    GateTrace { tx_hash: hex::encode_upper(hash), accepted: v.accepted(), results: v.results.clone() }
 }
 
 impl TraceBuffer {

@@ -140,7 +140,7 @@ async fn estimate_evm_transfer(
 ) -> anyhow::Result<u64> {
     use prost::Message as _;
     let token = lantau_app::erc20::token_address("hkd.demo");
-    let input = lantau_app::evm::sign::transfer_with_travel_rule_calldata(to, 1, &payload.encode_to_vec());
+    let input = lantau_client::eth::transfer_with_travel_rule_calldata(to, 1, &payload.encode_to_vec());
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "eth_estimateGas", "params": [{
         "from": format!("0x{}", hex::encode(from.address().0)),
         "to": format!("0x{}", hex::encode(token.0)),
@@ -343,10 +343,10 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                 if evm {
                     use prost::Message as _;
                     let payload = bench_payload(i, j);
-                    let input = lantau_app::evm::sign::transfer_with_travel_rule_calldata(&to, 1, &payload.encode_to_vec());
+                    let input = lantau_client::eth::transfer_with_travel_rule_calldata(&to, 1, &payload.encode_to_vec());
                     let txs = (0..per)
                         .map(|seq| {
-                            let u = lantau_app::evm::sign::Unsigned {
+                            let u = lantau_client::eth::Unsigned {
                                 chain_id: Some(evm_chain_id),
                                 nonce: seq,
                                 gas_limit: transfer_gas,
@@ -356,7 +356,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
                                 input: input.clone(),
                                 ..Default::default()
                             };
-                            format!("0x{}", hex::encode(lantau_app::evm::sign::sign(&keys[i], &u)))
+                            format!("0x{}", hex::encode(lantau_client::eth::sign(&keys[i], &u)))
                         })
                         .collect();
                     out.push((i, txs));

@@ -3,6 +3,8 @@
 //! neither failure nor success; confirm by the transaction query).
 //!
 //! - [`tx`]: messages and SIGN_MODE_DIRECT signing with eth_secp256k1 keys.
+//! - [`eth`]: Ethereum transactions signed with the same keys, the stablecoin precompile's
+//!   calldata.
 //! - [`rest`]: a typed client of the Cosmos REST surface.
 //! - [`sender`]: sign, simulate, broadcast and confirm, as a wallet does (one key, one at a time).
 //! - [`compliance`]: the compliance module's client rules for delegation and flags: fail-closed
@@ -12,6 +14,7 @@
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // client code, not state machine
 
 pub mod compliance;
+pub mod eth;
 pub mod rest;
 pub mod sender;
 pub mod tx;

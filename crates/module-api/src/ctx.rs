@@ -31,12 +31,18 @@ pub struct ExecCtx<'a> {
     pub msg_index: usize,
     /// Events emitted so far by this message.
     pub events: Vec<Event>,
+    /// The gate traces of the screenings this message ran inside its execution (the EVM
+    /// precompile's transfers), in order; the pipeline keeps the last as the transaction's.
+    pub traces: Vec<lantau_proto::chain::compliance::v1::GateTrace>,
+    /// The message's response, when its handler gives one (the Cosmos SDK's
+    /// `TxMsgData.msg_responses` entry); `None` answers an empty `<message type>Response`.
+    pub response: Option<cosmos_sdk_proto::Any>,
 }
 
 impl<'a> ExecCtx<'a> {
     /// A context for one message.
     pub fn new(block: &'a BlockCtx, gas: &'a GasMeter, tx_hash: &'a str, signer: Address) -> Self {
-        Self { block, gas, tx_hash, signer, msg_index: 0, events: Vec::new() }
+        Self { block, gas, tx_hash, signer, msg_index: 0, events: Vec::new(), traces: Vec::new(), response: None }
     }
 
     /// Records an event.

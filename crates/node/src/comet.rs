@@ -177,6 +177,10 @@ impl NodeApi for CometNode {
         indexer::tx(&self.app.snapshot(), &hash).await
     }
 
+    async fn eth_tx(&self, eth_hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
+        indexer::eth_tx(&self.app.snapshot(), &eth_hash).await
+    }
+
     async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> Result<SearchPage, NodeError> {
         indexer::search(&self.app.snapshot(), query, descending, page, per_page).await
     }

@@ -9,6 +9,9 @@
 //!   without `tx_results`, which are read from the `t/` rows in `h/` order (stores written
 //!   before kept them here too, and are still read);
 //! - `t/<hash 32 bytes>` → the transaction (CometBFT protobuf `TxResult`);
+//! - `X/<Ethereum hash 32 bytes>` → the hash of the Cosmos transaction that carried it, for
+//!   each included Ethereum transaction (the result of one that ran holds the evm module's
+//!   typed receipt);
 //! - `H/<height u64 BE>` → the block's transaction hashes, 32 bytes each, in block order (one
 //!   row per block);
 //! - `V/<SHA-256(value)[..16]><height u64 BE>` → `(index u32 BE ‖ attribute id ‖ tx hash)*`:
@@ -55,6 +58,9 @@ fn results_key(h: u64) -> Vec<u8> {
 }
 fn tx_key(hash: &[u8; 32]) -> Vec<u8> {
     [b"t/".as_slice(), hash].concat()
+}
+fn eth_tx_key(eth_hash: &[u8; 32]) -> Vec<u8> {
+    [b"X/".as_slice(), eth_hash].concat()
 }
 /// A transaction's position row of earlier versions.
 #[cfg(test)]
@@ -151,6 +157,17 @@ impl BlockHook for Indexer {
             let hash = lantau_app::tx::tx_hash(tx);
             let rec = pb::abci::TxResult { height: i64::try_from(height).unwrap_or(i64::MAX), index, tx: tx.clone(), result: Some(result.clone().into()) };
             out.push((tx_key(&hash), rec.encode_to_vec()));
+            // An Ethereum transaction that ran has the evm module's receipt in its result; one
+            // whose Cosmos result failed after its ante took the fee (the ante's `ethereum_tx`
+            // event stands) has a receipt all the same, status 0.
+            let eth_hash = match lantau_app::evm::receipt::of_result(&result.data) {
+                Some(r) => Some(r.hash),
+                None if result.code.is_err() && result.events.iter().any(|e| e.kind == "ethereum_tx") => lantau_app::evm::msg::eth_tx_of(tx).map(|t| t.hash),
+                None => None,
+            };
+            if let Some(h) = eth_hash {
+                out.push((eth_tx_key(&h), hash.to_vec()));
+            }
             hashes.extend_from_slice(&hash);
             let index = index.to_be_bytes();
             for e in &result.events {
@@ -293,6 +310,13 @@ pub async fn tx(snap: &Snapshot, hash: &[u8; 32]) -> Result<Option<TxRecord>, No
     let height = u64::try_from(r.height).map_err(internal)?;
     let result = ExecTxResult::try_from(r.result.unwrap_or_default()).map_err(internal)?;
     Ok(Some(TxRecord { hash: *hash, height, index: r.index, tx: r.tx.to_vec(), result, timestamp: block_time(snap, height).await? }))
+}
+
+/// The committed Cosmos transaction that carried the Ethereum transaction `eth_hash`.
+pub async fn eth_tx(snap: &Snapshot, eth_hash: &[u8; 32]) -> Result<Option<TxRecord>, NodeError> {
+    let Some(raw) = nv_get(snap, &eth_tx_key(eth_hash)).await? else { return Ok(None) };
+    let hash = <[u8; 32]>::try_from(raw.as_slice()).map_err(|_| internal(format!("the index row of Ethereum tx 0x{} is not a hash", hex::encode(eth_hash))))?;
+    tx(snap, &hash).await
 }
 
 fn parse_pos(suffix: &[u8]) -> Option<(u64, u32)> {

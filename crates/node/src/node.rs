@@ -160,6 +160,10 @@ impl NodeApi for EmbeddedNode {
         indexer::tx(&self.app.snapshot(), &hash).await
     }
 
+    async fn eth_tx(&self, eth_hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
+        indexer::eth_tx(&self.app.snapshot(), &eth_hash).await
+    }
+
     async fn block_height_by_hash(&self, hash: [u8; 32]) -> Result<Option<u64>, NodeError> {
         indexer::block_height_by_hash(&self.app.snapshot(), &hash).await
     }

@@ -176,6 +176,10 @@ pub trait NodeApi: Send + Sync + 'static {
     /// A committed transaction by hash.
     async fn tx(&self, hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError>;
 
+    /// The committed transaction that carried the Ethereum transaction `eth_hash`, once it ran
+    /// (its result holds the evm module's typed receipt).
+    async fn eth_tx(&self, eth_hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError>;
+
     /// Committed transactions matching `query`, oldest first unless `descending`; `page` is
     /// 1-based.
     async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> Result<SearchPage, NodeError>;

@@ -165,6 +165,10 @@ impl NodeApi for Fake {
         Ok(self.txs.lock().expect("lock").get(&hash).cloned())
     }
 
+    async fn eth_tx(&self, _: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
+        Ok(None)
+    }
+
     async fn search_txs(&self, query: &Query, descending: bool, page: u64, per_page: u64) -> Result<SearchPage, NodeError> {
         let mut all: Vec<TxRecord> = self.txs.lock().expect("lock").values().filter(|r| query.matches(&tx_event_map(r))).cloned().collect();
         all.sort_by_key(|r| (r.height, r.index));

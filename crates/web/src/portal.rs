@@ -643,7 +643,7 @@ async fn prepare_transfer(State(p): State<Arc<Portal>>, Body(b): Body<PrepareBod
         return Err(ApiError::invalid("amount must be positive"));
     }
     let payload = p.client.travel_rule_payload(&from, &to).await.map_err(ApiError::node)?;
-    let data = lantau_evm::sign::transfer_with_travel_rule_calldata(&to, amount, &prost::Message::encode_to_vec(&payload));
+    let data = lantau_client::eth::transfer_with_travel_rule_calldata(&to, amount, &prost::Message::encode_to_vec(&payload));
     Ok(Json(json!({
         "to": token_address(&p).await?,
         "data": format!("0x{}", hex::encode(data)),

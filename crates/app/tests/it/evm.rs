@@ -4,8 +4,8 @@
 //! a mined revert that pays its gas, keeps its nonce and moves nothing.
 
 use lantau_app::compliance::AuditFilter;
-use lantau_app::evm::sign::{sign, transfer_with_travel_rule_calldata, Unsigned};
 use lantau_app::App;
+use lantau_client::eth::{sign, transfer_with_travel_rule_calldata, Unsigned};
 use lantau_crypto::SecretKey;
 use lantau_primitives::{Address, NATIVE_DENOM};
 use lantau_proto::chain::compliance::v1 as cpb;
@@ -117,7 +117,7 @@ async fn a_travel_rule_transfer_through_the_precompile_moves_the_bank_balance_an
     assert_eq!(trace.results[0].name, "kyc_gate");
 
     // `transfer` is disabled with a reason naming the Travel Rule method.
-    let plain = lantau_app::evm::sign::transfer_calldata(&k2, 5);
+    let plain = lantau_client::eth::transfer_calldata(&k2, 5);
     let (tx, _) = eth(&keys[1], Some(852), 2, token, 0, plain);
     let r = app.finalize_block(block_req(3, vec![tx])).await.unwrap();
     app.commit().await.unwrap();

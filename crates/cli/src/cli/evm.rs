@@ -117,7 +117,7 @@ pub(super) async fn evm_tx(home: &Path, out: Output, t: EvmTx) -> anyhow::Result
                 None => RestClient::new(node.url()).travel_rule_payload(&key.address(), &to).await?,
             };
             let token = lantau_app::erc20::token_address(&denom);
-            let data = lantau_app::evm::sign::transfer_with_travel_rule_calldata(&to, amount, &payload.encode_to_vec());
+            let data = lantau_client::eth::transfer_with_travel_rule_calldata(&to, amount, &payload.encode_to_vec());
             let chain_id = quantity(&rpc(&eth.json_rpc, "eth_chainId", json!([])).await?)?;
             let nonce = quantity(&rpc(&eth.json_rpc, "eth_getTransactionCount", json!([key.address().to_hex(), "pending"])).await?)?;
             let gas = match gas {
@@ -128,9 +128,9 @@ pub(super) async fn evm_tx(home: &Path, out: Output, t: EvmTx) -> anyhow::Result
                     est.saturating_mul(13) / 10
                 }
             };
-            let raw = lantau_app::evm::sign::sign(
+            let raw = lantau_client::eth::sign(
                 &key,
-                &lantau_app::evm::sign::Unsigned {
+                &lantau_client::eth::Unsigned {
                     chain_id: Some(chain_id),
                     nonce,
                     gas_limit: gas,

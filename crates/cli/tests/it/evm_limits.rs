@@ -150,7 +150,7 @@ async fn a_call_whose_client_went_away_stops_and_frees_its_slot() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transaction_that_can_never_run_is_refused_at_submission() {
-    use lantau_app::evm::sign::{sign, Unsigned};
+    use lantau_client::eth::{sign, Unsigned};
     let node = Node::start(None).await;
     let http = reqwest::Client::new();
     let alice = dev_key("alice");

@@ -222,9 +222,9 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     assert_ne!(refused["code"], 0, "{refused}");
     // Under CometBFT too, a MsgEthereumTx travels only in its canonical envelope: in a signed
     // Cosmos transaction (alone, or beside a gated send) CheckTx refuses it.
-    let inner = lantau_app::evm::sign::sign(
+    let inner = lantau_client::eth::sign(
         &alice.key,
-        &lantau_app::evm::sign::Unsigned {
+        &lantau_client::eth::Unsigned {
             chain_id: Some(852),
             nonce: alice.signer.sequence,
             gas_limit: 30_000_000,

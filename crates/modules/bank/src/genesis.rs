@@ -1,12 +1,11 @@
 //! Bank genesis: initial balances; the supply is their sum.
 
 use cnidarium::StateWrite;
-use lantau_compliance::screening::exempt_genesis;
 use lantau_module_api::{BlockCtx, GasMeter, TxError};
 use lantau_primitives::{Address, Coin};
 use serde::{Deserialize, Serialize};
 
-use crate::state::{BankWrite, Leg};
+use crate::state::{BankWrite, GenesisLeg, Leg};
 
 /// One genesis balance row.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -25,13 +24,13 @@ pub struct GenesisState {
     pub balances: Vec<Balance>,
 }
 
-/// Mints the genesis balances (stablecoins under the genesis exemption), row by row, so
+/// Mints the genesis balances (genesis legs, which only this function makes), row by row, so
 /// accounts are numbered in row order; then creates the fee collector's account.
-pub async fn init_genesis<S: StateWrite + Send + Sync>(state: &mut S, genesis: &GenesisState, block: &BlockCtx) -> Result<(), TxError> {
+pub async fn init_genesis<S: StateWrite + Send + Sync>(state: &mut S, genesis: &GenesisState, _block: &BlockCtx) -> Result<(), TxError> {
     let gas = GasMeter::infinite();
     let mut events = Vec::new();
     for b in &genesis.balances {
-        let legs = b.coins.iter().map(|c| exempt_genesis(block, &b.address, c).map(Leg::Exempt)).collect::<Result<Vec<_>, _>>()?;
+        let legs = b.coins.iter().map(|c| Leg::Genesis(GenesisLeg::new(&b.address, c))).collect();
         state.transfer(&gas, legs, &mut events).await?;
     }
     // The fee collector exists from genesis (numbered after the balance rows), as the SDK's

@@ -84,17 +84,36 @@ impl<T: StateRead + ?Sized> BankRead for T {}
 // === the one transfer function ===
 
 /// One leg of a balance movement. A stablecoin leg carries the value that proves it may move:
-/// a [`Screened`] token (only the gate chain makes one, for exactly that movement) or an
-/// issuer's [`Exempt`] (mint, burn, genesis; audited when it is made). A plain leg moves only
-/// denoms outside compliance's scope (the native gas coin): its constructor refuses `hkd.`.
+/// a [`Screened`] token (only the gate chain makes one, for exactly that movement), an
+/// issuer's [`Exempt`] (mint, burn; audited when it is made), or a [`GenesisLeg`] (only the
+/// bank's own genesis makes one). A plain leg moves only denoms outside compliance's scope (the
+/// native gas coin): its constructor refuses `hkd.`.
 #[derive(Debug)]
 pub enum Leg {
     /// A denom compliance does not govern, between two accounts.
     Plain(PlainLeg),
     /// A stablecoin between two accounts, screened by the gate chain.
     Screened(Screened),
-    /// A stablecoin created (mint, genesis) or destroyed (burn).
+    /// A stablecoin created (mint) or destroyed (burn) by its issuer.
     Exempt(Exempt),
+    /// A balance the genesis file allocates.
+    Genesis(GenesisLeg),
+}
+
+/// A balance the genesis file allocates (any denom). Only the bank's genesis
+/// ([`crate::genesis::init_genesis`]) can make one: its constructor is private to this crate,
+/// so no other module can create coins this way. The genesis file, which every validator
+/// starts from, is its record.
+#[derive(Debug, PartialEq, Eq)]
+pub struct GenesisLeg {
+    to: Address,
+    coin: Coin,
+}
+
+impl GenesisLeg {
+    pub(crate) fn new(to: &Address, coin: &Coin) -> Self {
+        Self { to: *to, coin: coin.clone() }
+    }
 }
 
 /// A movement of a denom that compliance does not govern (the native gas coin).
@@ -128,9 +147,10 @@ impl Leg {
             Leg::Plain(l) => Effect { from: Some(&l.from), to: Some(&l.to), coin: &l.coin },
             Leg::Screened(t) => Effect { from: Some(t.from()), to: Some(t.to()), coin: t.coin() },
             Leg::Exempt(e) => match e.kind() {
-                ExemptKind::Mint | ExemptKind::Genesis => Effect { from: None, to: Some(e.account()), coin: e.coin() },
+                ExemptKind::Mint => Effect { from: None, to: Some(e.account()), coin: e.coin() },
                 ExemptKind::Burn => Effect { from: Some(e.account()), to: None, coin: e.coin() },
             },
+            Leg::Genesis(g) => Effect { from: None, to: Some(&g.to), coin: &g.coin },
         }
     }
 }

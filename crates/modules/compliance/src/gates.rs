@@ -190,6 +190,11 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The verdict as the trace TxTrace answers, for the transaction `tx_hash` (upper-case hex).
+    pub fn trace(&self, tx_hash: &str) -> lantau_proto::chain::compliance::v1::GateTrace {
+        lantau_proto::chain::compliance::v1::GateTrace { tx_hash: tx_hash.to_string(), accepted: self.accepted(), results: self.results.clone() }
+    }
+
     /// True when every blocking gate passed.
     pub fn accepted(&self) -> bool {
         self.rejection.is_none()

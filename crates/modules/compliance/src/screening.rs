@@ -5,14 +5,17 @@
 //!   chain passed. Only [`crate::gates::run`] makes one (its constructor is private to this
 //!   crate), one per fact of an accepted verdict; it is not `Clone`, and the bank consumes it
 //!   by value, so a screened movement executes at most once.
-//! - [`Exempt`]: a stablecoin created or destroyed by its issuer (mint, burn), or allocated in
-//!   genesis. Issuance exemptions are made only by [`exempt_issuance`], which appends the
-//!   `mint` / `burn` audit row in the same call, so an exemption never goes unrecorded.
-//! - The pass: between screening and message execution, the pipeline lends an accepted
-//!   verdict's tokens to the transaction ([`open_pass`]); a handler that moves a stablecoin
-//!   takes the token for exactly that movement ([`take`]); [`close_pass`] fails the
-//!   transaction when a screened movement was not executed, so the movements a transaction
-//!   commits are exactly the ones its gates and audit rows describe.
+//! - [`Exempt`]: a stablecoin created or destroyed by its issuer (mint, burn). Exemptions are
+//!   made only by [`exempt_issuance`], which appends the `mint` / `burn` audit row in the same
+//!   call, so an exemption never goes unrecorded. (Genesis balances are the bank's own genesis
+//!   legs.)
+//! - [`Session`]: one screening, the same on both paths (a Cosmos transaction's messages, the
+//!   EVM precompile's transfer). [`Session::open`] runs the gate chain and holds the tokens of
+//!   an accepted verdict; each movement takes its token ([`Session::take`] in the caller, or
+//!   [`take`] in a message handler, once the session lent its tokens to the messages with
+//!   [`Session::lend`]); [`Session::close`] fails when a screened movement was not executed
+//!   (so the movements committed are exactly the ones the gates and audit rows describe),
+//!   records the verdict's effects, and returns the verdict as a value.
 //!
 //! A module that moves a stablecoin without going through the gate chain does not compile:
 //!
@@ -41,7 +44,8 @@ use lantau_primitives::{Address, Coin};
 
 use crate::audit::{AuditEntry, AuditWrite};
 use crate::error::ComplianceError;
-use crate::gates::Fact;
+use crate::gates::{Fact, GateInput, Verdict};
+use crate::TravelRulePayload;
 
 /// A stablecoin movement between two accounts that the gate chain passed.
 #[derive(Debug, PartialEq, Eq)]
@@ -84,12 +88,10 @@ pub enum ExemptKind {
     Mint,
     /// The issuer destroys coins from its own balance.
     Burn,
-    /// A balance written by the genesis file.
-    Genesis,
 }
 
 /// A stablecoin created or destroyed outside a transfer between accounts: the issuer's own
-/// mint or burn, or a genesis allocation.
+/// mint or burn.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Exempt {
     kind: ExemptKind,
@@ -98,12 +100,12 @@ pub struct Exempt {
 }
 
 impl Exempt {
-    /// Mint, burn or genesis.
+    /// Mint or burn.
     pub fn kind(&self) -> ExemptKind {
         self.kind
     }
 
-    /// The account credited (mint, genesis) or debited (burn).
+    /// The account credited (mint) or debited (burn).
     pub fn account(&self) -> &Address {
         &self.account
     }
@@ -132,7 +134,6 @@ pub async fn exempt_issuance<S: StateWrite + Send + Sync>(
     let tx_type = match kind {
         ExemptKind::Mint => "mint",
         ExemptKind::Burn => "burn",
-        ExemptKind::Genesis => return Err(internal("a genesis allocation is not an issuance")),
     };
     state
         .append_audit(
@@ -151,16 +152,107 @@ pub async fn exempt_issuance<S: StateWrite + Send + Sync>(
     Ok(Exempt { kind, account: *account, coin: coin.clone() })
 }
 
-/// A genesis balance: allowed only while the chain is being created (height 0). The genesis
-/// file, which every validator signs off, is its record.
-pub fn exempt_genesis(block: &BlockCtx, account: &Address, coin: &Coin) -> Result<Exempt, TxError> {
-    if block.height != 0 {
-        return Err(internal(format!("a genesis allocation at height {}", block.height)));
-    }
-    Ok(Exempt { kind: ExemptKind::Genesis, account: *account, coin: coin.clone() })
+// === the session ===
+
+/// One screening (see the module's notes). Not `Clone`: its tokens exist once.
+#[derive(Debug)]
+pub struct Session {
+    facts: Vec<Fact>,
+    payload: Option<TravelRulePayload>,
+    verdict: Verdict,
+    /// The tokens lent to message handlers, while they are.
+    lent: Option<Pass>,
 }
 
-// === the pass ===
+impl Session {
+    /// Runs the gate chain over `facts` (reads only) and holds the verdict; a rejection is a
+    /// verdict ([`Session::rejection`]), not an error. `reads` is the caller's read log, when
+    /// it keeps one.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn open<S: StateRead + Sync>(
+        state: &S,
+        gas: &GasMeter,
+        block: &BlockCtx,
+        signer: Address,
+        facts: Vec<Fact>,
+        payload: Option<TravelRulePayload>,
+        msg_types: &[&str],
+        reads: Option<&lantau_module_api::reads::ReadLog>,
+    ) -> Result<Self, TxError> {
+        let verdict = crate::gates::run(state, gas, block, GateInput { signer, facts: &facts, payload: payload.as_ref(), msg_types, reads }).await?;
+        Ok(Self { facts, payload, verdict, lent: None })
+    }
+
+    /// The verdict so far.
+    pub fn verdict(&self) -> &Verdict {
+        &self.verdict
+    }
+
+    /// The first blocking failure, when the chain rejected the movements.
+    pub fn rejection(&self) -> Option<&TxError> {
+        self.verdict.rejection.as_ref()
+    }
+
+    /// Adds a rejection of the caller's (a gate outside the chain); the session then holds no
+    /// tokens.
+    pub fn reject(&mut self, e: TxError) {
+        if self.verdict.rejection.is_none() {
+            self.verdict.rejection = Some(e);
+            self.verdict.advisories.clear();
+            self.verdict.agent_window = None;
+            self.verdict.screened.clear();
+        }
+    }
+
+    /// Ends the session without executing anything (admission, a rejection): the verdict.
+    pub fn into_verdict(self) -> Verdict {
+        self.verdict
+    }
+
+    /// Takes the token for exactly this movement; fails (code 27) when the gates did not
+    /// screen it or its token was already taken.
+    pub fn take(&mut self, from: &Address, to: &Address, coin: &Coin) -> Result<Screened, TxError> {
+        take_from(&mut self.verdict.screened, from, to, coin)
+    }
+
+    /// Lends the tokens to the message handlers about to run on `state` (they take them with
+    /// [`take`]); [`Session::close`] on the same state ends the loan.
+    pub fn lend<S: StateWrite>(&mut self, state: &mut S) {
+        let pass = Pass(Arc::new(Mutex::new(std::mem::take(&mut self.verdict.screened))));
+        state.object_put(PASS_KEY, pass.clone());
+        self.lent = Some(pass);
+    }
+
+    /// Ends the session after the movements ran on `state`: every screened movement must have
+    /// been executed (code 28 otherwise); then the verdict's effects are recorded (audit rows,
+    /// flags with their events, velocity windows, an agent's window, the payload anchor).
+    /// The verdict stays in the session ([`Session::into_verdict`]) whatever the outcome.
+    pub async fn close<S: StateWrite + Send + Sync>(
+        &mut self,
+        state: &mut S,
+        gas: &GasMeter,
+        block: &BlockCtx,
+        tx_hash: &str,
+        events: &mut Vec<lantau_module_api::Event>,
+    ) -> Result<(), TxError> {
+        if let Some(pass) = self.lent.take() {
+            state.object_delete(PASS_KEY);
+            let left = std::mem::take(&mut *pass.0.lock().map_err(|_| internal("screen pass lock poisoned"))?);
+            self.verdict.screened.extend(left);
+        }
+        if let Some(t) = self.verdict.screened.first() {
+            return Err(ComplianceError::ScreenedNotExecuted(format!(
+                "{} {} from {} to {}",
+                t.coin.amount,
+                t.coin.denom,
+                t.from.to_bech32(),
+                t.to.to_bech32()
+            ))
+            .into());
+        }
+        crate::effects::record_verdict(state, gas, block, &self.facts, &self.verdict, self.payload.as_ref(), tx_hash, events).await
+    }
+}
 
 const PASS_KEY: &str = "compliance/screen_pass";
 
@@ -169,60 +261,20 @@ const PASS_KEY: &str = "compliance/screen_pass";
 #[derive(Debug, Clone, Default)]
 struct Pass(Arc<Mutex<Vec<Screened>>>);
 
-/// Lends an accepted verdict's tokens to the messages about to run on `state`.
-pub fn open_pass<S: StateWrite>(state: &mut S, tokens: Vec<Screened>) {
-    state.object_put(PASS_KEY, Pass(Arc::new(Mutex::new(tokens))));
-}
-
-/// Takes the token for exactly this movement; fails (code 27) when the transaction's gates did
-/// not screen it, or its token was already used.
-pub fn take<S: StateRead>(state: &S, from: &Address, to: &Address, coin: &Coin) -> Result<Screened, TxError> {
-    let not_screened =
-        || -> TxError { ComplianceError::NotScreened(format!("{} {} from {} to {}", coin.amount, coin.denom, from.to_bech32(), to.to_bech32())).into() };
-    let pass: Pass = state.object_get(PASS_KEY).ok_or_else(not_screened)?;
-    let mut tokens = pass.0.lock().map_err(|_| internal("screen pass lock poisoned"))?;
-    let i = tokens.iter().position(|t| t.is(from, to, coin)).ok_or_else(not_screened)?;
+fn take_from(tokens: &mut Vec<Screened>, from: &Address, to: &Address, coin: &Coin) -> Result<Screened, TxError> {
+    let i = tokens.iter().position(|t| t.is(from, to, coin)).ok_or_else(|| not_screened(from, to, coin))?;
     Ok(tokens.remove(i))
 }
 
-/// Ends the loan: every screened movement must have been executed (code 28 otherwise).
-pub fn close_pass<S: StateWrite>(state: &mut S) -> Result<(), TxError> {
-    let pass: Option<Pass> = state.object_get(PASS_KEY);
-    state.object_delete(PASS_KEY);
-    let Some(pass) = pass else { return Ok(()) };
-    let left = pass.0.lock().map_err(|_| internal("screen pass lock poisoned"))?;
-    match left.first() {
-        None => Ok(()),
-        Some(t) => {
-            Err(ComplianceError::ScreenedNotExecuted(format!("{} {} from {} to {}", t.coin.amount, t.coin.denom, t.from.to_bech32(), t.to.to_bech32())).into())
-        }
-    }
+fn not_screened(from: &Address, to: &Address, coin: &Coin) -> TxError {
+    ComplianceError::NotScreened(format!("{} {} from {} to {}", coin.amount, coin.denom, from.to_bech32(), to.to_bech32())).into()
 }
 
-// === verdicts reached during execution ===
-
-const VERDICTS_KEY: &str = "compliance/execution_verdicts";
-
-/// Verdicts a message handler reached while it ran (the ERC-20 precompile screens inside the
-/// EVM), handed to the pipeline so their traces are kept like every other.
-#[derive(Debug, Clone, Default)]
-struct Reported(Arc<Mutex<Vec<crate::gates::Verdict>>>);
-
-/// Hands `verdicts` to the pipeline (appended to any reported before in this transaction).
-pub fn report_verdicts<S: StateWrite>(state: &mut S, verdicts: Vec<crate::gates::Verdict>) {
-    if verdicts.is_empty() {
-        return;
-    }
-    let r: Reported = state.object_get(VERDICTS_KEY).unwrap_or_default();
-    if let Ok(mut v) = r.0.lock() {
-        v.extend(verdicts);
-    }
-    state.object_put(VERDICTS_KEY, r);
-}
-
-/// Takes the verdicts reported on `state` (empty when none).
-pub fn take_reported<S: StateWrite>(state: &mut S) -> Vec<crate::gates::Verdict> {
-    let r: Option<Reported> = state.object_get(VERDICTS_KEY);
-    state.object_delete(VERDICTS_KEY);
-    r.and_then(|r| r.0.lock().ok().map(|mut v| std::mem::take(&mut *v))).unwrap_or_default()
+/// Takes, in a message handler, the token for exactly this movement from the session lent
+/// to the messages running on `state`; fails (code 27) when the transaction's gates did not
+/// screen it, or its token was already used.
+pub fn take<S: StateRead>(state: &S, from: &Address, to: &Address, coin: &Coin) -> Result<Screened, TxError> {
+    let pass: Pass = state.object_get(PASS_KEY).ok_or_else(|| not_screened(from, to, coin))?;
+    let mut tokens = pass.0.lock().map_err(|_| internal("screen pass lock poisoned"))?;
+    take_from(&mut tokens, from, to, coin)
 }

@@ -46,6 +46,8 @@ impl MsgHandler for EvmMsg {
             state.transfer_plain(&fee_gas, &lantau_bank::fee_collector(), &tx.from, &[Coin::new(NATIVE_DENOM, refund)], &mut evs).await?;
             ctx.events.extend(evs);
         }
+        // The receipt's record, read back typed by the Ethereum API.
+        ctx.response = Some(crate::receipt::response(tx, &out));
         ctx.events.extend(out.events);
         ctx.emit(event("message", [("module", "evm".to_string()), ("sender", tx.from.to_hex()), ("txType", tx.tx_type.to_string())]));
         let mut attrs = vec![
@@ -73,7 +75,8 @@ impl MsgHandler for EvmMsg {
                 ],
             ));
         }
-        lantau_compliance::screening::report_verdicts(state, out.verdicts);
+        // Each screening the precompile ran, as a trace (the pipeline keeps the last).
+        ctx.traces.extend(out.verdicts.iter().map(|v| v.trace(ctx.tx_hash)));
         Ok(())
     }
 }

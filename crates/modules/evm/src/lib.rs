@@ -14,7 +14,8 @@
 //!
 //! Layout: `msg.rs` (`MsgEthereumTx` and its envelope), `handler.rs`, `tx.rs` (decoding, sender
 //! recovery), `exec.rs` (revm on the store, the frame-aligned Cosmos overlay), `precompile.rs`
-//! (the typed call enum), `sign.rs` (signing helpers for clients and tests), `state_key.rs`,
+//! (the typed call enum, generated from `abi/IStablecoin.sol`), `receipt.rs` (the typed record
+//! of an executed transaction, its message response), `state_key.rs`,
 //! `state.rs`, `error.rs` (codespace `evm`). No `genesis.rs`: the module has no genesis section
 //! (the EVM chain id is the genesis file's top-level `evm_chain_id`). No `query.rs`: its reads
 //! (`eth_call`, estimation, code and storage) are served by the app's Ethereum API over
@@ -33,7 +34,7 @@ pub mod exec;
 pub mod handler;
 pub mod msg;
 pub mod precompile;
-pub mod sign;
+pub mod receipt;
 pub mod state;
 pub mod state_key;
 pub mod tx;

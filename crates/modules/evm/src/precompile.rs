@@ -3,10 +3,11 @@
 //!
 //! A call decodes into one typed enum, [`Call`]; its single match ([`Call::spec`]) gives the
 //! gas, the mutability and the handler. Views answer from the bank and the denom record.
-//! `transferWithTravelRule` runs the chain's one gate chain
-//! ([`lantau_compliance::gates::run`]) with `msg.sender` as the debited party and moves the
-//! balance through the bank's one chokepoint with the proof of screening that chain produced,
-//! then records the audit rows, flags and anchor exactly as the Cosmos path does.
+//! `transferWithTravelRule` opens the same screening session as a Cosmos transaction
+//! ([`lantau_compliance::screening::Session`]: the one gate chain, with `msg.sender` as the
+//! debited party), moves the balance through the bank's one chokepoint with the token the
+//! session holds for it, and closes the session, which records the audit rows, flags and
+//! anchor exactly as on the Cosmos path.
 //!
 //! Decided (`docs/decisions.md`, "EVM path"): `transfer` reverts and tells the caller to use
 //! the Travel Rule method; `approve` and `transferFrom` revert (an allowance would let a
@@ -16,29 +17,16 @@ use alloy_primitives::{Address as EthAddress, U256};
 use alloy_sol_types::{SolCall, SolError, SolEvent, SolInterface};
 use cnidarium::StateWrite;
 use lantau_bank::{BankRead, BankWrite, Leg};
-use lantau_compliance::gates::{self, GateInput};
+use lantau_compliance::screening::Session;
 use lantau_compliance::TravelRulePayload;
 use lantau_module_api::{BlockCtx, Event, Fact, GasMeter, TxError};
 use lantau_primitives::{Address, Coin};
 use lantau_stablecoin::StablecoinRead;
 use prost::Message as _;
 
-alloy_sol_types::sol! {
-    /// The stablecoin's extended ERC-20 interface.
-    interface IStablecoin {
-        function name() external view returns (string);
-        function symbol() external view returns (string);
-        function decimals() external view returns (uint8);
-        function totalSupply() external view returns (uint256);
-        function balanceOf(address account) external view returns (uint256);
-        function allowance(address owner, address spender) external view returns (uint256);
-        function transfer(address to, uint256 amount) external returns (bool);
-        function approve(address spender, uint256 amount) external returns (bool);
-        function transferFrom(address from, address to, uint256 amount) external returns (bool);
-        function transferWithTravelRule(address to, uint256 amount, bytes payload) external returns (bool);
-        event Transfer(address indexed from, address indexed to, uint256 value);
-    }
-}
+// The stablecoin's extended ERC-20 interface, from the one ABI file the client crate's
+// calldata builders are generated from too.
+alloy_sol_types::sol!("../../../abi/IStablecoin.sol");
 
 /// The revert reason of the disabled `transfer`.
 pub const TRANSFER_DISABLED: &str = "transfer is disabled for this stablecoin: use transferWithTravelRule(address,uint256,bytes) with a Travel Rule payload";
@@ -223,24 +211,25 @@ pub async fn execute<S: StateWrite + Send + Sync>(
             let payload = TravelRulePayload::decode(payload.as_slice())
                 .map_err(|e| (CallError::Revert(format!("the Travel Rule payload is not a chain.compliance.v1.TravelRulePayload: {e}")), None))?;
             let coin = Coin::new(cx.denom, amount_u128);
-            let facts = [Fact { from: cx.caller, to: *to, amount: coin, msg_index: 0 }];
+            let facts = vec![Fact { from: cx.caller, to: *to, amount: coin.clone(), msg_index: 0 }];
             // The precompile's transfer is the EVM form of a stablecoin MsgSend: the role gate
             // judges it as one (an agent key may make it within policy, a reviewer key not).
             let types = [lantau_bank::MSG_SEND];
-            let mut verdict =
-                gates::run(&*state, gas, cx.block, GateInput { signer: cx.caller, facts: &facts, payload: Some(&payload), msg_types: &types, reads: None })
-                    .await
-                    .map_err(store_err)?;
-            if let Some(rejection) = verdict.rejection.clone() {
-                return Err((CallError::Revert(rejection.log), Some(verdict)));
+            let mut session = Session::open(&*state, gas, cx.block, cx.caller, facts, Some(payload), &types, None).await.map_err(store_err)?;
+            if let Some(rejection) = session.rejection().cloned() {
+                return Err((CallError::Revert(rejection.log), Some(session.into_verdict())));
             }
-            let legs = std::mem::take(&mut verdict.screened).into_iter().map(Leg::Screened).collect();
-            if let Err(e) = state.transfer(gas, legs, events).await {
-                return Err((store_err(e).0, Some(verdict)));
+            let leg = match session.take(&cx.caller, to, &coin) {
+                Ok(t) => Leg::Screened(t),
+                Err(e) => return Err((store_err(e).0, Some(session.into_verdict()))),
+            };
+            if let Err(e) = state.transfer(gas, vec![leg], events).await {
+                return Err((store_err(e).0, Some(session.into_verdict())));
             }
-            if let Err(e) = lantau_compliance::effects::record_verdict(state, gas, cx.block, &facts, &verdict, Some(&payload), cx.tx_hash, events).await {
-                return Err((store_err(e).0, Some(verdict)));
+            if let Err(e) = session.close(state, gas, cx.block, cx.tx_hash, events).await {
+                return Err((store_err(e).0, Some(session.into_verdict())));
             }
+            let verdict = session.into_verdict();
             Ok(Done {
                 output: IStablecoin::transferWithTravelRuleCall::abi_encode_returns(&true),
                 transfer_log: Some((cx.caller, *to, *amount)),

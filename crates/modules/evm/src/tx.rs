@@ -86,6 +86,15 @@ impl EthTx {
     pub fn hash_hex(&self) -> String {
         format!("0x{}", hex::encode(self.hash))
     }
+
+    /// The address a deployment deploys to (`CREATE` by the sender at its nonce), as the
+    /// receipt's `contractAddress` names it whatever the outcome; `None` for a call.
+    pub fn created_address(&self) -> Option<Address> {
+        match self.to {
+            Some(_) => None,
+            None => Some(Address(alloy_primitives::Address::from(self.from.0).create(self.nonce).0 .0)),
+        }
+    }
 }
 
 /// How many recovered senders are remembered.

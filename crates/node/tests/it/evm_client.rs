@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use lantau_app::evm::sign::create_address;
+use lantau_client::eth::create_address;
 use lantau_proto::chain::kyc::v1 as kpb;
 use lantau_test_utils::{dev_addr, dev_key, TestNode};
 use prost::Message as _;

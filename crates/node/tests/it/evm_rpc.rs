@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use lantau_app::evm::sign::{sign, transfer_calldata, transfer_with_travel_rule_calldata, Unsigned};
+use lantau_client::eth::{sign, transfer_calldata, transfer_with_travel_rule_calldata, Unsigned};
 use lantau_primitives::Address;
 use lantau_test_utils::{dev_addr, dev_key, TestNode};
 use prost::Message as _;

@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 
 use lantau_app::evm::exec::{EvmCall, Outcome};
 use lantau_app::evm::EthTx;
-use lantau_event_query::Query;
 use lantau_primitives::{Address, NATIVE_DENOM};
 use serde_json::{json, Value};
 
@@ -554,9 +553,7 @@ impl EthServer {
 
     /// The committed Cosmos record of an Ethereum hash.
     async fn mined(&self, eth_hash: [u8; 32]) -> Result<Option<crate::TxRecord>, EthError> {
-        let q: Query = format!("ethereum_tx.ethereumTxHash='0x{}'", hex::encode(eth_hash)).parse().map_err(|e| internal(format!("{e:?}")))?;
-        let page = self.node.search_txs(&q, false, 1, 1).await?;
-        Ok(page.txs.into_iter().next())
+        Ok(self.node.eth_tx(eth_hash).await?)
     }
 
     async fn transaction_by_hash(&self, h: [u8; 32]) -> Result<Value, EthError> {
@@ -582,22 +579,15 @@ impl EthServer {
         let (mut first_log, mut cumulative) = (0u64, 0u64);
         if let Some(r) = &results {
             for earlier in r.tx_results.iter().take(usize::try_from(rec.index).unwrap_or(0)) {
-                first_log += render::logs_of(&earlier.events).len() as u64;
-                cumulative += render::eth_gas_used(&earlier.events).unwrap_or(0);
+                if let Some(e) = render::evm_receipt_of(earlier) {
+                    first_log += e.logs.len() as u64;
+                    cumulative += e.gas_used;
+                }
             }
         }
-        let failed = rec.result.code.is_err();
-        let gas_used = render::receipt_gas(&rec.result.events, failed, tx.gas_limit);
-        Ok(Some(Receipt {
-            tx,
-            height: rec.height,
-            index: rec.index,
-            block_hash,
-            first_log,
-            cumulative_gas: cumulative + gas_used,
-            events: rec.result.events.clone(),
-            failed,
-        }))
+        let ran = render::evm_receipt_of(&rec.result);
+        let gas_used = render::receipt_gas(ran.as_ref(), tx.gas_limit);
+        Ok(Some(Receipt { tx, height: rec.height, index: rec.index, block_hash, first_log, cumulative_gas: cumulative + gas_used, ran }))
     }
 
     async fn block_json(&self, height: u64, full: bool) -> Result<Value, EthError> {
@@ -639,19 +629,16 @@ impl EthServer {
         let mut out = Vec::new();
         for h in from..=to {
             let Some(results) = self.node.block_results(Some(h)).await? else { continue };
-            if !results.tx_results.iter().any(|r| !render::logs_of(&r.events).is_empty()) {
+            let receipts: Vec<_> = results.tx_results.iter().map(render::evm_receipt_of).collect();
+            if !receipts.iter().flatten().any(|r| !r.logs.is_empty()) {
                 continue;
             }
             let Some(b) = self.node.block(Some(h)).await? else { continue };
             let block_hash = render::block_hash(&b);
             let mut log_index = 0u64;
-            for (i, (r, raw)) in results.tx_results.iter().zip(b.data.iter()).enumerate() {
-                let logs = render::logs_of(&r.events);
-                if logs.is_empty() {
-                    continue;
-                }
-                let Some(tx) = lantau_app::evm::msg::eth_tx_of(raw) else { continue };
-                for l in logs {
+            for (i, r) in receipts.into_iter().enumerate() {
+                let Some(r) = r else { continue };
+                for l in r.logs {
                     let idx = log_index;
                     log_index += 1;
                     if !f.addresses.is_empty() && !f.addresses.contains(&l.address) {
@@ -664,7 +651,7 @@ impl EthServer {
                     if out.len() >= MAX_LOGS {
                         return Err(EthError::LimitExceeded(format!("more than {MAX_LOGS} logs: narrow the block range, address or topics")));
                     }
-                    out.push(render::log(&l, &tx.hash, h, u32::try_from(i).unwrap_or(u32::MAX), &block_hash, idx));
+                    out.push(render::log(&l, &r.hash, h, u32::try_from(i).unwrap_or(u32::MAX), &block_hash, idx));
                 }
             }
         }

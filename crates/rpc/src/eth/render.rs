@@ -1,9 +1,10 @@
 //! Ethereum JSON shapes of blocks, transactions, receipts and logs, built from the node's
-//! CometBFT blocks and the `ethereum_tx` / `ethereum_log` events of their results.
+//! CometBFT blocks and the evm module's typed receipts in their results.
 
 use lantau_app::evm::exec::EthLog;
+use lantau_app::evm::receipt::{self as evm_receipt, Receipt as EvmReceipt};
 use lantau_app::evm::EthTx;
-use lantau_app::tendermint::abci::Event;
+use lantau_app::tendermint::abci::types::ExecTxResult;
 use lantau_app::tendermint::Block;
 use lantau_primitives::Address;
 use serde_json::{json, Value};
@@ -48,42 +49,15 @@ pub fn block_hash(b: &Block) -> [u8; 32] {
     out
 }
 
-fn attr<'a>(e: &'a Event, key: &str) -> Option<&'a str> {
-    e.attributes.iter().find(|a| a.key_bytes() == key.as_bytes()).and_then(|a| a.value_str().ok())
+/// The evm module's receipt of a transaction result (none when it is not an Ethereum
+/// transaction that ran).
+pub fn evm_receipt_of(result: &ExecTxResult) -> Option<EvmReceipt> {
+    evm_receipt::of_result(&result.data)
 }
 
-/// The Ethereum logs recorded in a transaction's events, in order.
-pub fn logs_of(events: &[Event]) -> Vec<EthLog> {
-    events
-        .iter()
-        .filter(|e| e.kind == "ethereum_log")
-        .filter_map(|e| {
-            let address = Address::from_hex(attr(e, "address")?).ok()?;
-            let topics = attr(e, "topics")?
-                .split(',')
-                .filter(|t| !t.is_empty())
-                .map(|t| hex::decode(t.trim_start_matches("0x")).ok().and_then(|b| <[u8; 32]>::try_from(b).ok()))
-                .collect::<Option<Vec<_>>>()?;
-            let data = hex::decode(attr(e, "data")?.trim_start_matches("0x")).ok()?;
-            Some(EthLog { address, topics, data })
-        })
-        .collect()
-}
-
-/// The EVM gas a transaction used, from its `ethereum_tx` event.
-pub fn eth_gas_used(events: &[Event]) -> Option<u64> {
-    events.iter().filter(|e| e.kind == "ethereum_tx").find_map(|e| attr(e, "txGasUsed")?.parse().ok())
-}
-
-fn failed(events: &[Event]) -> bool {
-    events.iter().filter(|e| e.kind == "ethereum_tx").any(|e| attr(e, "ethereumTxFailed").is_some())
-}
-
-fn created(events: &[Event], tx: &EthTx) -> Option<String> {
-    if tx.to.is_some() {
-        return None;
-    }
-    events.iter().filter(|e| e.kind == "ethereum_tx").find_map(|e| attr(e, "recipient").map(str::to_string))
+/// The Ethereum logs of a transaction result, in order.
+pub fn logs_of(result: &ExecTxResult) -> Vec<EthLog> {
+    evm_receipt_of(result).map(|r| r.logs).unwrap_or_default()
 }
 
 /// A transaction object; `at` = (block hash, height, index) once mined.
@@ -173,26 +147,22 @@ pub struct Receipt {
     pub first_log: u64,
     /// Gas used by the block's transactions up to and including this one.
     pub cumulative_gas: u64,
-    /// The transaction's events.
-    pub events: Vec<Event>,
-    /// The carrying Cosmos transaction failed after its ante (the EVM refused to run it): the
-    /// fee for its whole gas limit and its nonce stay spent, nothing else happened.
-    pub failed: bool,
+    /// The evm module's record of the run; `None` when the carrying Cosmos transaction failed
+    /// after its ante (the EVM refused to run it): the fee for its whole gas limit and its
+    /// nonce stay spent, nothing else happened.
+    pub ran: Option<EvmReceipt>,
 }
 
 /// The gas an included Ethereum transaction used, as its fee paid for it: the EVM's count, or
-/// its whole gas limit when it failed before running (no refund then).
-pub fn receipt_gas(events: &[Event], failed: bool, gas_limit: u64) -> u64 {
-    if failed {
-        return gas_limit;
-    }
-    eth_gas_used(events).unwrap_or(0)
+/// its whole gas limit when it did not run (no refund then).
+pub fn receipt_gas(ran: Option<&EvmReceipt>, gas_limit: u64) -> u64 {
+    ran.map_or(gas_limit, |r| r.gas_used)
 }
 
 /// The receipt object.
 pub fn receipt(r: &Receipt) -> Value {
-    let logs = logs_of(&r.events);
-    let gas_used = receipt_gas(&r.events, r.failed, r.tx.gas_limit);
+    let logs = r.ran.as_ref().map(|x| x.logs.as_slice()).unwrap_or_default();
+    let gas_used = receipt_gas(r.ran.as_ref(), r.tx.gas_limit);
     json!({
         "transactionHash": r.tx.hash_hex(),
         "transactionIndex": hex_u64(u64::from(r.index)),
@@ -203,10 +173,10 @@ pub fn receipt(r: &Receipt) -> Value {
         "cumulativeGasUsed": hex_u64(r.cumulative_gas),
         "gasUsed": hex_u64(gas_used),
         "effectiveGasPrice": hex_u128(r.tx.effective_gas_price()),
-        "contractAddress": created(&r.events, &r.tx),
+        "contractAddress": r.tx.created_address().as_ref().map(addr),
         "logs": logs.iter().enumerate().map(|(i, l)| log(l, &r.tx.hash, r.height, r.index, &r.block_hash, r.first_log + i as u64)).collect::<Vec<_>>(),
-        "logsBloom": data(&bloom(&logs)),
-        "status": if r.failed || failed(&r.events) { "0x0" } else { "0x1" },
+        "logsBloom": data(&bloom(logs)),
+        "status": if r.ran.as_ref().is_some_and(EvmReceipt::succeeded) { "0x1" } else { "0x0" },
         "type": hex_u64(u64::from(r.tx.tx_type)),
     })
 }

@@ -55,6 +55,9 @@ impl NodeApi for Stub {
     async fn tx(&self, _: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
         Ok(None)
     }
+    async fn eth_tx(&self, _: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
+        Ok(None)
+    }
     async fn search_txs(&self, _: &Query, _: bool, _: u64, _: u64) -> Result<SearchPage, NodeError> {
         Ok(SearchPage::default())
     }

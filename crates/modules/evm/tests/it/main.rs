@@ -1,5 +1,5 @@
 //! Unit tests of the `MsgEthereumTx` handler on a temporary store (docs/modules/evm.md):
-//! transactions are signed with [`lantau_evm::sign`] and decoded with [`lantau_evm::tx::decode`];
+//! transactions are signed with [`lantau_client::eth`] and decoded with [`lantau_evm::tx::decode`];
 //! the fee is prepaid as the app's ante does (gas limit × effective price from the sender to the
 //! fee collector through the bank's `transfer_plain`, the sequence advanced, in a committed
 //! delta of its own), then the handler runs in one delta on a meter of the carrying
@@ -14,8 +14,8 @@ use cnidarium::{StateDelta, StateWrite, Storage};
 use lantau_auth::{AuthRead, AuthWrite};
 use lantau_bank::genesis::{Balance, GenesisState};
 use lantau_bank::{fee_collector, BankRead, BankWrite};
+use lantau_client::eth::{create_address, sign, Unsigned};
 use lantau_crypto::SecretKey;
-use lantau_evm::sign::{create_address, sign, Unsigned};
 use lantau_evm::{EthTx, EvmMsg, EvmRead, EvmWrite};
 use lantau_module_api::{BlockCtx, Event, ExecCtx, GasMeter, MsgHandler, TxError};
 use lantau_primitives::{Address, Coin, NATIVE_DENOM};

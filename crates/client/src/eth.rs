@@ -1,5 +1,7 @@
-//! Signing Ethereum transactions with the chain's key type (for the CLI, the benchmark and
-//! tests): the same eth_secp256k1 key signs on both paths.
+//! Ethereum transactions as a wallet builds them: signing with the chain's key type (the same
+//! eth_secp256k1 key signs on both paths), the stablecoin precompile's calldata (generated from
+//! `abi/IStablecoin.sol`, the file the chain's precompile is generated from), and the address a
+//! deployment lands at.
 
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEip2930, TxEnvelope, TxLegacy};
 use alloy_eips::eip2718::Encodable2718 as _;
@@ -98,21 +100,19 @@ pub fn sign(key: &SecretKey, u: &Unsigned) -> Vec<u8> {
     env.encoded_2718()
 }
 
+alloy_sol_types::sol!("../../abi/IStablecoin.sol");
+
 /// The calldata of `transferWithTravelRule(to, amount, payload)`.
 pub fn transfer_with_travel_rule_calldata(to: &Address, amount: u128, payload: &[u8]) -> Vec<u8> {
     use alloy_sol_types::SolCall as _;
-    crate::precompile::IStablecoin::transferWithTravelRuleCall {
-        to: alloy_primitives::Address::from(to.0),
-        amount: U256::from(amount),
-        payload: Bytes::from(payload.to_vec()),
-    }
-    .abi_encode()
+    IStablecoin::transferWithTravelRuleCall { to: alloy_primitives::Address::from(to.0), amount: U256::from(amount), payload: Bytes::from(payload.to_vec()) }
+        .abi_encode()
 }
 
 /// The calldata of the plain ERC-20 `transfer(to, amount)` (which the precompile refuses).
 pub fn transfer_calldata(to: &Address, amount: u128) -> Vec<u8> {
     use alloy_sol_types::SolCall as _;
-    crate::precompile::IStablecoin::transferCall { to: alloy_primitives::Address::from(to.0), amount: U256::from(amount) }.abi_encode()
+    IStablecoin::transferCall { to: alloy_primitives::Address::from(to.0), amount: U256::from(amount) }.abi_encode()
 }
 
 /// The address a `CREATE` by `sender` at `nonce` deploys to: keccak256(rlp([sender, nonce]))[12..].

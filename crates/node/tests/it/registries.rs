@@ -580,7 +580,7 @@ async fn audit_row(n: &TestNode, tx_type: &str, subject: &Address) -> Value {
     rows[0].clone()
 }
 
-/// Issue 14, part 3: every enforcement action writes an audit row through the one writer, with
+/// Every enforcement action writes an audit row through the one writer, with
 /// its reason and evidence in metadata and the transaction's hash: an enrolment, a level
 /// change, a blacklisting with its court order, a freeze and an unfreeze, a pause and a resume
 /// (mints and burns already had theirs).

@@ -3,7 +3,17 @@
 # librocksdb-sys), cargo-nextest (the test runner), the client tests' npm packages (viem, solc-js,
 # CosmJS) and Python packages (grpcio, cosmpy; schemathesis, openapi-spec-validator), and
 # CometBFT (go install). Idempotent; quiet when all is present.
+#
+# `prereqs.sh node` installs only what building and running a node needs (libclang): the dev
+# chain's command (scripts/dev.sh) asks for that much. Without an argument, everything the tests
+# need too (scripts/test.sh).
 set -euo pipefail
+WHAT="${1:-test}"
+case "$WHAT" in node | test) ;; *)
+  echo "usage: prereqs.sh [node|test]" >&2
+  exit 2
+  ;;
+esac
 
 # What bindgen (through clang-sys) loads: libclang.so, libclang-<n>.so, libclang.so.<n> or
 # libclang-<n>.so.<n>, from $LIBCLANG_PATH, llvm-config's libdir or the usual library
@@ -32,6 +42,10 @@ if ! have_libclang; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libclang-dev >/dev/null
   have_libclang || { echo "prereqs: libclang still not found after installing libclang-dev" >&2; exit 1; }
+fi
+
+if [ "$WHAT" = node ]; then
+  exit 0
 fi
 
 # rustfmt and clippy: the test command checks formatting and lints (rustup's default profile

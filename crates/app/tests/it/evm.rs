@@ -89,6 +89,11 @@ async fn a_travel_rule_transfer_through_the_precompile_moves_the_bank_balance_an
     assert!(gas_used > 21_000 && gas_used < 400_000, "{gas_used}");
     assert_eq!(native_before - balance(&app, &k1, NATIVE_DENOM).await, gas_used * GWEI);
     assert_eq!(sequence(&app, &k1).await, 1);
+    // The result's data is the typed receipt the Ethereum API reads: what the events say.
+    let receipt = lantau_app::evm::receipt::of_result(&res.data).expect("the evm module's receipt in the result data");
+    assert_eq!((receipt.hash, u128::from(receipt.gas_used), receipt.succeeded()), (eth_hash, gas_used, true));
+    assert_eq!(receipt.logs.len(), 1, "the Transfer log");
+    assert_eq!(receipt.logs[0].address, token);
     // The same audit row as the Cosmos path, under the Cosmos hash; the trace by the Ethereum hash.
     let rows = lantau_app::compliance::query::audit_log(&app.snapshot(), &AuditFilter::default()).await.unwrap();
     let row = rows.iter().find(|r| r.tx_type == "transfer").expect("a transfer audit row");

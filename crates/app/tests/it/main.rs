@@ -11,3 +11,4 @@ mod genesis;
 mod layout;
 mod proposals;
 mod recheck;
+mod results;

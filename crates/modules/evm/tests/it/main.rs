@@ -95,6 +95,12 @@ async fn ante(storage: &Storage, tx: &EthTx) {
 /// Runs the message on a meter of `meter_limit` gas (the carrying transaction's); commits only
 /// on success. Returns the events and the gas the meter ended at.
 async fn execute(storage: &Storage, tx: &EthTx, meter_limit: u64) -> (Result<Vec<Event>, TxError>, u64) {
+    let (r, used, _) = execute_with_response(storage, tx, meter_limit).await;
+    (r, used)
+}
+
+/// [`execute`], with the message response the handler gave.
+async fn execute_with_response(storage: &Storage, tx: &EthTx, meter_limit: u64) -> (Result<Vec<Event>, TxError>, u64, Option<cosmos_sdk_proto::Any>) {
     let mut d = StateDelta::new(storage.latest_snapshot());
     let gas = GasMeter::new(meter_limit);
     let block = block();
@@ -111,7 +117,7 @@ async fn execute(storage: &Storage, tx: &EthTx, meter_limit: u64) -> (Result<Vec
         }
         Err(e) => Err(e),
     };
-    (r, gas.used())
+    (r, gas.used(), ctx.response.take())
 }
 
 /// The ante, then the message on the meter the envelope gives it (the transaction's gas limit).
@@ -276,6 +282,41 @@ async fn a_halt_is_a_cosmos_success_that_uses_the_whole_gas_limit_worded_as_geth
 }
 
 // === logs and deployments ===
+
+/// The receipt's record: the handler's response reads back, from a tx result's data, as what
+/// the EVM did (logs in order, gas, outcome), for a run that logs and for one that reverts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_handler_writes_a_typed_receipt_that_reads_back_from_the_result_data() {
+    use prost::Message as _;
+    let (_d, s) = setup().await;
+    deploy_at(&s, &logging_code()).await;
+    let tx = signed(&legacy(0, 100_000, Some(CONTRACT), 0, vec![]));
+    ante(&s, &tx).await;
+    let (r, used, response) = execute_with_response(&s, &tx, tx.gas_limit).await;
+    r.unwrap();
+    let response = response.expect("the handler gives a response");
+    assert_eq!(response.type_url, lantau_evm::receipt::MSG_ETHEREUM_TX_RESPONSE);
+    #[allow(deprecated)]
+    let data = cosmos_sdk_proto::cosmos::base::abci::v1beta1::TxMsgData { msg_responses: vec![response], ..Default::default() }.encode_to_vec();
+    let receipt = lantau_evm::receipt::of_result(&data).expect("a receipt");
+    assert_eq!(receipt.hash, tx.hash);
+    assert_eq!(receipt.gas_used, used);
+    assert!(receipt.succeeded());
+    let logs: Vec<(Address, Vec<[u8; 32]>, Vec<u8>)> = receipt.logs.into_iter().map(|l| (l.address, l.topics, l.data)).collect();
+    assert_eq!(logs, [(CONTRACT, vec![TOPIC_A], DATA.to_vec()), (CONTRACT, vec![TOPIC_B, TOPIC_C], vec![])]);
+    assert_eq!(lantau_evm::receipt::of_result(&[]), None, "a result without data has no receipt");
+
+    deploy_at(&s, &reverting_code()).await;
+    let tx = signed(&legacy(1, 100_000, Some(CONTRACT), 0, vec![]));
+    ante(&s, &tx).await;
+    let (_, _, response) = execute_with_response(&s, &tx, tx.gas_limit).await;
+    #[allow(deprecated)]
+    let data = cosmos_sdk_proto::cosmos::base::abci::v1beta1::TxMsgData { msg_responses: vec![response.unwrap()], ..Default::default() }.encode_to_vec();
+    let receipt = lantau_evm::receipt::of_result(&data).expect("a receipt");
+    assert!(!receipt.succeeded());
+    assert_eq!(receipt.vm_error, "execution reverted");
+    assert!(receipt.logs.is_empty());
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_log_becomes_an_ethereum_log_event_in_order() {

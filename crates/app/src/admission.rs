@@ -157,7 +157,7 @@ impl Admission {
     }
 
     /// A block that made `version` wrote `keys`.
-    pub(crate) fn committed(&self, version: u64, keys: std::collections::HashSet<StoreKey>) {
+    pub(crate) fn committed(&self, version: u64, keys: crate::footprint::KeySet) {
         self.blocks.committed(version, keys);
     }
 

@@ -2,7 +2,6 @@
 //! through the pipeline on one overlay of the latest committed state, writes the block's
 //! records and prepares the commit (whose root is the app hash); Commit persists it.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use cnidarium::{StagedWriteBatch, StateDelta};
@@ -35,7 +34,7 @@ struct Staged {
     writes: Vec<(String, Option<Vec<u8>>)>,
     cached_nv_writes: Vec<(String, Option<Vec<u8>>)>,
     /// Every key the block wrote (what admissions made before it must read again).
-    keys: HashSet<StoreKey>,
+    keys: crate::footprint::KeySet,
 }
 
 /// What execution keeps between FinalizeBlock and Commit.
@@ -142,7 +141,7 @@ impl Blocks {
             let (cached, changes) = state.flatten();
             let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             let cached_nv_writes = store.reads().nonverifiable_writes(changes.nonverifiable_changes().iter());
-            let keys: HashSet<StoreKey> = crate::admission::written_keys(&changes).into_iter().collect();
+            let keys: crate::footprint::KeySet = crate::admission::written_keys(&changes).into_iter().collect();
             if tracing::enabled!(tracing::Level::TRACE) {
                 let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
                 tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
@@ -180,7 +179,7 @@ impl Blocks {
 
     /// Persists the staged block atomically (state, tx index, block records) and rolls the
     /// read cache forward. Returns the height committed and the keys the block wrote.
-    pub(crate) async fn commit(&self, store: &Store) -> Result<(u64, HashSet<StoreKey>), AppError> {
+    pub(crate) async fn commit(&self, store: &Store) -> Result<(u64, crate::footprint::KeySet), AppError> {
         AppError::faulted()?;
         let staged = self.staged.lock().take().ok_or(AppError::CommitWithoutFinalize)?;
         let root = staged.batch.root_hash().0;

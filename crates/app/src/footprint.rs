@@ -39,18 +39,23 @@
 //! The advisory gates read unlogged ([`lantau_module_api::reads::ReadLog::unlogged`]): what
 //! they read raises flags at execution, never changes whether the transaction passes.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use cnidarium::{Cache, StateRead};
 use lantau_module_api::reads::{ReadSet, StoreKey};
+
+/// A set of store keys, only looked up, never iterated into state or events (foldhash's
+/// per-process seed, as the read cache's).
+#[allow(clippy::disallowed_types)]
+pub(crate) type KeySet = std::collections::HashSet<StoreKey, foldhash::fast::RandomState>;
 
 /// An overlay admissions run on: the committed version below it, and every key written into
 /// it since it was made.
 #[derive(Debug)]
 pub struct Generation {
     base: u64,
-    written: parking_lot::Mutex<HashSet<StoreKey>>,
+    written: parking_lot::Mutex<KeySet>,
 }
 
 impl Generation {
@@ -71,7 +76,7 @@ impl Generation {
 
 /// The keys each of the last committed blocks wrote, by the version it made.
 #[derive(Debug, Default)]
-pub(crate) struct BlockWrites(parking_lot::Mutex<VecDeque<(u64, Arc<HashSet<StoreKey>>)>>);
+pub(crate) struct BlockWrites(parking_lot::Mutex<VecDeque<(u64, Arc<KeySet>)>>);
 
 impl BlockWrites {
     /// How many blocks are kept (a footprint is checked at most one commit after it was made
@@ -79,7 +84,7 @@ impl BlockWrites {
     const KEPT: usize = 2;
 
     /// Block `version` wrote `keys`.
-    pub(crate) fn committed(&self, version: u64, keys: HashSet<StoreKey>) {
+    pub(crate) fn committed(&self, version: u64, keys: KeySet) {
         let mut q = self.0.lock();
         q.push_back((version, Arc::new(keys)));
         while q.len() > Self::KEPT {
@@ -92,7 +97,7 @@ impl BlockWrites {
         self.0.lock().clear();
     }
 
-    fn of(&self, version: u64) -> Option<Arc<HashSet<StoreKey>>> {
+    fn of(&self, version: u64) -> Option<Arc<KeySet>> {
         self.0.lock().iter().find(|(v, _)| *v == version).map(|(_, k)| k.clone())
     }
 }

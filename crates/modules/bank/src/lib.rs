@@ -39,6 +39,20 @@
 //! }
 //! ```
 //!
+//! or makes coins as if the genesis file allocated them (only the bank's genesis can):
+//!
+//! ```compile_fail,E0624
+//! use lantau_bank::{BankWrite, GenesisLeg, Leg};
+//! use lantau_module_api::{GasMeter, TxError};
+//! use lantau_primitives::{Address, Coin};
+//!
+//! async fn mint<S: BankWrite + Send + Sync>(s: &mut S, to: Address) -> Result<(), TxError> {
+//!     let gas = GasMeter::infinite();
+//!     let leg = Leg::Genesis(GenesisLeg::new(&to, &Coin::new("hkd.demo", 5u128)));
+//!     s.transfer(&gas, vec![leg], &mut Vec::new()).await
+//! }
+//! ```
+//!
 //! or writes the balance itself:
 //!
 //! ```compile_fail,E0599
@@ -74,7 +88,7 @@ pub mod state_key;
 
 pub use error::BankError;
 pub use msg::{coins_from_proto, coins_to_string, MultiSendMsg, SendMsg};
-pub use state::{BankRead, BankWrite, Leg, PlainLeg};
+pub use state::{BankRead, BankWrite, GenesisLeg, Leg, PlainLeg};
 
 /// The fee collector module account: the first 20 bytes of sha256("fee_collector"), as the
 /// Cosmos SDK derives module addresses. Fees are paid to it (and an Ethereum transaction's

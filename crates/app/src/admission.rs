@@ -18,7 +18,6 @@ use crate::readcache::CachedSnapshot;
 use crate::shared::Shared;
 use crate::storage::{self, Store};
 use crate::tx::{self, DecodedTx};
-use lantau_module_api::reads::StoreKey;
 
 /// The result of admitting (or re-admitting) one transaction.
 #[derive(Debug, Clone)]
@@ -53,15 +52,9 @@ impl Overlay {
 
     /// Applies `changes` (made on this overlay) and notes the keys they write.
     pub(crate) fn apply(&mut self, changes: cnidarium::Cache) {
-        self.gen.wrote(written_keys(&changes));
+        self.gen.wrote(crate::footprint::written_keys(&changes));
         changes.apply_to(&mut self.state);
     }
-}
-
-/// The keys a set of changes writes.
-pub(crate) fn written_keys(changes: &cnidarium::Cache) -> Vec<StoreKey> {
-    let v = changes.unwritten_changes().keys().map(|k| StoreKey::Verifiable(k.clone()));
-    v.chain(changes.nonverifiable_changes().keys().map(|k| StoreKey::NonVerifiable(k.clone()))).collect()
 }
 
 /// A check overlay being rebuilt on a newly committed state while admissions continue on the
@@ -328,7 +321,7 @@ impl Admission {
                     None => overlay.state.delete(k.clone()),
                 }
             }
-            overlay.gen.wrote(replayed.writes().iter().map(|(k, _)| StoreKey::Verifiable(k.clone())));
+            overlay.gen.wrote(replayed.writes().iter().map(|(k, _)| crate::footprint::fingerprint(0, k.as_bytes())));
             // Unchanged, or the fee came out of a larger balance (a new footprint).
             return Ok((if replayed == **footprint { footprint.clone() } else { Arc::new(replayed) }, true));
         }

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use cnidarium::{StagedWriteBatch, StateDelta};
 use cosmos_sdk_proto::cosmos::base::abci::v1beta1::TxMsgData;
-use lantau_module_api::reads::StoreKey;
 use lantau_module_api::{store as mstore, BlockCtx, Event, GasMeter, SdkError, TxError};
 use tendermint::abci::{request, response, types::ExecTxResult, Code};
 use tendermint::AppHash;
@@ -141,7 +140,7 @@ impl Blocks {
             let (cached, changes) = state.flatten();
             let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             let cached_nv_writes = store.reads().nonverifiable_writes(changes.nonverifiable_changes().iter());
-            let keys: crate::footprint::KeySet = crate::admission::written_keys(&changes).into_iter().collect();
+            let keys: crate::footprint::KeySet = crate::footprint::written_keys(&changes).collect();
             if tracing::enabled!(tracing::Level::TRACE) {
                 let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
                 tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
@@ -157,7 +156,7 @@ impl Blocks {
         // the root, so the hook sees the response before the app hash is known.
         let (index_rows, index_bytes) = (rows.len(), rows.iter().map(|(k, v)| k.len().saturating_add(v.len())).sum::<usize>());
         for (k, v) in rows {
-            keys.insert(StoreKey::NonVerifiable(k.clone()));
+            keys.insert(crate::footprint::fingerprint(1, &k));
             cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
         }
         let records_ms = t_records.ms();

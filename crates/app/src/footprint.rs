@@ -34,7 +34,8 @@
 //! when a footprint was made only if the footprint's own generation wrote it (another
 //! admission), the block committed since wrote it, or the overlay it is checked on wrote it;
 //! only those keys are read again. A footprint checked more than one commit after it was made
-//! (or on an unknown block) compares every read.
+//! (or on an unknown block) compares every read. The sets hold fingerprints of the keys: a
+//! collision only makes a key be compared that need not be.
 //!
 //! The advisory gates read unlogged ([`lantau_module_api::reads::ReadLog::unlogged`]): what
 //! they read raises flags at execution, never changes whether the transaction passes.
@@ -45,10 +46,31 @@ use std::sync::Arc;
 use cnidarium::{Cache, StateRead};
 use lantau_module_api::reads::{ReadSet, StoreKey};
 
-/// A set of store keys, only looked up, never iterated into state or events (foldhash's
-/// per-process seed, as the read cache's).
+/// A set of store keys by fingerprint ([`key_hash`]), only looked up, never iterated into state
+/// or events. Two keys with one fingerprint make a key look written when it was not: it is then
+/// compared, never skipped, so a collision costs a read, never a stale verdict.
 #[allow(clippy::disallowed_types)]
-pub(crate) type KeySet = std::collections::HashSet<StoreKey, foldhash::fast::RandomState>;
+pub(crate) type KeySet = std::collections::HashSet<u64, foldhash::fast::RandomState>;
+
+/// The fingerprint of a key in a [`KeySet`] (one fixed seed in the process).
+pub(crate) fn key_hash(k: &StoreKey) -> u64 {
+    match k {
+        StoreKey::Verifiable(k) => fingerprint(0, k.as_bytes()),
+        StoreKey::NonVerifiable(k) => fingerprint(1, k),
+    }
+}
+
+/// The fingerprint of a verifiable (`0`) or non-verifiable (`1`) key's bytes.
+pub(crate) fn fingerprint(store: u8, key: &[u8]) -> u64 {
+    use std::hash::BuildHasher as _;
+    foldhash::fast::FixedState::default().hash_one((store, key))
+}
+
+/// The fingerprints of the keys a set of changes writes.
+pub(crate) fn written_keys(changes: &Cache) -> impl Iterator<Item = u64> + '_ {
+    let v = changes.unwritten_changes().keys().map(|k| fingerprint(0, k.as_bytes()));
+    v.chain(changes.nonverifiable_changes().keys().map(|k| fingerprint(1, k)))
+}
 
 /// An overlay admissions run on: the committed version below it, and every key written into
 /// it since it was made.
@@ -64,13 +86,9 @@ impl Generation {
         Arc::new(Self { base, written: Default::default() })
     }
 
-    /// Keys written into the overlay.
-    pub(crate) fn wrote(&self, keys: impl IntoIterator<Item = StoreKey>) {
+    /// Keys (fingerprints) written into the overlay.
+    pub(crate) fn wrote(&self, keys: impl IntoIterator<Item = u64>) {
         self.written.lock().extend(keys);
-    }
-
-    fn has(&self, k: &StoreKey) -> bool {
-        self.written.lock().contains(k)
     }
 }
 
@@ -239,18 +257,31 @@ impl Footprint {
             *old = Some(held.to_be_bytes().to_vec());
             *wrote = Some(after.to_be_bytes().to_vec());
         }
-        // Only the keys that may have changed since are read again.
+        // Only the keys that may have changed since are read again: which, decided before any
+        // read, under one lock of each set in turn (never two at once: another thread may
+        // take the same two the other way round).
         let made_on = self.made_on.get();
-        let block = made_on.as_ref().and_then(|m| match now.base.checked_sub(m.base) {
-            Some(0) => Some(None),
-            Some(1) => blocks.of(now.base).map(Some),
-            _ => None,
+        let skip: Option<Vec<bool>> = made_on.as_ref().and_then(|m| {
+            let block = match now.base.checked_sub(m.base) {
+                Some(0) => None,
+                Some(1) => Some(blocks.of(now.base)?),
+                _ => return None,
+            };
+            let hashes: Vec<u64> = self.reads.points.iter().map(|(k, _)| key_hash(k)).collect();
+            let mut skip: Vec<bool> = hashes.iter().map(|h| !block.as_ref().is_some_and(|b| b.contains(h))).collect();
+            let mut unwritten_in = |g: &Generation| {
+                let w = g.written.lock();
+                for (s, h) in skip.iter_mut().zip(&hashes) {
+                    *s = *s && !w.contains(h);
+                }
+            };
+            unwritten_in(m);
+            if !Arc::ptr_eq(m, now) {
+                unwritten_in(now);
+            }
+            Some(skip)
         });
-        let may_differ = |k: &StoreKey| match (&made_on, &block) {
-            (Some(m), Some(b)) => m.has(k) || now.has(k) || b.as_ref().is_some_and(|b| b.contains(k)),
-            _ => true,
-        };
-        if !self.reads.holds_on(state, |k| !may_differ(k)).await {
+        if !self.reads.holds_on(state, |i, _| skip.as_ref().and_then(|s| s.get(i)).copied().unwrap_or(false)).await {
             return None;
         }
         // Every read now holds on `now` what it logged: the replay stands as an admission made

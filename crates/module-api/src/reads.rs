@@ -266,14 +266,14 @@ impl<S: StateRead> StateRead for Recording<S> {
 
 impl ReadSet {
     /// Whether every read finds on `state` what it found when it was logged; `skip` names
-    /// point reads the caller compares itself. A read that fails on `state` is a store
-    /// fault (reported) and counts as changed.
-    pub async fn holds_on<S: StateRead>(&self, state: &S, skip: impl Fn(&StoreKey) -> bool) -> bool {
+    /// point reads (by their index in `points`, and key) the caller need not compare. A read
+    /// that fails on `state` is a store fault (reported) and counts as changed.
+    pub async fn holds_on<S: StateRead>(&self, state: &S, skip: impl Fn(usize, &StoreKey) -> bool) -> bool {
         if self.opaque {
             return false;
         }
-        for (k, then) in &self.points {
-            if skip(k) {
+        for (i, (k, then)) in self.points.iter().enumerate() {
+            if skip(i, k) {
                 continue;
             }
             let now = match k {
@@ -343,20 +343,20 @@ mod tests {
         assert_eq!(set.points.len(), 2, "{set:?}");
         assert_eq!(set.scans[0].entries.len(), 1);
         assert!(!set.scans[0].ended);
-        assert!(set.holds_on(&d, |_| false).await);
+        assert!(set.holds_on(&d, |_, _| false).await);
 
         // A write to a key the scan did not consume, or one nobody read: still holds.
         d.put_raw("a/2".into(), b"other".to_vec());
         d.put_raw("advisory".into(), b"1".to_vec());
-        assert!(set.holds_on(&d, |_| false).await);
+        assert!(set.holds_on(&d, |_, _| false).await);
         // A key read now holds something else; a key read as absent now exists.
         let mut d2 = StateDelta::new(&d);
         d2.put_raw("none".into(), b"1".to_vec());
-        assert!(!set.holds_on(&d2, |_| false).await);
-        assert!(set.holds_on(&d2, |k| *k == StoreKey::Verifiable("none".into())).await);
+        assert!(!set.holds_on(&d2, |_, _| false).await);
+        assert!(set.holds_on(&d2, |_, k| *k == StoreKey::Verifiable("none".into())).await);
         let mut d3 = StateDelta::new(&d);
         d3.put_raw("a/0".into(), b"first".to_vec());
-        assert!(!set.holds_on(&d3, |_| false).await, "the scan's first entry changed");
+        assert!(!set.holds_on(&d3, |_, _| false).await, "the scan's first entry changed");
         storage.release().await;
     }
 }

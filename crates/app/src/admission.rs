@@ -55,6 +55,17 @@ impl Overlay {
         self.gen.wrote(crate::footprint::written_keys(&changes));
         changes.apply_to(&mut self.state);
     }
+
+    /// Writes a replayed footprint's writes and notes their keys.
+    fn replay(&mut self, footprint: &Footprint) {
+        for (k, v) in footprint.writes() {
+            match v {
+                Some(v) => self.state.put_raw(k.clone(), v.clone()),
+                None => self.state.delete(k.clone()),
+            }
+        }
+        self.gen.wrote(footprint.writes().iter().map(|(k, _)| crate::footprint::fingerprint(0, k.as_bytes())));
+    }
 }
 
 /// A check overlay being rebuilt on a newly committed state while admissions continue on the
@@ -315,13 +326,7 @@ impl Admission {
             _ => None,
         };
         if let Some((footprint, replayed)) = replay {
-            for (k, v) in replayed.writes() {
-                match v {
-                    Some(v) => overlay.state.put_raw(k.clone(), v.clone()),
-                    None => overlay.state.delete(k.clone()),
-                }
-            }
-            overlay.gen.wrote(replayed.writes().iter().map(|(k, _)| crate::footprint::fingerprint(0, k.as_bytes())));
+            overlay.replay(&replayed);
             // Unchanged, or the fee came out of a larger balance (a new footprint).
             return Ok((if replayed == **footprint { footprint.clone() } else { Arc::new(replayed) }, true));
         }

@@ -241,14 +241,7 @@ impl Session {
             self.verdict.screened.extend(left);
         }
         if let Some(t) = self.verdict.screened.first() {
-            return Err(ComplianceError::ScreenedNotExecuted(format!(
-                "{} {} from {} to {}",
-                t.coin.amount,
-                t.coin.denom,
-                t.from.to_bech32(),
-                t.to.to_bech32()
-            ))
-            .into());
+            return Err(ComplianceError::ScreenedNotExecuted(movement(&t.from, &t.to, &t.coin)).into());
         }
         crate::effects::record_verdict(state, gas, block, &self.facts, &self.verdict, self.payload.as_ref(), tx_hash, events).await
     }
@@ -267,7 +260,12 @@ fn take_from(tokens: &mut Vec<Screened>, from: &Address, to: &Address, coin: &Co
 }
 
 fn not_screened(from: &Address, to: &Address, coin: &Coin) -> TxError {
-    ComplianceError::NotScreened(format!("{} {} from {} to {}", coin.amount, coin.denom, from.to_bech32(), to.to_bech32())).into()
+    ComplianceError::NotScreened(movement(from, to, coin)).into()
+}
+
+/// A movement as the errors name it.
+fn movement(from: &Address, to: &Address, coin: &Coin) -> String {
+    format!("{} {} from {} to {}", coin.amount, coin.denom, from.to_bech32(), to.to_bech32())
 }
 
 /// Takes, in a message handler, the token for exactly this movement from the session lent

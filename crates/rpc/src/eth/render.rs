@@ -55,11 +55,6 @@ pub fn evm_receipt_of(result: &ExecTxResult) -> Option<EvmReceipt> {
     evm_receipt::of_result(&result.data)
 }
 
-/// The Ethereum logs of a transaction result, in order.
-pub fn logs_of(result: &ExecTxResult) -> Vec<EthLog> {
-    evm_receipt_of(result).map(|r| r.logs).unwrap_or_default()
-}
-
 /// A transaction object; `at` = (block hash, height, index) once mined.
 pub fn transaction(tx: &EthTx, at: Option<([u8; 32], u64, u32)>) -> Value {
     let (r, s, y) = &tx.signature;

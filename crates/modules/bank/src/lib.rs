@@ -1,6 +1,10 @@
-//! The bank module: balances, supply, `MsgSend` and `MsgMultiSend`.
+//! The bank module: balances, supply, stablecoin denoms and their issuers, `MsgSend` and
+//! `MsgMultiSend`.
 //!
-//! It owns one balance per (address, denom) and the total supply per denom. Every balance
+//! It owns one balance per (address, denom), the total supply per denom, the stablecoin denom
+//! records (display, decimals, issuer; one denom per issuer) with their pause flag, and the
+//! frozen addresses, as the Cosmos SDK's x/bank owns denom metadata and send-enabled flags. The
+//! stablecoin module's messages create, mint, burn, pause and freeze through it. Every balance
 //! movement in the chain goes through one function, [`state::BankWrite::transfer`] (the transfer
 //! chokepoint): bank messages, fee payment, mint, burn, genesis, and later the ERC-20
 //! precompile. A rule that must hold for every movement belongs there, not in a message
@@ -8,7 +12,9 @@
 //!
 //! A stablecoin leg ([`state::Leg`]) carries its proof: a `Screened` token that only the
 //! compliance gate chain makes, for exactly that (sender, recipient, denom, amount), or an
-//! issuer's audited `Exempt` (mint, burn) or a genesis allocation. A module whose handler
+//! issuance leg that only [`BankWrite::mint`] and [`BankWrite::burn`] make (for the holder of
+//! an [`Issuer`] proof, which only the bank makes from its denom record, and after writing the
+//! `mint`/`burn` audit row), or a genesis allocation. A module whose handler
 //! moves a balance goes through [`BankWrite::transfer`]; for the native coin this compiles:
 //!
 //! ```no_run
@@ -53,6 +59,20 @@
 //! }
 //! ```
 //!
+//! or creates coins as an issuer without the bank's proof that it is one:
+//!
+//! ```compile_fail,E0451
+//! use lantau_bank::{BankWrite, Issuer};
+//! use lantau_module_api::{BlockCtx, GasMeter, TxError};
+//! use lantau_primitives::{Address, Amount};
+//!
+//! async fn mint<S: BankWrite + Send + Sync>(s: &mut S, block: &BlockCtx, me: Address) -> Result<(), TxError> {
+//!     let gas = GasMeter::infinite();
+//!     let forged = Issuer { address: me, denom: "hkd.demo".into() };
+//!     s.mint(&gas, block, "", &forged, &me, Amount(5), &mut Vec::new()).await
+//! }
+//! ```
+//!
 //! or writes the balance itself:
 //!
 //! ```compile_fail,E0599
@@ -67,7 +87,9 @@
 //! ```
 //!
 //! Invariants: a balance is never negative (checked arithmetic, zero balances are deleted); the
-//! sum of all balances of a denom equals its supply; a transfer conserves supply.
+//! sum of all balances of a denom equals its supply; a transfer conserves supply; a stablecoin's
+//! supply changes only by its issuer's mint and burn (and genesis); a denom record is written
+//! once and its issuer never changes.
 //!
 //! Layout: `msg.rs` (validated messages), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
 //! `genesis.rs`, `event.rs`, `error.rs`, `deps.rs` (what it needs from auth), `tests/` (handler
@@ -87,8 +109,9 @@ pub mod state;
 pub mod state_key;
 
 pub use error::BankError;
+pub use lantau_proto::chain::stablecoin::v1::Denom as DenomRecord;
 pub use msg::{coins_from_proto, coins_to_string, MultiSendMsg, SendMsg};
-pub use state::{BankRead, BankWrite, GenesisLeg, Leg, PlainLeg};
+pub use state::{BankRead, BankWrite, DenomClash, GenesisLeg, IssueLeg, Issuer, IssuerOf, Leg, NewDenom, PlainLeg};
 
 /// The fee collector module account: the first 20 bytes of sha256("fee_collector"), as the
 /// Cosmos SDK derives module addresses. Fees are paid to it (and an Ethereum transaction's

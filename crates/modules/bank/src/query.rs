@@ -1,7 +1,7 @@
 //! Bank queries, read from committed snapshots: the typed reads, and the
 //! `cosmos.bank.v1beta1.Query` methods over them (protobuf in and out), which `abci_query`,
-//! gRPC and REST all answer through. Denom metadata is the app's (it knows the native coin and
-//! the stablecoin registry).
+//! gRPC and REST all answer through. Denom metadata is the app's (it knows the native coin; the
+//! stablecoin denom records are read here).
 
 use cnidarium::StateRead;
 use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
@@ -12,6 +12,12 @@ use prost::Message as _;
 
 use crate::state::BankRead;
 use crate::state_key;
+
+/// Every stablecoin denom record, in denom order.
+pub async fn denom_records<S: StateRead + Sync>(state: &S) -> Result<Vec<crate::DenomRecord>, TxError> {
+    let rows = lantau_module_api::store::scan_prefix(state, state_key::DENOM_PREFIX).await?;
+    rows.into_iter().map(|(k, v)| lantau_module_api::store::decode(&v, &k)).collect()
+}
 
 /// `/cosmos.bank.v1beta1.Query/Balance`.
 pub const BALANCE: &str = "/cosmos.bank.v1beta1.Query/Balance";

@@ -4,12 +4,12 @@ use std::future::Future;
 
 use cnidarium::{StateRead, StateWrite};
 use futures::StreamExt;
-use lantau_module_api::{error::internal, store, Event, GasMeter, SdkError, TxError};
+use lantau_compliance::audit::{AuditEntry, AuditWrite};
+use lantau_compliance::screening::Screened;
+use lantau_module_api::{error::internal, pb_coin, store, BlockCtx, Event, GasMeter, SdkError, TxError};
 use lantau_primitives::{Address, Amount, Coin};
 
-use lantau_compliance::screening::{Exempt, ExemptKind, Screened};
-
-use crate::{event, msg::coins_to_string, state_key, BankError};
+use crate::{event, msg::coins_to_string, state_key, BankError, DenomRecord};
 
 pub(crate) fn decode_amount(bytes: &[u8]) -> Result<Amount, TxError> {
     Amount::from_be_slice(bytes).ok_or_else(|| internal("corrupt balance record"))
@@ -70,6 +70,59 @@ pub trait BankRead: StateRead {
         async move { Ok(store::get(self, gas, &state_key::paused(denom)).await?.is_some()) }
     }
 
+    /// The record of a stablecoin denom (display, decimals, issuer).
+    fn denom_record(&self, gas: &GasMeter, denom: &str) -> impl Future<Output = Result<Option<DenomRecord>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { store::get_proto(self, gas, &state_key::denom(denom)).await }
+    }
+
+    /// The denom `issuer` issues.
+    fn issuer_denom(&self, gas: &GasMeter, issuer: &Address) -> impl Future<Output = Result<Option<String>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            match store::get(self, gas, &state_key::issuer(issuer)).await? {
+                Some(b) => Ok(Some(String::from_utf8(b).map_err(|_| internal("corrupt issuer index"))?)),
+                None => Ok(None),
+            }
+        }
+    }
+
+    /// Whether `denom` and `issuer` are both free, so the denom can be created for the issuer:
+    /// the [`NewDenom`] that [`BankWrite::create_denom`] takes, or what is in the way.
+    fn new_denom(&self, gas: &GasMeter, denom: &str, issuer: &Address) -> impl Future<Output = Result<Result<NewDenom, DenomClash>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            if store::get(self, gas, &state_key::denom(denom)).await?.is_some() {
+                return Ok(Err(DenomClash::DenomExists));
+            }
+            if let Some(existing) = self.issuer_denom(gas, issuer).await? {
+                return Ok(Err(DenomClash::IssuerHasDenom(existing)));
+            }
+            Ok(Ok(NewDenom { denom: denom.to_string(), issuer: *issuer }))
+        }
+    }
+
+    /// What the denom record says of `signer`: the [`Issuer`] proof that mint and burn take
+    /// when `signer` issues `denom`.
+    fn issuer_of(&self, gas: &GasMeter, denom: &str, signer: &Address) -> impl Future<Output = Result<IssuerOf, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            let Some(rec) = self.denom_record(gas, denom).await? else { return Ok(IssuerOf::UnknownDenom) };
+            if rec.issuer != signer.to_bech32() {
+                return Ok(IssuerOf::Other(rec.issuer));
+            }
+            Ok(IssuerOf::Issuer(Issuer { address: *signer, denom: rec.denom }))
+        }
+    }
+
     /// True when `addr` is frozen.
     fn is_frozen(&self, gas: &GasMeter, addr: &Address) -> impl Future<Output = Result<bool, TxError>> + Send
     where
@@ -81,11 +134,62 @@ pub trait BankRead: StateRead {
 
 impl<T: StateRead + ?Sized> BankRead for T {}
 
+// === denoms and their issuers ===
+
+/// A denom that does not exist yet, for an issuer that issues none: only
+/// [`BankRead::new_denom`] makes one, after reading both.
+#[derive(Debug)]
+pub struct NewDenom {
+    denom: String,
+    issuer: Address,
+}
+
+/// Why a denom cannot be created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DenomClash {
+    /// The denom exists.
+    DenomExists,
+    /// The issuer already issues this denom.
+    IssuerHasDenom(String),
+}
+
+/// Proof that an address issues a denom: only [`BankRead::issuer_of`] makes one, from the
+/// denom record, so mint and burn cannot be called on another's behalf.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Issuer {
+    address: Address,
+    denom: String,
+}
+
+impl Issuer {
+    /// The issuer.
+    pub fn address(&self) -> &Address {
+        &self.address
+    }
+
+    /// The denom it issues.
+    pub fn denom(&self) -> &str {
+        &self.denom
+    }
+}
+
+/// What the denom record says of a signer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum IssuerOf {
+    /// No such denom.
+    UnknownDenom,
+    /// Another address (bech32) issues it.
+    Other(String),
+    /// The signer issues it.
+    Issuer(Issuer),
+}
+
 // === the one transfer function ===
 
 /// One leg of a balance movement. A stablecoin leg carries the value that proves it may move:
 /// a [`Screened`] token (only the gate chain makes one, for exactly that movement), an
-/// issuer's [`Exempt`] (mint, burn; audited when it is made), or a [`GenesisLeg`] (only the
+/// [`IssueLeg`] (only the bank's [`BankWrite::mint`] and [`BankWrite::burn`] make one, for the
+/// holder of an [`Issuer`] proof, and they write its audit row), or a [`GenesisLeg`] (only the
 /// bank's own genesis makes one). A plain leg moves only denoms outside compliance's scope (the
 /// native gas coin): its constructor refuses `hkd.`.
 #[derive(Debug)]
@@ -95,7 +199,7 @@ pub enum Leg {
     /// A stablecoin between two accounts, screened by the gate chain.
     Screened(Screened),
     /// A stablecoin created (mint) or destroyed (burn) by its issuer.
-    Exempt(Exempt),
+    Issue(IssueLeg),
     /// A balance the genesis file allocates.
     Genesis(GenesisLeg),
 }
@@ -114,6 +218,15 @@ impl GenesisLeg {
     pub(crate) fn new(to: &Address, coin: &Coin) -> Self {
         Self { to: *to, coin: coin.clone() }
     }
+}
+
+/// A stablecoin its issuer creates in an account (mint) or destroys from its own balance
+/// (burn). Private to this crate: made by [`BankWrite::mint`] and [`BankWrite::burn`] only.
+#[derive(Debug, PartialEq, Eq)]
+pub struct IssueLeg {
+    from: Option<Address>,
+    to: Option<Address>,
+    coin: Coin,
 }
 
 /// A movement of a denom that compliance does not govern (the native gas coin).
@@ -146,10 +259,7 @@ impl Leg {
         match self {
             Leg::Plain(l) => Effect { from: Some(&l.from), to: Some(&l.to), coin: &l.coin },
             Leg::Screened(t) => Effect { from: Some(t.from()), to: Some(t.to()), coin: t.coin() },
-            Leg::Exempt(e) => match e.kind() {
-                ExemptKind::Mint => Effect { from: None, to: Some(e.account()), coin: e.coin() },
-                ExemptKind::Burn => Effect { from: Some(e.account()), to: None, coin: e.coin() },
-            },
+            Leg::Issue(l) => Effect { from: l.from.as_ref(), to: l.to.as_ref(), coin: &l.coin },
             Leg::Genesis(g) => Effect { from: None, to: Some(&g.to), coin: &g.coin },
         }
     }
@@ -312,6 +422,63 @@ pub trait BankWrite: StateWrite + BankRead {
         }
     }
 
+    /// Creates a stablecoin denom for its issuer: the record and the issuer index. The issuer
+    /// never changes afterwards.
+    fn create_denom(&mut self, gas: &GasMeter, new: NewDenom, display: &str, decimals: u32) -> Result<DenomRecord, TxError> {
+        let rec = DenomRecord { denom: new.denom, display: display.to_string(), issuer: new.issuer.to_bech32(), decimals };
+        store::put_proto(self, gas, state_key::denom(&rec.denom), &rec)?;
+        store::put(self, gas, state_key::issuer(&new.issuer), rec.denom.as_bytes().to_vec())?;
+        Ok(rec)
+    }
+
+    /// The issuer creates `amount` of its denom in `to`'s balance, through the chokepoint, and
+    /// appends the `mint` audit row (subject the issuer, counterparty `to`). On error neither
+    /// is written.
+    #[allow(clippy::too_many_arguments)]
+    fn mint(
+        &mut self,
+        gas: &GasMeter,
+        block: &BlockCtx,
+        tx_hash: &str,
+        issuer: &Issuer,
+        to: &Address,
+        amount: Amount,
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        async move {
+            let coin = Coin::new(issuer.denom.as_str(), amount);
+            let entry = issuance_entry("mint", issuer, to, &coin, tx_hash);
+            self.transfer(gas, vec![Leg::Issue(IssueLeg { from: None, to: Some(*to), coin })], events).await?;
+            self.append_audit(gas, block, entry).await.map(|_| ())
+        }
+    }
+
+    /// The issuer destroys `amount` of its denom from its own balance, through the chokepoint,
+    /// and appends the `burn` audit row (subject and counterparty the issuer). On error neither
+    /// is written.
+    fn burn(
+        &mut self,
+        gas: &GasMeter,
+        block: &BlockCtx,
+        tx_hash: &str,
+        issuer: &Issuer,
+        amount: Amount,
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        async move {
+            let coin = Coin::new(issuer.denom.as_str(), amount);
+            let entry = issuance_entry("burn", issuer, &issuer.address, &coin, tx_hash);
+            self.transfer(gas, vec![Leg::Issue(IssueLeg { from: Some(issuer.address), to: None, coin })], events).await?;
+            self.append_audit(gas, block, entry).await.map(|_| ())
+        }
+    }
+
     /// Pauses or resumes every movement of `denom`.
     fn set_send_paused(&mut self, gas: &GasMeter, denom: &str, paused: bool) -> Result<(), TxError> {
         if paused {
@@ -332,6 +499,18 @@ pub trait BankWrite: StateWrite + BankRead {
 }
 
 impl<T: StateWrite + ?Sized> BankWrite for T {}
+
+/// The audit row of a mint or burn.
+fn issuance_entry(tx_type: &str, issuer: &Issuer, account: &Address, coin: &Coin, tx_hash: &str) -> AuditEntry {
+    AuditEntry {
+        tx_type: tx_type.into(),
+        subject: issuer.address.to_bech32(),
+        counterparty: account.to_bech32(),
+        amount: Some(pb_coin(coin)),
+        tx_hash: tx_hash.to_string(),
+        ..Default::default()
+    }
+}
 
 /// One set of events per run of consecutive legs of the same kind between the same parties,
 /// amounts joined as the SDK renders coins (`1alantau,5hkd.demo`).

@@ -31,3 +31,17 @@ pub fn paused(denom: &str) -> String {
 pub fn frozen(addr: &Address) -> String {
     format!("bank/frozen/{}", addr.to_key_hex())
 }
+
+/// `bank/denom/<denom>` → `chain.stablecoin.v1.Denom` record (protobuf): the stablecoin's
+/// display name, decimals and issuer. Written once, when the denom is created.
+pub fn denom(denom: &str) -> String {
+    format!("bank/denom/{denom}")
+}
+
+/// Prefix of every denom record.
+pub const DENOM_PREFIX: &str = "bank/denom/";
+
+/// `bank/issuer/<lower-hex address>` → the denom the address issues (UTF-8).
+pub fn issuer(addr: &Address) -> String {
+    format!("bank/issuer/{}", addr.to_key_hex())
+}

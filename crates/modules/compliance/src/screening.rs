@@ -5,10 +5,8 @@
 //!   chain passed. Only [`crate::gates::run`] makes one (its constructor is private to this
 //!   crate), one per fact of an accepted verdict; it is not `Clone`, and the bank consumes it
 //!   by value, so a screened movement executes at most once.
-//! - [`Exempt`]: a stablecoin created or destroyed by its issuer (mint, burn). Exemptions are
-//!   made only by [`exempt_issuance`], which appends the `mint` / `burn` audit row in the same
-//!   call, so an exemption never goes unrecorded. (Genesis balances are the bank's own genesis
-//!   legs.)
+//! - (Mint, burn and genesis balances are outside the gate chain: the bank makes their legs
+//!   itself, for the issuer its denom record names, and audits mint and burn.)
 //! - [`Session`]: one screening, the same on both paths (a Cosmos transaction's messages, the
 //!   EVM precompile's transfer). [`Session::open`] runs the gate chain and holds the tokens of
 //!   an accepted verdict; each movement takes its token ([`Session::take`] in the caller, or
@@ -42,7 +40,6 @@ use cnidarium::{StateRead, StateWrite};
 use lantau_module_api::{error::internal, BlockCtx, GasMeter, TxError};
 use lantau_primitives::{Address, Coin};
 
-use crate::audit::{AuditEntry, AuditWrite};
 use crate::error::ComplianceError;
 use crate::gates::{Fact, GateInput, Verdict};
 use crate::TravelRulePayload;
@@ -79,77 +76,6 @@ impl Screened {
     fn is(&self, from: &Address, to: &Address, coin: &Coin) -> bool {
         self.from == *from && self.to == *to && self.coin == *coin
     }
-}
-
-/// What an exemption allows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExemptKind {
-    /// The issuer creates coins in an account's balance.
-    Mint,
-    /// The issuer destroys coins from its own balance.
-    Burn,
-}
-
-/// A stablecoin created or destroyed outside a transfer between accounts: the issuer's own
-/// mint or burn.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Exempt {
-    kind: ExemptKind,
-    account: Address,
-    coin: Coin,
-}
-
-impl Exempt {
-    /// Mint or burn.
-    pub fn kind(&self) -> ExemptKind {
-        self.kind
-    }
-
-    /// The account credited (mint) or debited (burn).
-    pub fn account(&self) -> &Address {
-        &self.account
-    }
-
-    /// The amount.
-    pub fn coin(&self) -> &Coin {
-        &self.coin
-    }
-}
-
-/// The issuer's mint (coins to `account`) or burn (coins from `account`, the issuer itself),
-/// recorded as a `mint` / `burn` audit row (subject the issuer, counterparty the account)
-/// before the exemption is handed out. The caller (the issuer's own message handler) has
-/// already checked that `issuer` issues the denom.
-#[allow(clippy::too_many_arguments)]
-pub async fn exempt_issuance<S: StateWrite + Send + Sync>(
-    state: &mut S,
-    gas: &GasMeter,
-    block: &BlockCtx,
-    tx_hash: &str,
-    kind: ExemptKind,
-    issuer: &Address,
-    account: &Address,
-    coin: &Coin,
-) -> Result<Exempt, TxError> {
-    let tx_type = match kind {
-        ExemptKind::Mint => "mint",
-        ExemptKind::Burn => "burn",
-    };
-    state
-        .append_audit(
-            gas,
-            block,
-            AuditEntry {
-                tx_type: tx_type.into(),
-                subject: issuer.to_bech32(),
-                counterparty: account.to_bech32(),
-                amount: Some(lantau_module_api::pb_coin(coin)),
-                tx_hash: tx_hash.to_string(),
-                ..Default::default()
-            },
-        )
-        .await?;
-    Ok(Exempt { kind, account: *account, coin: coin.clone() })
 }
 
 // === the session ===

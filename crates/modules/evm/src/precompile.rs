@@ -21,7 +21,6 @@ use lantau_compliance::screening::Session;
 use lantau_compliance::TravelRulePayload;
 use lantau_module_api::{BlockCtx, Event, Fact, GasMeter, TxError};
 use lantau_primitives::{Address, Coin};
-use lantau_stablecoin::StablecoinRead;
 use prost::Message as _;
 
 // The stablecoin's extended ERC-20 interface, from the one ABI file the client crate's

@@ -1,9 +1,9 @@
 //! Reserve genesis: the params (registered auditors) and the attestations carried in.
 
 use cnidarium::StateWrite;
+use lantau_bank::BankRead;
 use lantau_module_api::{GasMeter, SdkError, TxError};
 use lantau_primitives::Address;
-use lantau_stablecoin::StablecoinRead;
 
 use crate::msg::validate_params;
 use crate::state::ReserveWrite;

@@ -2,9 +2,9 @@
 
 use cnidarium::StateWrite;
 use lantau_authority::AuthorityRead;
+use lantau_bank::BankRead;
 use lantau_module_api::{pb_coin, ExecCtx, MsgHandler, TxError};
 use lantau_proto::chain::reserve::v1 as pb;
-use lantau_stablecoin::StablecoinRead;
 
 use crate::error::ReserveError;
 use crate::msg::ReserveMsg;

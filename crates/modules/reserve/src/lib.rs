@@ -15,8 +15,8 @@
 //! store). No `event.rs`: the module's events are the typed protobuf events of
 //! `chain.reserve.v1` (`EventAttestationSubmitted`, `EventAttestationCosigned`,
 //! `EventParamsUpdated`), emitted with `emit_typed` in `handler.rs`. No `deps.rs`: the one thing
-//! it reads from another module, an issuer's denom, it reads through the stablecoin module's
-//! `StablecoinRead::issuer_denom` (and the governance authority through `lantau-authority`).
+//! it reads from another module, an issuer's denom, it reads through the bank's
+//! `BankRead::issuer_denom` (and the governance authority through `lantau-authority`).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]

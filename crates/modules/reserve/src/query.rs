@@ -5,7 +5,6 @@ use lantau_bank::BankRead;
 use lantau_module_api::{GasMeter, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::reserve::v1::ReserveBinding;
-use lantau_stablecoin::StablecoinRead;
 
 use crate::state::ReserveRead;
 use crate::{Attestation, Params};

@@ -2,12 +2,11 @@
 //! frozen addresses. Runs after the KYC and bank genesis.
 
 use cnidarium::StateWrite;
-use lantau_bank::BankWrite;
+use lantau_bank::{BankRead, BankWrite, DenomClash};
 use lantau_module_api::{parse_address, BlockCtx, GasMeter, SdkError, TxError};
 
 use crate::deps::{IdentityKeeper, TokenPairKeeper};
 use crate::msg::validate_denom;
-use crate::state::{StablecoinRead, StablecoinWrite};
 use crate::DECIMALS;
 
 pub use lantau_proto::chain::stablecoin::v1::GenesisState;
@@ -29,17 +28,14 @@ pub async fn init_genesis<S: StateWrite + Send + Sync>(
             return Err(bad(format!("{}: decimals must be 2", d.denom)));
         }
         let issuer = parse_address(&d.issuer, "issuer").map_err(|e| bad(e.log))?;
-        if state.denom_record(&gas, &d.denom).await?.is_some() {
-            return Err(bad(format!("{} listed twice", d.denom)));
-        }
-        if state.issuer_denom(&gas, &issuer).await?.is_some() {
-            return Err(bad(format!("issuer {} has two denoms", d.issuer)));
-        }
+        let new = match state.new_denom(&gas, &d.denom, &issuer).await? {
+            Ok(new) => new,
+            Err(DenomClash::DenomExists) => return Err(bad(format!("{} listed twice", d.denom))),
+            Err(DenomClash::IssuerHasDenom(_)) => return Err(bad(format!("issuer {} has two denoms", d.issuer))),
+        };
         state.make_licensed_issuer(&gas, block, "", &issuer, governance, &mut events).await?;
         state.register_pair(&gas, &d.denom).await?;
-        let mut rec = d.clone();
-        rec.issuer = issuer.to_bech32();
-        state.put_denom_record(&gas, &issuer, &rec)?;
+        state.create_denom(&gas, new, &d.display, d.decimals)?;
     }
     for p in &genesis.paused_issuers {
         let issuer = parse_address(p, "paused_issuers").map_err(|e| bad(e.log))?;

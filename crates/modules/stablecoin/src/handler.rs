@@ -2,9 +2,8 @@
 
 use cnidarium::StateWrite;
 use lantau_authority::AuthorityRead;
-use lantau_bank::{BankRead, BankWrite, Leg};
+use lantau_bank::{BankRead, BankWrite, DenomClash, Issuer, IssuerOf};
 use lantau_compliance::audit::{action_entry, AuditWrite};
-use lantau_compliance::screening::{exempt_issuance, ExemptKind};
 use lantau_module_api::{pb_coin, ExecCtx, MsgHandler, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::stablecoin::v1 as pb;
@@ -12,16 +11,15 @@ use lantau_proto::chain::stablecoin::v1 as pb;
 use crate::deps::{IdentityKeeper, TokenPairKeeper};
 use crate::error::StablecoinError;
 use crate::msg::StablecoinMsg;
-use crate::state::{StablecoinRead, StablecoinWrite};
-use crate::{DenomRecord, DECIMALS};
+use crate::DECIMALS;
 
-/// The denom record of `denom`, checking that `signer` is its issuer.
-async fn issued_by<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, denom: &str, signer: &Address) -> Result<DenomRecord, TxError> {
-    let rec = state.denom_record(ctx.gas, denom).await?.ok_or_else(|| StablecoinError::UnknownDenom(denom.to_string()))?;
-    if rec.issuer != signer.to_bech32() {
-        return Err(StablecoinError::NotIssuer { signer: signer.to_bech32(), denom: denom.to_string(), issuer: rec.issuer }.into());
+/// The bank's proof that `signer` issues `denom`.
+async fn issued_by<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, denom: &str, signer: &Address) -> Result<Issuer, TxError> {
+    match state.issuer_of(ctx.gas, denom, signer).await? {
+        IssuerOf::Issuer(issuer) => Ok(issuer),
+        IssuerOf::UnknownDenom => Err(StablecoinError::UnknownDenom(denom.to_string()).into()),
+        IssuerOf::Other(issuer) => Err(StablecoinError::NotIssuer { signer: signer.to_bech32(), denom: denom.to_string(), issuer }.into()),
     }
-    Ok(rec)
 }
 
 /// The denom the signer issues.
@@ -50,48 +48,46 @@ impl MsgHandler for StablecoinMsg {
                     return Err(StablecoinError::NotGovernance { expected: gov.to_bech32(), signer: m.authority.to_bech32() }.into());
                 }
                 let denom = m.denom.as_str();
-                if state.denom_record(ctx.gas, denom).await?.is_some() {
-                    return Err(StablecoinError::DenomExists(denom.to_string()).into());
-                }
-                if let Some(existing) = state.issuer_denom(ctx.gas, &m.issuer).await? {
-                    return Err(StablecoinError::IssuerHasDenom { issuer: m.issuer.to_bech32(), denom: existing }.into());
-                }
+                let new = match state.new_denom(ctx.gas, denom, &m.issuer).await? {
+                    Ok(new) => new,
+                    Err(DenomClash::DenomExists) => return Err(StablecoinError::DenomExists(denom.to_string()).into()),
+                    Err(DenomClash::IssuerHasDenom(existing)) => {
+                        return Err(StablecoinError::IssuerHasDenom { issuer: m.issuer.to_bech32(), denom: existing }.into())
+                    }
+                };
                 if state.is_blacklisted(ctx.gas, &m.issuer).await? {
                     return Err(StablecoinError::IssuerBlacklisted(m.issuer.to_bech32()).into());
                 }
                 let mut events = Vec::new();
                 state.make_licensed_issuer(ctx.gas, ctx.block, ctx.tx_hash, &m.issuer, &m.authority, &mut events).await?;
                 let erc20 = state.register_pair(ctx.gas, denom).await?;
-                let rec = DenomRecord { denom: denom.to_string(), display: m.display.clone(), issuer: m.issuer.to_bech32(), decimals: DECIMALS };
-                state.put_denom_record(ctx.gas, &m.issuer, &rec)?;
+                state.create_denom(ctx.gas, new, &m.display, DECIMALS)?;
                 ctx.events.extend(events);
                 ctx.emit_typed(&pb::EventDenomCreated { denom: denom.to_string(), issuer: m.issuer.to_bech32(), erc20_address: erc20.to_hex() });
                 Ok(())
             }
             StablecoinMsg::Mint(m) => {
-                issued_by(state, ctx, &m.amount.denom, &m.issuer).await?;
+                let issuer = issued_by(state, ctx, &m.amount.denom, &m.issuer).await?;
                 if state.is_send_paused(ctx.gas, &m.amount.denom).await? {
                     return Err(StablecoinError::Paused(m.amount.denom.clone()).into());
                 }
                 if state.is_blacklisted(ctx.gas, &m.recipient).await? {
                     return Err(StablecoinError::RecipientBlacklisted(m.recipient.to_bech32()).into());
                 }
-                // The issuer's own mint: an explicit exemption from the gate chain, audited.
-                let exempt = exempt_issuance(state, ctx.gas, ctx.block, ctx.tx_hash, ExemptKind::Mint, &m.issuer, &m.recipient, &m.amount).await?;
+                // The issuer's own mint: outside the gate chain, audited by the bank.
                 let mut events = Vec::new();
-                state.transfer(ctx.gas, vec![Leg::Exempt(exempt)], &mut events).await?;
+                state.mint(ctx.gas, ctx.block, ctx.tx_hash, &issuer, &m.recipient, m.amount.amount, &mut events).await?;
                 ctx.events.extend(events);
                 ctx.emit_typed(&pb::EventMinted { issuer: m.issuer.to_bech32(), recipient: m.recipient.to_bech32(), amount: Some(pb_coin(&m.amount)) });
                 Ok(())
             }
             StablecoinMsg::Burn(m) => {
-                issued_by(state, ctx, &m.amount.denom, &m.issuer).await?;
+                let issuer = issued_by(state, ctx, &m.amount.denom, &m.issuer).await?;
                 if state.is_send_paused(ctx.gas, &m.amount.denom).await? {
                     return Err(StablecoinError::Paused(m.amount.denom.clone()).into());
                 }
-                let exempt = exempt_issuance(state, ctx.gas, ctx.block, ctx.tx_hash, ExemptKind::Burn, &m.issuer, &m.issuer, &m.amount).await?;
                 let mut events = Vec::new();
-                state.transfer(ctx.gas, vec![Leg::Exempt(exempt)], &mut events).await?;
+                state.burn(ctx.gas, ctx.block, ctx.tx_hash, &issuer, m.amount.amount, &mut events).await?;
                 ctx.events.extend(events);
                 ctx.emit_typed(&pb::EventBurned { issuer: m.issuer.to_bech32(), amount: Some(pb_coin(&m.amount)) });
                 Ok(())

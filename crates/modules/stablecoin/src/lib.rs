@@ -1,10 +1,12 @@
 //! The stablecoin module: HKD stablecoin denoms and their issuers.
 //!
-//! It owns the denom records (`denom` starting `hkd.`, `display`, `issuer`, `decimals` = 2)
-//! and the issuer → denom index (one denom per issuer). Governance whitelists an issuer and
-//! creates its denom in one message (the issuer gets a LEVEL_LICENSED_ISSUER identity when it
-//! had none, and the denom gets its ERC-20 token pair); the issuer alone mints, burns, pauses
-//! and unpauses; the compliance authority freezes and unfreezes addresses.
+//! Its messages govern the stablecoin denoms (`denom` starting `hkd.`, `display`, `issuer`,
+//! `decimals` = 2, one denom per issuer), whose records the bank keeps beside their balances
+//! and supply, so that only the bank can attest who issues a denom ([`lantau_bank::Issuer`]).
+//! Governance whitelists an issuer and creates its denom in one message (the issuer gets a
+//! LEVEL_LICENSED_ISSUER identity when it had none, and the denom gets its ERC-20 token pair);
+//! the issuer alone mints, burns, pauses and unpauses; the compliance authority freezes and
+//! unfreezes addresses.
 //!
 //! Pause and freeze are enforced where every balance moves, the bank's transfer chokepoint
 //! (`bank/paused/<denom>`, `bank/frozen/<addr>`), so they hold for bank sends, multi-sends,
@@ -14,9 +16,11 @@
 //! Invariants: a denom is created once and never removed; its issuer never changes; supply
 //! changes only through mint and burn.
 //!
-//! Layout: `msg.rs` ([`StablecoinMsg`]), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
-//! `genesis.rs`, `error.rs` (codespace `stablecoin`), `deps.rs` (identities, token pairs),
-//! `tests/` (handler unit tests on a temporary store). No `event.rs`: the module's events are
+//! Layout: `msg.rs` ([`StablecoinMsg`]), `handler.rs`, `query.rs`, `genesis.rs`, `error.rs`
+//! (codespace `stablecoin`), `deps.rs` (identities, token pairs), `tests/` (handler unit tests
+//! on a temporary store). No `state.rs` or `state_key.rs`: the module keeps no state of its
+//! own; denom records, pause flags and frozen addresses are the bank's (`bank/denom/`,
+//! `bank/issuer/`, `bank/paused/`, `bank/frozen/`). No `event.rs`: the module's events are
 //! the typed protobuf events of `chain.stablecoin.v1` (`EventDenomCreated`, `EventMinted`,
 //! `EventBurned`, `EventPaused`, `EventUnpaused`, `EventFrozen`, `EventUnfrozen`), emitted with
 //! `emit_typed` in `handler.rs`; the balance events of mint and burn are the bank's.
@@ -30,13 +34,10 @@ pub mod genesis;
 pub mod handler;
 pub mod msg;
 pub mod query;
-pub mod state;
-pub mod state_key;
 
 pub use error::StablecoinError;
-pub use lantau_proto::chain::stablecoin::v1::Denom as DenomRecord;
+pub use lantau_bank::DenomRecord;
 pub use msg::StablecoinMsg;
-pub use state::{StablecoinRead, StablecoinWrite};
 
 /// The module name.
 pub const MODULE_NAME: &str = "stablecoin";

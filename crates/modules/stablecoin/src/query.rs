@@ -1,16 +1,13 @@
 //! Stablecoin queries, read from committed snapshots.
 
 use cnidarium::StateRead;
-use lantau_bank::BankRead;
-use lantau_module_api::{store, GasMeter, TxError};
+use lantau_bank::{BankRead, DenomRecord};
+use lantau_module_api::{GasMeter, TxError};
 use lantau_primitives::Address;
-
-use crate::state::StablecoinRead;
-use crate::{state_key, DenomRecord};
 
 /// Every denom record, in denom order.
 pub async fn denoms<S: StateRead + Sync>(state: &S) -> Result<Vec<DenomRecord>, TxError> {
-    store::scan_prefix(state, state_key::DENOM_PREFIX).await?.into_iter().map(|(k, v)| store::decode(&v, &k)).collect()
+    lantau_bank::query::denom_records(state).await
 }
 
 /// A denom record with whether it is paused.

@@ -238,3 +238,42 @@ fn a_stablecoin_cannot_be_a_plain_leg_code_11() {
     let e = lantau_bank::PlainLeg::new(&ALICE, &BOB, &coin(STABLE, 1)).unwrap_err();
     assert_eq!((e.codespace, e.code), ("bank", 11));
 }
+
+// === denoms and issuance ===
+
+#[tokio::test]
+async fn only_the_issuer_the_denom_record_names_gets_the_proof_that_mints_and_burns() {
+    use lantau_bank::{BankWrite, DenomClash, IssuerOf};
+    let (_dir, storage) = setup().await;
+    let g = GasMeter::infinite();
+    let mut d = StateDelta::new(storage.latest_snapshot());
+    let new = d.new_denom(&g, "hkd.new", &BOB).await.unwrap().unwrap();
+    let rec = d.create_denom(&g, new, "HKD New", 2).unwrap();
+    assert_eq!((rec.denom.as_str(), rec.issuer.clone()), ("hkd.new", BOB.to_bech32()));
+    // The record is written once: neither the denom nor its issuer can be taken again.
+    assert_eq!(d.new_denom(&g, "hkd.new", &CAROL).await.unwrap().unwrap_err(), DenomClash::DenomExists);
+    assert_eq!(d.new_denom(&g, "hkd.other", &BOB).await.unwrap().unwrap_err(), DenomClash::IssuerHasDenom("hkd.new".into()));
+    assert_eq!(d.issuer_of(&g, "hkd.new", &CAROL).await.unwrap(), IssuerOf::Other(BOB.to_bech32()));
+    assert_eq!(d.issuer_of(&g, "hkd.none", &BOB).await.unwrap(), IssuerOf::UnknownDenom);
+    let IssuerOf::Issuer(issuer) = d.issuer_of(&g, "hkd.new", &BOB).await.unwrap() else { panic!("bob issues hkd.new") };
+    let mut events = Vec::new();
+    d.mint(&g, &block(5), "AA", &issuer, &CAROL, Amount(70), &mut events).await.unwrap();
+    d.mint(&g, &block(5), "BB", &issuer, &BOB, Amount(30), &mut events).await.unwrap();
+    d.burn(&g, &block(5), "CC", &issuer, Amount(10), &mut events).await.unwrap();
+    assert_eq!(d.balance(&g, &CAROL, "hkd.new").await.unwrap(), Amount(70));
+    assert_eq!(d.balance(&g, &BOB, "hkd.new").await.unwrap(), Amount(20));
+    assert_eq!(d.supply(&g, "hkd.new").await.unwrap(), Amount(90));
+    // A burn beyond the issuer's own balance moves nothing.
+    assert!(d.burn(&g, &block(5), "DD", &issuer, Amount(21), &mut events).await.is_err());
+    // Each issuance left its audit row, subject the issuer.
+    let rows = lantau_compliance::audit::scan(&d, &Default::default()).await.unwrap();
+    let rows: Vec<_> = rows.iter().map(|r| (r.tx_type.as_str(), r.subject.clone(), r.counterparty.clone(), r.tx_hash.as_str())).collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("mint", BOB.to_bech32(), CAROL.to_bech32(), "AA"),
+            ("mint", BOB.to_bech32(), BOB.to_bech32(), "BB"),
+            ("burn", BOB.to_bech32(), BOB.to_bech32(), "CC"),
+        ]
+    );
+}

@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use cnidarium::{StateDelta, Storage};
 use lantau_authority::AuthorityWrite;
+use lantau_bank::{BankRead, BankWrite};
 use lantau_module_api::{BlockCtx, Event, ExecCtx, GasMeter, MsgHandler, TxError};
 use lantau_primitives::{Address, Coin};
 use lantau_proto::Timestamp;
 use lantau_reserve::msg::SubmitAttestation;
 use lantau_reserve::{AttestationState, Params, ReserveMsg, ReserveRead, ReserveWrite};
-use lantau_stablecoin::{DenomRecord, StablecoinWrite};
 use prost::Message as _;
 
 // === fixtures ===
@@ -36,8 +36,8 @@ async fn setup() -> (tempfile::TempDir, Storage) {
     let mut d = StateDelta::new(storage.latest_snapshot());
     let g = GasMeter::infinite();
     d.set_governance_authority(&g, &GOVERNANCE).unwrap();
-    let rec = DenomRecord { denom: DENOM.into(), display: "HKD Demo".into(), issuer: ISSUER.to_bech32(), decimals: lantau_stablecoin::DECIMALS };
-    d.put_denom_record(&g, &ISSUER, &rec).unwrap();
+    let new = d.new_denom(&g, DENOM, &ISSUER).await.unwrap().unwrap();
+    d.create_denom(&g, new, "HKD Demo", lantau_stablecoin::DECIMALS).unwrap();
     d.put_reserve_params(&g, &Params { auditors: vec![AUDITOR.to_bech32()] }).unwrap();
     storage.commit(d).await.unwrap();
     (dir, storage)

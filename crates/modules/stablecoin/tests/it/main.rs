@@ -16,7 +16,7 @@ use lantau_kyc::{KycRead, KycWrite, Level};
 use lantau_module_api::{BlockCtx, Event, ExecCtx, GasMeter, MsgHandler, TxError};
 use lantau_primitives::{Address, Amount, Coin, Denom};
 use lantau_stablecoin::msg::{Burn, CreateDenom, Mint};
-use lantau_stablecoin::{StablecoinMsg, StablecoinRead};
+use lantau_stablecoin::StablecoinMsg;
 use prost::Message as _;
 
 // === fixtures ===

@@ -18,19 +18,21 @@ use lantau_app::{compliance, erc20, kyc, reserve, stablecoin};
 use lantau_proto::chain::compliance::v1 as compliance_pb;
 use lantau_proto::chain::{kyc::v1 as kyc_pb, reserve::v1 as reserve_pb, stablecoin::v1 as stablecoin_pb};
 use lantau_proto::erc20 as erc20_pb;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::openapi::shapes::{Coin, ErrorBody, PageResponse};
-use crate::openapi::{proto_list, proto_nullable, proto_ref};
+use crate::openapi::{proto_list, proto_ref};
 
 use crate::api::NodeApi;
 use crate::error::ApiError;
-use crate::rest::{form_urlencoded, parse_bech32};
+use crate::rest::{form_urlencoded, parse_bech32, Body};
 
 type Node = Arc<dyn NodeApi>;
-type ApiResult = Result<Json<Value>, ApiError>;
+type ApiResult<T> = Result<Body<T>, ApiError>;
 
 /// The module routes, each registered from its `#[utoipa::path]` declaration.
 pub fn routes() -> OpenApiRouter<Node> {
@@ -64,10 +66,6 @@ pub fn routes() -> OpenApiRouter<Node> {
         .route("/chain/compliance/v1/travel_rule/", get(missing_tx_hash))
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Result<Value, ApiError> {
-    serde_json::to_value(v).map_err(ApiError::internal)
-}
-
 /// Asks the node's one query router for `method` on the latest state: the answer gRPC and
 /// `abci_query` give for the same request (a query error keeps its gRPC code and text).
 async fn routed<Resp: prost::Message + Default>(node: &Node, method: &str, req: &impl prost::Message) -> Result<Resp, ApiError> {
@@ -79,70 +77,67 @@ async fn routed<Resp: prost::Message + Default>(node: &Node, method: &str, req: 
 #[utoipa::path(get, path = "/chain/kyc/v1/identity/{address}", tag = "kyc", summary = "Identity record of an address",
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = IdentityResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn identity(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
+async fn identity(State(node): State<Node>, Path(address): Path<String>) -> ApiResult<IdentityResponse> {
     let addr = parse_bech32(&address)?;
     // None: 404 `no identity record for <addr>`.
     let r: kyc_pb::QueryIdentityResponse = routed(&node, kyc::query::IDENTITY, &kyc_pb::QueryIdentityRequest { address: addr.to_bech32() }).await?;
-    Ok(Json(json!({"identity": to_json(&r.identity)?})))
+    Ok(Body(IdentityResponse { identity: r.identity }))
 }
 
 #[utoipa::path(get, path = "/chain/kyc/v1/params", tag = "kyc", summary = "KYC parameters (levels and their limits)",
     responses((status = 200, description = "The answer", body = KycParamsResponse)))]
-async fn kyc_params(State(node): State<Node>) -> ApiResult {
+async fn kyc_params(State(node): State<Node>) -> ApiResult<KycParamsResponse> {
     let r: kyc_pb::QueryParamsResponse = routed(&node, kyc::query::PARAMS, &kyc_pb::QueryParamsRequest {}).await?;
-    Ok(Json(json!({"params": to_json(&r.params)?})))
+    Ok(Body(KycParamsResponse { params: r.params }))
 }
 
 // === stablecoin ===
 
 #[utoipa::path(get, path = "/chain/stablecoin/v1/denoms", tag = "stablecoin", summary = "Registered stablecoin denoms",
     responses((status = 200, description = "The answer", body = DenomsResponse)))]
-async fn denoms(State(node): State<Node>) -> ApiResult {
+async fn denoms(State(node): State<Node>) -> ApiResult<DenomsResponse> {
     let r: stablecoin_pb::QueryDenomsResponse = routed(&node, stablecoin::query::DENOMS, &stablecoin_pb::QueryDenomsRequest {}).await?;
-    Ok(Json(json!({"denoms": to_json(&r.denoms)?, "pagination": crate::json::page(r.denoms.len())})))
+    let pagination = crate::json::page(r.denoms.len());
+    Ok(Body(DenomsResponse { denoms: r.denoms, pagination }))
 }
 
 #[utoipa::path(get, path = "/chain/stablecoin/v1/denoms/{denom}", tag = "stablecoin", summary = "One stablecoin: record, paused, supply",
     params(("denom" = String, Path, description = "The denom", example = "hkd.demo")),
     responses((status = 200, description = "The answer", body = DenomResponse), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult {
+async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult<DenomResponse> {
     // Unknown: 404 `unknown stablecoin denom <denom>`.
     let r: stablecoin_pb::QueryDenomResponse = routed(&node, stablecoin::query::DENOM, &stablecoin_pb::QueryDenomRequest { denom }).await?;
-    let supply = r.supply.unwrap_or_default();
-    Ok(Json(json!({
-        "denom": to_json(&r.denom)?,
-        "paused": r.paused,
-        "supply": {"denom": supply.denom, "amount": supply.amount},
-    })))
+    Ok(Body(DenomResponse { denom: r.denom, paused: r.paused, supply: crate::json::coin(&r.supply.unwrap_or_default()) }))
 }
 
 #[utoipa::path(get, path = "/chain/stablecoin/v1/frozen/{address}", tag = "stablecoin", summary = "Whether an address is frozen",
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = FrozenResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
-async fn frozen(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
+async fn frozen(State(node): State<Node>, Path(address): Path<String>) -> ApiResult<FrozenResponse> {
     let addr = parse_bech32(&address)?;
     let r: stablecoin_pb::QueryFrozenResponse =
         routed(&node, stablecoin::query::FROZEN, &stablecoin_pb::QueryFrozenRequest { address: addr.to_bech32() }).await?;
-    Ok(Json(json!({"address": r.address, "frozen": r.frozen})))
+    Ok(Body(FrozenResponse { address: r.address, frozen: r.frozen }))
 }
 
 // === erc20 ===
 
 #[utoipa::path(get, path = "/cosmos/evm/erc20/v1/token_pairs", tag = "erc20", summary = "Token pairs (stablecoin denom and ERC-20 precompile address)",
     responses((status = 200, description = "The answer", body = TokenPairsResponse)))]
-async fn token_pairs(State(node): State<Node>) -> ApiResult {
+async fn token_pairs(State(node): State<Node>) -> ApiResult<TokenPairsResponse> {
     let r: erc20_pb::QueryTokenPairsResponse = routed(&node, erc20::query::TOKEN_PAIRS, &erc20_pb::QueryTokenPairsRequest::default()).await?;
-    Ok(Json(json!({"token_pairs": to_json(&r.token_pairs)?, "pagination": crate::json::page(r.token_pairs.len())})))
+    let pagination = crate::json::page(r.token_pairs.len());
+    Ok(Body(TokenPairsResponse { token_pairs: r.token_pairs, pagination }))
 }
 
 /// One pair, by denom or by ERC-20 address (hex), as Cosmos EVM's `TokenPair` query takes it.
 #[utoipa::path(get, path = "/cosmos/evm/erc20/v1/token_pairs/{token}", tag = "erc20", summary = "One token pair by denom or ERC-20 address",
     params(("token" = String, Path, description = "A denom or a 0x address", example = "hkd.demo")),
     responses((status = 200, description = "The answer", body = TokenPairResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn token_pair(State(node): State<Node>, Path(token): Path<String>) -> ApiResult {
+async fn token_pair(State(node): State<Node>, Path(token): Path<String>) -> ApiResult<TokenPairResponse> {
     // None: 404 `token pair for <token> not found`.
     let r: erc20_pb::QueryTokenPairResponse = routed(&node, erc20::query::TOKEN_PAIR, &erc20_pb::QueryTokenPairRequest { token }).await?;
-    Ok(Json(json!({"token_pair": to_json(&r.token_pair)?})))
+    Ok(Body(TokenPairResponse { token_pair: r.token_pair }))
 }
 
 // === reserve ===
@@ -150,50 +145,42 @@ async fn token_pair(State(node): State<Node>, Path(token): Path<String>) -> ApiR
 #[utoipa::path(get, path = "/chain/reserve/v1/attestations/{issuer}/latest", tag = "reserve", summary = "An issuer's latest reserve attestation",
     params(("issuer" = String, Path, description = "Bech32 address of the issuer", example = "lantau183zvmhdk4yq0526cthffncpaztay9yauqqmer8", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = AttestationResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn latest_attestation(State(node): State<Node>, Path(issuer): Path<String>) -> ApiResult {
+async fn latest_attestation(State(node): State<Node>, Path(issuer): Path<String>) -> ApiResult<AttestationResponse> {
     let addr = parse_bech32(&issuer)?;
     // None: 404 `no attestation for issuer <addr>`.
     let req = reserve_pb::QueryLatestAttestationRequest { issuer: addr.to_bech32() };
     let r: reserve_pb::QueryLatestAttestationResponse = routed(&node, reserve::query::LATEST_ATTESTATION, &req).await?;
-    Ok(Json(json!({"attestation": to_json(&r.attestation)?})))
+    Ok(Body(AttestationResponse { attestation: r.attestation }))
 }
 
 #[utoipa::path(get, path = "/chain/reserve/v1/reserve_for_address/{address}", tag = "reserve", summary = "An address's balances with their issuers' attestations",
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = ReserveForAddressResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
-async fn reserve_for_address(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
+async fn reserve_for_address(State(node): State<Node>, Path(address): Path<String>) -> ApiResult<ReserveForAddressResponse> {
     let addr = parse_bech32(&address)?;
     let req = reserve_pb::QueryReserveForAddressRequest { address: addr.to_bech32() };
     let r: reserve_pb::QueryReserveForAddressResponse = routed(&node, reserve::query::RESERVE_FOR_ADDRESS, &req).await?;
-    let bindings = r.bindings.iter().map(|x| Ok(with_null_messages(to_json(x)?, &["balance", "attestation"]))).collect::<Result<Vec<_>, ApiError>>()?;
-    Ok(Json(json!({"bindings": bindings})))
-}
-
-/// Emits `null` for these message fields when unset, as the gRPC gateway does with defaults
-/// emitted (pbjson leaves unset message fields out even with `emit_fields`).
-fn with_null_messages(mut v: Value, fields: &[&str]) -> Value {
-    if let Value::Object(m) = &mut v {
-        for f in fields {
-            m.entry(*f).or_insert(Value::Null);
-        }
-    }
-    v
+    let bindings = r
+        .bindings
+        .into_iter()
+        .map(|b| ReserveBinding { denom: b.denom, balance: b.balance.as_ref().map(crate::json::coin), issuer: b.issuer, attestation: b.attestation })
+        .collect();
+    Ok(Body(ReserveForAddressResponse { bindings }))
 }
 
 #[utoipa::path(get, path = "/chain/reserve/v1/params", tag = "reserve", summary = "Reserve parameters",
     responses((status = 200, description = "The answer", body = ReserveParamsResponse)))]
-async fn reserve_params(State(node): State<Node>) -> ApiResult {
+async fn reserve_params(State(node): State<Node>) -> ApiResult<ReserveParamsResponse> {
     let r: reserve_pb::QueryParamsResponse = routed(&node, reserve::query::PARAMS, &reserve_pb::QueryParamsRequest {}).await?;
-    Ok(Json(json!({"params": to_json(&r.params)?})))
+    Ok(Body(ReserveParamsResponse { params: r.params }))
 }
 
 // === compliance ===
 
 #[utoipa::path(get, path = "/chain/compliance/v1/params", tag = "compliance", summary = "Compliance parameters (rules)",
     responses((status = 200, description = "The answer", body = ComplianceParamsResponse)))]
-async fn compliance_params(State(node): State<Node>) -> ApiResult {
-    let r: compliance_pb::QueryParamsResponse = routed(&node, compliance::QUERY_PARAMS, &compliance_pb::QueryParamsRequest {}).await?;
-    Ok(Json(to_json(&r)?))
+async fn compliance_params(State(node): State<Node>) -> ApiResult<ComplianceParamsResponse> {
+    Ok(Body(ComplianceParamsResponse(routed(&node, compliance::QUERY_PARAMS, &compliance_pb::QueryParamsRequest {}).await?)))
 }
 
 /// The anchored payload. The hash must be given exactly as stored, lower-case hex: an
@@ -201,14 +188,12 @@ async fn compliance_params(State(node): State<Node>) -> ApiResult {
 #[utoipa::path(get, path = "/chain/compliance/v1/travel_rule/{tx_hash}", tag = "compliance", summary = "The Travel Rule payload anchored by a transaction",
     params(("tx_hash" = String, Path, description = "The Cosmos tx hash, lower-case hex, exactly as stored")),
     responses((status = 200, description = "The answer", body = TravelRuleResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> ApiResult {
+async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> ApiResult<TravelRuleResponse> {
     if tx_hash.trim().is_empty() {
         return Err(ApiError::invalid("tx_hash is required"));
     }
     // Any other form than 64 lower-case hex digits, and a hash with nothing anchored: 404.
-    let r: compliance_pb::QueryTravelRulePayloadResponse =
-        routed(&node, compliance::QUERY_TRAVEL_RULE_PAYLOAD, &compliance_pb::QueryTravelRulePayloadRequest { tx_hash }).await?;
-    Ok(Json(to_json(&r)?))
+    Ok(Body(TravelRuleResponse(routed(&node, compliance::QUERY_TRAVEL_RULE_PAYLOAD, &compliance_pb::QueryTravelRulePayloadRequest { tx_hash }).await?)))
 }
 
 /// AuditLog: `?subject=&tx_type=&tx_hash=&from=&to=`, every given filter ANDed; an empty value
@@ -223,11 +208,12 @@ async fn travel_rule(State(node): State<Node>, Path(tx_hash): Path<String>) -> A
         ("from" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("to" = Option<String>, Query, description = "RFC 3339, exclusive")),
     responses((status = 200, description = "The answer", body = AuditLogResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
-async fn audit_log(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+async fn audit_log(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult<AuditLogResponse> {
     let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
     let req = audit_request(raw.as_deref())?;
     let r: compliance_pb::QueryAuditLogResponse = routed(&node, compliance::QUERY_AUDIT_LOG, &req).await?;
-    Ok(Json(json!({"entries": to_json(&r.entries)?, "pagination": crate::json::page(r.entries.len())})))
+    let pagination = crate::json::page(r.entries.len());
+    Ok(Body(AuditLogResponse { entries: r.entries, pagination }))
 }
 
 fn audit_request(raw: Option<&str>) -> Result<compliance_pb::QueryAuditLogRequest, ApiError> {
@@ -258,7 +244,7 @@ fn audit_request(raw: Option<&str>) -> Result<compliance_pb::QueryAuditLogReques
         ("from" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("to" = Option<String>, Query, description = "RFC 3339, exclusive")),
     responses((status = 200, description = "The answer", body = FlagsResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
-async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult<FlagsResponse> {
     let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
     let mut req = compliance_pb::QueryFlagsRequest::default();
     for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
@@ -280,7 +266,8 @@ async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
         }
     }
     let r: compliance_pb::QueryFlagsResponse = routed(&node, compliance::QUERY_FLAGS, &req).await?;
-    Ok(Json(json!({"flags": to_json(&r.flags)?, "pagination": crate::json::page(r.flags.len())})))
+    let pagination = crate::json::page(r.flags.len());
+    Ok(Body(FlagsResponse { flags: r.flags, pagination }))
 }
 
 /// SubRoleBindings: `?role=` (a SubRole name or number; omitted or SUB_ROLE_UNSPECIFIED = all),
@@ -289,7 +276,7 @@ async fn flags(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
     params(("parent" = String, Path, description = "Bech32 address of the parent", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"),
         ("role" = Option<String>, Query, description = "A SubRole name or number; omitted = all")),
     responses((status = 200, description = "The answer", body = SubRolesResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
-async fn sub_roles(State(node): State<Node>, Path(parent): Path<String>, RawQuery(raw): RawQuery) -> ApiResult {
+async fn sub_roles(State(node): State<Node>, Path(parent): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<SubRolesResponse> {
     let parent = parse_bech32(&parent)?;
     let mut req = compliance_pb::QuerySubRoleBindingsRequest { parent: parent.to_bech32(), ..Default::default() };
     for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
@@ -301,7 +288,8 @@ async fn sub_roles(State(node): State<Node>, Path(parent): Path<String>, RawQuer
         }
     }
     let r: compliance_pb::QuerySubRoleBindingsResponse = routed(&node, compliance::QUERY_SUB_ROLE_BINDINGS, &req).await?;
-    Ok(Json(json!({"bindings": to_json(&r.bindings)?, "pagination": crate::json::page(r.bindings.len())})))
+    let pagination = crate::json::page(r.bindings.len());
+    Ok(Body(SubRolesResponse { bindings: r.bindings, pagination }))
 }
 
 /// SubRoleParent: `{parent, binding}` for a bound address (active or revoked: `revoked_at`
@@ -309,12 +297,10 @@ async fn sub_roles(State(node): State<Node>, Path(parent): Path<String>, RawQuer
 #[utoipa::path(get, path = "/chain/compliance/v1/sub_role_parent/{sub_addr}", tag = "compliance", summary = "The binding of a sub-role address",
     params(("sub_addr" = String, Path, description = "Bech32 address of the sub-role key", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = SubRoleParentResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn sub_role_parent(State(node): State<Node>, Path(sub_addr): Path<String>) -> ApiResult {
+async fn sub_role_parent(State(node): State<Node>, Path(sub_addr): Path<String>) -> ApiResult<SubRoleParentResponse> {
     parse_bech32(&sub_addr)?;
     // Unbound: 404 with exactly `no sub-role binding for <sub_addr as given>`.
-    let r: compliance_pb::QuerySubRoleParentResponse =
-        routed(&node, compliance::QUERY_SUB_ROLE_PARENT, &compliance_pb::QuerySubRoleParentRequest { sub_addr }).await?;
-    Ok(Json(to_json(&r)?))
+    Ok(Body(SubRoleParentResponse(routed(&node, compliance::QUERY_SUB_ROLE_PARENT, &compliance_pb::QuerySubRoleParentRequest { sub_addr }).await?)))
 }
 
 /// AgentPolicy: `{policy, window}`, the window as stored (no 24-hour reset applied); 404 when
@@ -322,12 +308,11 @@ async fn sub_role_parent(State(node): State<Node>, Path(sub_addr): Path<String>)
 #[utoipa::path(get, path = "/chain/compliance/v1/agent_policy/{parent}/{sub_addr}", tag = "compliance", summary = "An agent key's policy and spending window",
     params(("parent" = String, Path, description = "Bech32 address of the parent", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"), ("sub_addr" = String, Path, description = "Bech32 address of the agent key", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = AgentPolicyResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn agent_policy(State(node): State<Node>, Path((parent, sub_addr)): Path<(String, String)>) -> ApiResult {
+async fn agent_policy(State(node): State<Node>, Path((parent, sub_addr)): Path<(String, String)>) -> ApiResult<AgentPolicyResponse> {
     let parent = parse_bech32(&parent)?;
     let sub = parse_bech32(&sub_addr)?;
     let req = compliance_pb::QueryAgentPolicyRequest { parent: parent.to_bech32(), sub_addr: sub.to_bech32() };
-    let r: compliance_pb::QueryAgentPolicyResponse = routed(&node, compliance::QUERY_AGENT_POLICY, &req).await?;
-    Ok(Json(to_json(&r)?))
+    Ok(Body(AgentPolicyResponse(routed(&node, compliance::QUERY_AGENT_POLICY, &req).await?)))
 }
 
 /// A query whose `tx_hash` path segment is missing: HTTP 400, as the spec's query errors say.
@@ -339,11 +324,11 @@ async fn missing_tx_hash() -> ApiError {
 #[utoipa::path(get, path = "/chain/compliance/v1/tx_trace/{tx_hash}", tag = "compliance", summary = "The gate trace of a transaction (Cosmos or Ethereum hash)",
     params(("tx_hash" = String, Path, description = "64 hex digits, with or without 0x, any case")),
     responses((status = 200, description = "The answer", body = TxTraceResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
-async fn tx_trace(State(node): State<Node>, Path(tx_hash): Path<String>) -> ApiResult {
+async fn tx_trace(State(node): State<Node>, Path(tx_hash): Path<String>) -> ApiResult<TxTraceResponse> {
     // The router parses the hash (`lantau_app::grpc::tx_hash`, which `rest::parse_hash` is too).
     let r: compliance_pb::QueryTxTraceResponse = routed(&node, compliance::QUERY_TX_TRACE, &compliance_pb::QueryTxTraceRequest { tx_hash }).await?;
     // `found: false` comes with `trace: null`, as the gateway writes an unset message field.
-    Ok(Json(with_null_messages(to_json(&r)?, &["trace"])))
+    Ok(Body(TxTraceResponse { trace: r.trace, found: r.found }))
 }
 
 #[derive(serde::Deserialize, utoipa::ToSchema)]
@@ -358,7 +343,10 @@ struct TxBytesBody {
 #[utoipa::path(post, path = "/chain/compliance/v1/simulate_trace", tag = "compliance", summary = "The gate trace a signed transaction would get now",
     request_body = TxBytesBody,
     responses((status = 200, description = "The answer", body = SimulateTraceResponse), (status = 400, description = "Undecodable bytes, or a node without the simulation hook", body = ErrorBody)))]
-async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>, axum::extract::rejection::JsonRejection>) -> ApiResult {
+async fn simulate_trace(
+    State(node): State<Node>,
+    body: Result<Json<TxBytesBody>, axum::extract::rejection::JsonRejection>,
+) -> ApiResult<SimulateTraceResponse> {
     use base64::Engine as _;
     let Json(body) = body.map_err(|e| ApiError::invalid(format!("invalid request body: {}", e.body_text())))?;
     if body.tx_bytes.is_empty() {
@@ -367,9 +355,8 @@ async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>
     let bytes =
         base64::engine::general_purpose::STANDARD.decode(&body.tx_bytes).map_err(|e| ApiError::invalid(format!("tx_bytes is not valid base64: {e}")))?;
     // Undecodable bytes: InvalidArgument; a node without the simulation hook: FailedPrecondition.
-    let r: compliance_pb::QuerySimulateTraceResponse =
-        routed(&node, compliance::QUERY_SIMULATE_TRACE, &compliance_pb::QuerySimulateTraceRequest { tx_bytes: bytes.into() }).await?;
-    Ok(Json(to_json(&r)?))
+    let req = compliance_pb::QuerySimulateTraceRequest { tx_bytes: bytes.into() };
+    Ok(Body(SimulateTraceResponse(routed(&node, compliance::QUERY_SIMULATE_TRACE, &req).await?)))
 }
 
 /// Report: four sections, always present and in this order: `par_value_daily` (always empty:
@@ -383,7 +370,7 @@ async fn simulate_trace(State(node): State<Node>, body: Result<Json<TxBytesBody>
         ("period_end" = Option<String>, Query, description = "RFC 3339, exclusive"),
         ("format" = Option<String>, Query, description = "Accepted and ignored")),
     responses((status = 200, description = "The answer", body = ReportResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
-async fn report(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+async fn report(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult<ReportResponse> {
     let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
     let mut req = compliance_pb::QueryReportRequest::default();
     for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
@@ -396,16 +383,14 @@ async fn report(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult 
             _ => {}
         }
     }
-    let r: compliance_pb::QueryReportResponse = routed(&node, compliance::QUERY_REPORT, &req).await?;
-    Ok(Json(to_json(&r)?))
+    Ok(Body(ReportResponse(routed(&node, compliance::QUERY_REPORT, &req).await?)))
 }
 
 /// SanctionsSet: `{set: {blocked_addresses, blocked_vasps}}`.
 #[utoipa::path(get, path = "/chain/compliance/v1/sanctions", tag = "compliance", summary = "The sanctions set",
     responses((status = 200, description = "The answer", body = SanctionsResponse)))]
-async fn sanctions(State(node): State<Node>) -> ApiResult {
-    let r: compliance_pb::QuerySanctionsSetResponse = routed(&node, compliance::QUERY_SANCTIONS_SET, &compliance_pb::QuerySanctionsSetRequest {}).await?;
-    Ok(Json(to_json(&r)?))
+async fn sanctions(State(node): State<Node>) -> ApiResult<SanctionsResponse> {
+    Ok(Body(SanctionsResponse(routed(&node, compliance::QUERY_SANCTIONS_SET, &compliance_pb::QuerySanctionsSetRequest {}).await?)))
 }
 
 /// Parses an RFC 3339 query parameter. An unescaped `+` of a UTC offset arrives as a space
@@ -417,31 +402,49 @@ fn parse_time(name: &str, v: &str) -> Result<lantau_proto::Timestamp, ApiError> 
         .map_err(|_| ApiError::invalid(format!("invalid {name} {v:?}: expected an RFC 3339 timestamp")))
 }
 
-/// The response bodies of these routes, as schemas (the handlers render them with `json!`;
-/// schemathesis checks the two agree on a live chain).
-#[allow(dead_code)]
+/// The response bodies of these routes: what the handlers serialise and, from the same
+/// definitions, the schemas of the document (schemathesis checks them on a live chain). A
+/// field holding a protobuf message serialises with pbjson and is documented by the schema
+/// generated from the same message's descriptor; a route that answers its response message as
+/// is wraps it ([`proto_body!`]).
 mod bodies {
     use super::*;
-    use utoipa::ToSchema;
+    use crate::openapi::proto_nullable;
 
+    /// A protobuf response message written as pbjson writes it and documented by its
+    /// generated schema.
+    macro_rules! proto_body {
+        ($name:ident, $ty:ty) => {
+            #[doc = concat!("`", stringify!($ty), "`, as pbjson writes it.")]
+            #[derive(Serialize)]
+            #[serde(transparent)]
+            pub(super) struct $name(pub(super) $ty);
+            impl utoipa::PartialSchema for $name {
+                fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                    proto_ref::<$ty>().into()
+                }
+            }
+            impl ToSchema for $name {}
+        };
+    }
     macro_rules! one {
         ($name:ident, $field:ident, $ty:ty) => {
             #[doc = concat!("`{", stringify!($field), "}`")]
-            #[derive(ToSchema)]
+            #[derive(Serialize, ToSchema)]
             pub(super) struct $name {
-                #[schema(schema_with = proto_ref::<$ty>)]
-                $field: (),
+                #[schema(schema_with = proto_nullable::<$ty>)]
+                pub(super) $field: Option<$ty>,
             }
         };
     }
     macro_rules! list {
         ($name:ident, $field:ident, $ty:ty) => {
             #[doc = concat!("`{", stringify!($field), ", pagination}`")]
-            #[derive(ToSchema)]
+            #[derive(Serialize, ToSchema)]
             pub(super) struct $name {
                 #[schema(schema_with = proto_list::<$ty>)]
-                $field: (),
-                pagination: PageResponse,
+                pub(super) $field: Vec<$ty>,
+                pub(super) pagination: PageResponse,
             }
         };
     }
@@ -452,80 +455,56 @@ mod bodies {
     one!(TokenPairResponse, token_pair, lantau_proto::erc20::TokenPair);
     one!(AttestationResponse, attestation, reserve_pb::Attestation);
     one!(ReserveParamsResponse, params, reserve_pb::Params);
-    one!(ComplianceParamsResponse, params, compliance_pb::Params);
-    one!(TravelRuleResponse, payload, compliance_pb::TravelRulePayload);
     list!(AuditLogResponse, entries, compliance_pb::AuditEntry);
     list!(FlagsResponse, flags, compliance_pb::Flag);
     list!(SubRolesResponse, bindings, compliance_pb::SubRoleBinding);
-    one!(SimulateTraceResponse, trace, compliance_pb::GateTrace);
-    one!(SanctionsResponse, set, compliance_pb::SanctionsSet);
+    proto_body!(ComplianceParamsResponse, compliance_pb::QueryParamsResponse);
+    proto_body!(TravelRuleResponse, compliance_pb::QueryTravelRulePayloadResponse);
+    proto_body!(SimulateTraceResponse, compliance_pb::QuerySimulateTraceResponse);
+    proto_body!(SanctionsResponse, compliance_pb::QuerySanctionsSetResponse);
+    proto_body!(SubRoleParentResponse, compliance_pb::QuerySubRoleParentResponse);
+    proto_body!(AgentPolicyResponse, compliance_pb::QueryAgentPolicyResponse);
+    proto_body!(ReportResponse, compliance_pb::QueryReportResponse);
 
     /// `{denom, paused, supply}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct DenomResponse {
-        #[schema(schema_with = proto_ref::<stablecoin_pb::Denom>)]
-        denom: (),
-        paused: bool,
-        supply: Coin,
+        #[schema(schema_with = proto_nullable::<stablecoin_pb::Denom>)]
+        pub(super) denom: Option<stablecoin_pb::Denom>,
+        pub(super) paused: bool,
+        pub(super) supply: Coin,
     }
 
     /// `{address, frozen}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct FrozenResponse {
-        address: String,
-        frozen: bool,
+        pub(super) address: String,
+        pub(super) frozen: bool,
+    }
+
+    /// A balance with its issuer's latest attestation; `balance` and `attestation` are null
+    /// when unset, as the gateway writes unset message fields.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct ReserveBinding {
+        pub(super) denom: String,
+        pub(super) balance: Option<Coin>,
+        pub(super) issuer: String,
+        #[schema(schema_with = proto_nullable::<reserve_pb::Attestation>)]
+        pub(super) attestation: Option<reserve_pb::Attestation>,
     }
 
     /// `{bindings}`: each balance with its issuer's attestation (null when none).
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct ReserveForAddressResponse {
-        #[schema(schema_with = proto_list::<reserve_pb::ReserveBinding>)]
-        bindings: (),
-    }
-
-    /// `{parent, binding}`.
-    #[derive(ToSchema)]
-    pub(super) struct SubRoleParentResponse {
-        parent: String,
-        #[schema(schema_with = proto_ref::<compliance_pb::SubRoleBinding>)]
-        binding: (),
-    }
-
-    /// `{policy, window}`.
-    #[derive(ToSchema)]
-    pub(super) struct AgentPolicyResponse {
-        #[schema(schema_with = proto_ref::<compliance_pb::AgentPolicy>)]
-        policy: (),
-        #[schema(schema_with = proto_ref::<compliance_pb::AgentWindow>)]
-        window: (),
+        pub(super) bindings: Vec<ReserveBinding>,
     }
 
     /// `{trace, found}`: `found: false` with a null trace when the node does not hold it.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct TxTraceResponse {
         #[schema(schema_with = proto_nullable::<compliance_pb::GateTrace>)]
-        trace: (),
-        found: bool,
-    }
-
-    /// A report row: column name to cell text.
-    #[derive(ToSchema)]
-    pub(super) struct ReportRow {
-        cells: std::collections::BTreeMap<String, String>,
-    }
-
-    /// A report section.
-    #[derive(ToSchema)]
-    pub(super) struct ReportSection {
-        /// `par_value_daily`, `sanctions_hits`, `threshold_flags` or `review_closures`.
-        name: String,
-        rows: Vec<ReportRow>,
-    }
-
-    /// `{sections}`, always the four in order.
-    #[derive(ToSchema)]
-    pub(super) struct ReportResponse {
-        sections: Vec<ReportSection>,
+        pub(super) trace: Option<compliance_pb::GateTrace>,
+        pub(super) found: bool,
     }
 }
 use bodies::*;

@@ -9,8 +9,9 @@
 //!   generated here from the compiled descriptor set ([`lantau_proto::FILE_DESCRIPTOR_SET`]),
 //!   following the JSON the node writes for them (pbjson: proto field names, defaults emitted,
 //!   64-bit integers as strings, enums by name, bytes base64, timestamps RFC 3339);
-//! - the Cosmos SDK shapes the gateway renders by hand (tx responses, accounts, coins, blocks)
-//!   are the `ToSchema` types of [`shapes`].
+//! - the Cosmos SDK shapes (tx responses, accounts, coins, blocks) are the types of [`shapes`],
+//!   and each route's body a type beside its handler: one definition serialises the answer and
+//!   documents it (`Serialize` + `ToSchema`).
 //!
 //! The document is served at `/openapi.json`, with Swagger UI (assets compiled into the binary)
 //! at `/swagger`. CI runs schemathesis against a dev chain with this document: no 5xx, and
@@ -181,25 +182,27 @@ pub fn docs_router<S: Clone + Send + Sync + 'static>(doc: OpenApi) -> axum::Rout
 }
 
 pub mod shapes {
-    //! The Cosmos gateway shapes the REST handlers write by hand, as schemas.
+    //! The Cosmos gateway shapes of the REST surface: each type is what the handlers serialise
+    //! and, from the same definition, the schema the document declares. [`crate::json`] builds
+    //! them from the protobuf messages.
 
-    #![allow(dead_code)] // schema declarations: the handlers render these shapes with `json!`
-
+    use serde::Serialize;
+    use serde_json::{Map, Value};
     use utoipa::ToSchema;
 
     /// The error body: a gRPC status, `{code, message, details}`.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct ErrorBody {
         /// The gRPC status code (3 InvalidArgument, 5 NotFound, 9 FailedPrecondition, 13 Internal).
         pub code: i32,
         /// What went wrong, and how to correct the request when it can be.
         pub message: String,
         /// Always empty.
-        pub details: Vec<serde_json::Value>,
+        pub details: Vec<Value>,
     }
 
     /// `cosmos.base.v1beta1.Coin`: an amount (a decimal integer) of a denom.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Default, Serialize, ToSchema)]
     pub struct Coin {
         /// The denom (`alantau`, `hkd.demo`).
         pub denom: String,
@@ -209,7 +212,7 @@ pub mod shapes {
     }
 
     /// A complete list's pagination tail: no next page, the total as a string.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct PageResponse {
         /// Always null: lists are complete.
         pub next_key: Option<String>,
@@ -219,7 +222,7 @@ pub mod shapes {
     }
 
     /// An ABCI event attribute.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct EventAttribute {
         /// Key.
         pub key: String,
@@ -230,39 +233,43 @@ pub mod shapes {
     }
 
     /// An ABCI event.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct Event {
         /// The event type (`transfer`, `message`, `chain.compliance.v1.EventGateEvaluated`...).
-        #[schema(rename = "type")]
-        pub r#type: String,
+        #[serde(rename = "type")]
+        pub kind: String,
         /// Attributes.
         pub attributes: Vec<EventAttribute>,
     }
 
     /// A message or public key `Any` with its `@type`; known types expanded to their fields,
     /// others as `{"@type", "value": base64 protobuf}`.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct AnyJson {
         /// The type URL.
-        #[schema(rename = "@type")]
+        #[serde(rename = "@type")]
         pub type_url: String,
+        /// The message's own fields.
+        #[serde(flatten)]
+        #[schema(ignore)]
+        pub fields: Map<String, Value>,
     }
 
     /// A signer's mode and sequence.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct SignerInfo {
         /// The signer's public key.
         pub public_key: Option<AnyJson>,
         /// `{"single": {"mode": "SIGN_MODE_DIRECT"}}`.
         #[schema(value_type = Option<Object>)]
-        pub mode_info: Option<serde_json::Value>,
+        pub mode_info: Option<Value>,
         /// The signer's sequence.
         #[schema(pattern = "^[0-9]+$")]
         pub sequence: String,
     }
 
     /// The fee.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct Fee {
         /// Amount.
         pub amount: Vec<Coin>,
@@ -276,7 +283,7 @@ pub mod shapes {
     }
 
     /// `AuthInfo`.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct AuthInfo {
         /// Signers.
         pub signer_infos: Vec<SignerInfo>,
@@ -284,11 +291,11 @@ pub mod shapes {
         pub fee: Option<Fee>,
         /// Always null.
         #[schema(value_type = Option<Object>)]
-        pub tip: Option<serde_json::Value>,
+        pub tip: Option<Value>,
     }
 
     /// `TxBody`.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct TxBody {
         /// Messages.
         pub messages: Vec<AnyJson>,
@@ -304,8 +311,12 @@ pub mod shapes {
     }
 
     /// `cosmos.tx.v1beta1.Tx`.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct Tx {
+        /// `/cosmos.tx.v1beta1.Tx` where the gateway packs it in an `Any` (a `TxResponse`'s
+        /// `tx`); absent elsewhere.
+        #[serde(rename = "@type", skip_serializing_if = "Option::is_none")]
+        pub type_url: Option<String>,
         /// Body.
         pub body: TxBody,
         /// Auth info.
@@ -315,7 +326,7 @@ pub mod shapes {
     }
 
     /// `cosmos.base.abci.v1beta1.TxResponse`.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct TxResponse {
         /// The block height ("0" for a broadcast answer).
         #[schema(pattern = "^[0-9]+$")]
@@ -331,7 +342,7 @@ pub mod shapes {
         /// The log (the refusal's reason).
         pub raw_log: String,
         /// Always empty (events carry everything).
-        pub logs: Vec<serde_json::Value>,
+        pub logs: Vec<Value>,
         /// Info.
         pub info: String,
         /// Gas limit.
@@ -349,10 +360,10 @@ pub mod shapes {
     }
 
     /// `BaseAccount`.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct BaseAccount {
         /// `/cosmos.auth.v1beta1.BaseAccount`.
-        #[schema(rename = "@type")]
+        #[serde(rename = "@type")]
         pub type_url: String,
         /// Bech32 address.
         pub address: String,
@@ -367,7 +378,7 @@ pub mod shapes {
     }
 
     /// A denom unit of bank metadata.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct DenomUnit {
         /// Denom.
         pub denom: String,
@@ -378,7 +389,7 @@ pub mod shapes {
     }
 
     /// Bank denom metadata.
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct Metadata {
         /// Description.
         pub description: String,
@@ -398,14 +409,22 @@ pub mod shapes {
         pub uri_hash: String,
     }
 
+    /// A block's part set header as the gateway writes it.
+    #[derive(Debug, Clone, Serialize, ToSchema)]
+    pub struct PartSetHeader {
+        /// Number of parts.
+        pub total: u32,
+        /// Hash, base64.
+        pub hash: String,
+    }
+
     /// A block id as the gateway writes it (hashes base64).
-    #[derive(ToSchema)]
+    #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct BlockId {
         /// Hash, base64.
         pub hash: String,
         /// Part set header.
-        #[schema(value_type = Object)]
-        pub part_set_header: serde_json::Value,
+        pub part_set_header: PartSetHeader,
     }
 }
 

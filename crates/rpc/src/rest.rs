@@ -18,8 +18,8 @@ use lantau_app::auth::query as authq;
 use lantau_app::bank::query as bankq;
 use lantau_primitives::{Address, Denom};
 use prost::Message as _;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -27,10 +27,10 @@ use utoipa_axum::routes;
 use crate::api::NodeApi;
 use crate::error::ApiError;
 use crate::json;
-use crate::openapi::shapes::{BaseAccount, BlockId, Coin, ErrorBody, Event, Metadata, PageResponse, Tx, TxResponse};
+use crate::openapi::shapes::{AnyJson, BaseAccount, BlockId, Coin, ErrorBody, Event, Metadata, PageResponse, PartSetHeader, Tx, TxResponse};
 
 type Node = Arc<dyn NodeApi>;
-type ApiResult = Result<Json<Value>, ApiError>;
+type ApiResult<T> = Result<Body<T>, ApiError>;
 
 /// The REST router over a node: every route registered from its handler's `#[utoipa::path]`
 /// declaration, which is also what the OpenAPI document at `/openapi.json` is built from.
@@ -62,6 +62,20 @@ pub fn api_routes() -> OpenApiRouter<Node> {
         .routes(routes!(latest_block))
         .routes(routes!(block_by_height))
         .merge(crate::modules::routes())
+}
+
+/// A route's answer: its body type serialised as JSON with every object's keys in sorted
+/// order (through `serde_json::Value`), so the bytes do not depend on the order fields are
+/// declared in, whether in a body struct or a protobuf message.
+pub struct Body<T>(pub T);
+
+impl<T: Serialize> axum::response::IntoResponse for Body<T> {
+    fn into_response(self) -> axum::response::Response {
+        match serde_json::to_value(&self.0) {
+            Ok(v) => Json(v).into_response(),
+            Err(e) => ApiError::internal(e).into_response(),
+        }
+    }
 }
 
 /// The gateway's answer for an unknown path.
@@ -127,37 +141,37 @@ fn decode_tx_bytes(s: &str) -> Result<Vec<u8>, ApiError> {
     description = "SYNC answers the admission verdict (code 0, or the refusing module's codespace and code); ASYNC answers the hash only.",
     request_body = BroadcastBody,
     responses((status = 200, description = "The answer", body = BroadcastResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
-async fn broadcast(State(node): State<Node>, body: Result<Json<BroadcastBody>, axum::extract::rejection::JsonRejection>) -> ApiResult {
+async fn broadcast(State(node): State<Node>, body: Result<Json<BroadcastBody>, axum::extract::rejection::JsonRejection>) -> ApiResult<BroadcastResponse> {
     let Json(body) = body.map_err(|e| ApiError::invalid(format!("invalid request body: {}", e.body_text())))?;
     let mode = broadcast_mode(&body.mode)?;
     let bytes = decode_tx_bytes(&body.tx_bytes)?;
     let r = if mode == "sync" { node.broadcast_sync(bytes).await } else { node.broadcast_async(bytes).await };
-    Ok(Json(json!({
-        "tx_response": {
-            "height": "0",
-            "txhash": hex::encode_upper(r.hash),
-            "codespace": r.codespace,
-            "code": r.code,
-            "data": "",
-            "raw_log": r.log,
-            "logs": [],
-            "info": "",
-            "gas_wanted": r.gas_wanted.to_string(),
-            "gas_used": r.gas_used.to_string(),
-            "tx": null,
-            "timestamp": "",
-            "events": [],
-        }
-    })))
+    Ok(Body(BroadcastResponse {
+        tx_response: TxResponse {
+            height: "0".into(),
+            txhash: hex::encode_upper(r.hash),
+            codespace: r.codespace,
+            code: r.code,
+            data: String::new(),
+            raw_log: r.log,
+            logs: Vec::new(),
+            info: String::new(),
+            gas_wanted: r.gas_wanted.to_string(),
+            gas_used: r.gas_used.to_string(),
+            tx: None,
+            timestamp: String::new(),
+            events: Vec::new(),
+        },
+    }))
 }
 
 #[utoipa::path(get, path = "/cosmos/tx/v1beta1/txs/{hash}", tag = "tx", summary = "A committed transaction by hash",
     params(("hash" = String, Path, description = "64 hex digits, any case")),
     responses((status = 200, description = "The answer", body = GetTxResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn get_tx(State(node): State<Node>, Path(hash): Path<String>) -> ApiResult {
+async fn get_tx(State(node): State<Node>, Path(hash): Path<String>) -> ApiResult<GetTxResponse> {
     let h = parse_hash(&hash)?;
     match node.tx(h).await? {
-        Some(rec) => Ok(Json(json!({"tx": json::tx(&rec.tx), "tx_response": json::tx_response(&rec)}))),
+        Some(rec) => Ok(Body(GetTxResponse { tx: json::tx(&rec.tx), tx_response: json::tx_response(&rec) })),
         None => Err(ApiError::not_found(format!("tx not found: {}", hex::encode_upper(h)))),
     }
 }
@@ -227,7 +241,7 @@ pub(crate) fn form_urlencoded(s: &str) -> Vec<(String, String)> {
         ("page" = Option<String>, Query, description = "Page number from 1"),
         ("order_by" = Option<String>, Query, description = "ORDER_BY_ASC (default) or ORDER_BY_DESC")),
     responses((status = 200, description = "The answer", body = SearchResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 503, description = "Busy: other broad queries hold every turn; retry", body = ErrorBody)))]
-async fn search(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult {
+async fn search(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult<SearchResponse> {
     let _turn = crate::heavy::turn().await.map_err(ApiError::unavailable)?;
     let p = parse_search_params(raw.as_deref());
     let text = match (&p.query, p.events.is_empty()) {
@@ -244,12 +258,12 @@ async fn search(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult 
     let limit = parse_u64(p.limit.as_deref(), "limit")?.unwrap_or(100).clamp(1, 100);
     let page = parse_u64(p.page.as_deref(), "page")?.unwrap_or(1).max(1);
     let res = node.search_txs(&query, descending, page, limit).await?;
-    Ok(Json(json!({
-        "txs": res.txs.iter().map(|r| json::tx(&r.tx)).collect::<Vec<_>>(),
-        "tx_responses": res.txs.iter().map(json::tx_response).collect::<Vec<_>>(),
-        "pagination": null,
-        "total": res.total.to_string(),
-    })))
+    Ok(Body(SearchResponse {
+        txs: res.txs.iter().map(|r| json::tx(&r.tx)).collect(),
+        tx_responses: res.txs.iter().map(json::tx_response).collect(),
+        pagination: None,
+        total: res.total.to_string(),
+    }))
 }
 
 fn parse_u64(v: Option<&str>, what: &str) -> Result<Option<u64>, ApiError> {
@@ -269,7 +283,7 @@ struct SimulateBody {
 #[utoipa::path(post, path = "/cosmos/tx/v1beta1/simulate", tag = "tx", summary = "Simulate a transaction (gas used and events)",
     request_body = SimulateBody,
     responses((status = 200, description = "The answer", body = SimulateResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
-async fn simulate(State(node): State<Node>, body: Result<Json<SimulateBody>, axum::extract::rejection::JsonRejection>) -> ApiResult {
+async fn simulate(State(node): State<Node>, body: Result<Json<SimulateBody>, axum::extract::rejection::JsonRejection>) -> ApiResult<SimulateResponse> {
     let Json(body) = body.map_err(|e| ApiError::invalid(format!("invalid request body: {}", e.body_text())))?;
     let bytes = decode_tx_bytes(&body.tx_bytes)?;
     // A refused transaction is InvalidArgument with its log, codespace and code.
@@ -277,10 +291,10 @@ async fn simulate(State(node): State<Node>, body: Result<Json<SimulateBody>, axu
         query(&node, 0, lantau_app::grpc::SIMULATE, &cosmos_sdk_proto::cosmos::tx::v1beta1::SimulateRequest { tx_bytes: bytes, ..Default::default() }).await?;
     let gas_used = r.gas_info.map_or(0, |g| g.gas_used);
     let events = r.result.map(|x| x.events).unwrap_or_default();
-    Ok(Json(json!({
-        "gas_info": {"gas_wanted": "0", "gas_used": gas_used.to_string()},
-        "result": {"data": "", "log": "", "events": json::pb_events(&events), "msg_responses": []},
-    })))
+    Ok(Body(SimulateResponse {
+        gas_info: GasInfo { gas_wanted: "0".into(), gas_used: gas_used.to_string() },
+        result: SimulateResult { data: String::new(), log: String::new(), events: json::pb_events(&events), msg_responses: Vec::new() },
+    }))
 }
 
 // === auth and bank ===
@@ -291,26 +305,27 @@ async fn simulate(State(node): State<Node>, body: Result<Json<SimulateBody>, axu
 #[utoipa::path(get, path = "/cosmos/auth/v1beta1/accounts/{address}", tag = "auth", summary = "An account",
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = AccountResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn account(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
+async fn account(State(node): State<Node>, Path(address): Path<String>) -> ApiResult<AccountResponse> {
     parse_bech32(&address)?;
     // Absent: 404 `account <address as given> not found`.
     let a = base_account(&node, address).await?;
     let pub_key = match &a.pub_key {
         Some(k) => {
             let key = lantau_proto::ethsecp256k1::PubKey::decode(k.value.as_slice()).map_err(ApiError::internal)?;
-            json!({"@type": k.type_url, "key": B64.encode(&key.key)})
+            let fields = serde_json::Map::from_iter([("key".to_string(), Value::String(B64.encode(&key.key)))]);
+            Some(AnyJson { type_url: k.type_url.clone(), fields })
         }
-        None => Value::Null,
+        None => None,
     };
-    Ok(Json(json!({
-        "account": {
-            "@type": "/cosmos.auth.v1beta1.BaseAccount",
-            "address": a.address,
-            "pub_key": pub_key,
-            "account_number": a.account_number.to_string(),
-            "sequence": a.sequence.to_string(),
-        }
-    })))
+    Ok(Body(AccountResponse {
+        account: BaseAccount {
+            type_url: "/cosmos.auth.v1beta1.BaseAccount".into(),
+            address: a.address,
+            pub_key,
+            account_number: a.account_number.to_string(),
+            sequence: a.sequence.to_string(),
+        },
+    }))
 }
 
 /// The account at `address` (`AccountInfo`: the `BaseAccount` itself); NotFound when absent.
@@ -326,21 +341,21 @@ async fn base_account(node: &Node, address: String) -> Result<auth_pb::BaseAccou
 #[utoipa::path(get, path = "/chain/auth/v1/next_sequence/{address}", tag = "auth", summary = "The sequence the account's next transaction must carry on this node",
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = NextSequenceResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn next_sequence(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
+async fn next_sequence(State(node): State<Node>, Path(address): Path<String>) -> ApiResult<NextSequenceResponse> {
     let addr = parse_bech32(&address)?;
     let a = base_account(&node, address).await?;
     let next = node.pending_sequence(&addr).await?;
-    Ok(Json(json!({"address": addr.to_bech32(), "account_number": a.account_number.to_string(), "sequence": next.max(a.sequence).to_string()})))
+    Ok(Body(NextSequenceResponse { address: addr.to_bech32(), account_number: a.account_number.to_string(), sequence: next.max(a.sequence).to_string() }))
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/balances/{address}", tag = "bank", summary = "All balances of an address",
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
     responses((status = 200, description = "The answer", body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
-async fn balances(State(node): State<Node>, Path(address): Path<String>) -> ApiResult {
+async fn balances(State(node): State<Node>, Path(address): Path<String>) -> ApiResult<BalancesResponse> {
     parse_bech32(&address)?;
     let r: bank_pb::QueryAllBalancesResponse =
         query(&node, 0, bankq::ALL_BALANCES, &bank_pb::QueryAllBalancesRequest { address, ..Default::default() }).await?;
-    Ok(Json(json!({"balances": json::coins(&r.balances), "pagination": json::page(r.balances.len())})))
+    Ok(Body(BalancesResponse { balances: json::coins(&r.balances), pagination: json::page(r.balances.len()) }))
 }
 
 #[derive(Deserialize)]
@@ -356,23 +371,21 @@ fn parse_denom(d: &str) -> Result<Denom, ApiError> {
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/balances/{address}/by_denom", tag = "bank", summary = "One balance of an address",
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"), ("denom" = String, Query, description = "The denom", example = "hkd.demo")),
     responses((status = 200, description = "The answer", body = BalanceResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
-async fn balance_by_denom(State(node): State<Node>, Path(address): Path<String>, Query(q): Query<DenomParam>) -> ApiResult {
+async fn balance_by_denom(State(node): State<Node>, Path(address): Path<String>, Query(q): Query<DenomParam>) -> ApiResult<BalanceResponse> {
     parse_bech32(&address)?;
     let denom = parse_denom(&q.denom)?;
     let req = bank_pb::QueryBalanceRequest { address, denom: denom.as_str().into() };
     let r: bank_pb::QueryBalanceResponse = query(&node, 0, bankq::BALANCE, &req).await?;
-    let c = r.balance.unwrap_or_default();
-    Ok(Json(json!({"balance": {"denom": c.denom, "amount": c.amount}})))
+    Ok(Body(BalanceResponse { balance: json::coin(&r.balance.unwrap_or_default()) }))
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/supply/by_denom", tag = "bank", summary = "The supply of one denom",
     params(("denom" = String, Query, description = "The denom", example = "hkd.demo")),
     responses((status = 200, description = "The answer", body = SupplyOfResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
-async fn supply_by_denom(State(node): State<Node>, Query(q): Query<DenomParam>) -> ApiResult {
+async fn supply_by_denom(State(node): State<Node>, Query(q): Query<DenomParam>) -> ApiResult<SupplyOfResponse> {
     let denom = parse_denom(&q.denom)?;
     let r: bank_pb::QuerySupplyOfResponse = query(&node, 0, bankq::SUPPLY_OF, &bank_pb::QuerySupplyOfRequest { denom: denom.as_str().into() }).await?;
-    let c = r.amount.unwrap_or_default();
-    Ok(Json(json!({"amount": {"denom": c.denom, "amount": c.amount}})))
+    Ok(Body(SupplyOfResponse { amount: json::coin(&r.amount.unwrap_or_default()) }))
 }
 
 // === through the query router ===
@@ -407,131 +420,137 @@ pub(crate) async fn query<Resp: prost::Message + Default>(node: &Node, height: u
     Resp::decode(bytes.as_slice()).map_err(ApiError::internal)
 }
 
-fn metadata_json(m: &cosmos_sdk_proto::cosmos::bank::v1beta1::Metadata) -> Value {
-    json!({
-        "description": m.description,
-        "denom_units": m.denom_units.iter().map(|u| json!({"denom": u.denom, "exponent": u.exponent, "aliases": u.aliases})).collect::<Vec<_>>(),
-        "base": m.base,
-        "display": m.display,
-        "name": m.name,
-        "symbol": m.symbol,
-        "uri": m.uri,
-        "uri_hash": m.uri_hash,
-    })
+fn metadata_json(m: &cosmos_sdk_proto::cosmos::bank::v1beta1::Metadata) -> Metadata {
+    Metadata {
+        description: m.description.clone(),
+        denom_units: m
+            .denom_units
+            .iter()
+            .map(|u| crate::openapi::shapes::DenomUnit { denom: u.denom.clone(), exponent: u.exponent, aliases: u.aliases.clone() })
+            .collect(),
+        base: m.base.clone(),
+        display: m.display.clone(),
+        name: m.name.clone(),
+        symbol: m.symbol.clone(),
+        uri: m.uri.clone(),
+        uri_hash: m.uri_hash.clone(),
+    }
 }
 
 #[utoipa::path(get, path = "/cosmos/auth/v1beta1/params", tag = "auth", summary = "Auth parameters",
     params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = AuthParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
-async fn auth_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
+async fn auth_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult<AuthParamsResponse> {
     use cosmos_sdk_proto::cosmos::auth::v1beta1 as pb;
     let r: pb::QueryParamsResponse = routed(&node, &headers, lantau_app::auth::query::PARAMS, pb::QueryParamsRequest {}).await?;
     let p = r.params.unwrap_or_default();
-    Ok(Json(json!({"params": {
-        "max_memo_characters": p.max_memo_characters.to_string(),
-        "tx_sig_limit": p.tx_sig_limit.to_string(),
-        "tx_size_cost_per_byte": p.tx_size_cost_per_byte.to_string(),
-        "sig_verify_cost_ed25519": p.sig_verify_cost_ed25519.to_string(),
-        "sig_verify_cost_secp256k1": p.sig_verify_cost_secp256k1.to_string(),
-    }})))
+    Ok(Body(AuthParamsResponse {
+        params: AuthParams {
+            max_memo_characters: p.max_memo_characters.to_string(),
+            tx_sig_limit: p.tx_sig_limit.to_string(),
+            tx_size_cost_per_byte: p.tx_size_cost_per_byte.to_string(),
+            sig_verify_cost_ed25519: p.sig_verify_cost_ed25519.to_string(),
+            sig_verify_cost_secp256k1: p.sig_verify_cost_secp256k1.to_string(),
+        },
+    }))
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/params", tag = "bank", summary = "Bank parameters",
     params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = BankParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
-async fn bank_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
+async fn bank_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult<BankParamsResponse> {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryParamsResponse = routed(&node, &headers, lantau_app::bank::query::PARAMS, pb::QueryParamsRequest {}).await?;
     let p = r.params.unwrap_or_default();
-    Ok(Json(json!({"params": {"send_enabled": [], "default_send_enabled": p.default_send_enabled}})))
+    Ok(Body(BankParamsResponse { params: BankParams { send_enabled: Vec::new(), default_send_enabled: p.default_send_enabled } }))
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/supply", tag = "bank", summary = "The supply of every denom",
     params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = SupplyResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
-async fn total_supply(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
+async fn total_supply(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult<SupplyResponse> {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryTotalSupplyResponse = routed(&node, &headers, lantau_app::bank::query::TOTAL_SUPPLY, pb::QueryTotalSupplyRequest::default()).await?;
-    Ok(Json(json!({"supply": json::coins(&r.supply), "pagination": json::page(r.supply.len())})))
+    Ok(Body(SupplyResponse { supply: json::coins(&r.supply), pagination: json::page(r.supply.len()) }))
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/spendable_balances/{address}", tag = "bank", summary = "Spendable balances (frozen and paused stablecoins left out)",
     params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
-async fn spendable_balances(State(node): State<Node>, headers: axum::http::HeaderMap, Path(address): Path<String>) -> ApiResult {
+async fn spendable_balances(State(node): State<Node>, headers: axum::http::HeaderMap, Path(address): Path<String>) -> ApiResult<BalancesResponse> {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let req = pb::QuerySpendableBalancesRequest { address, pagination: None };
     let r: pb::QuerySpendableBalancesResponse = routed(&node, &headers, lantau_app::bank::query::SPENDABLE_BALANCES, req).await?;
-    Ok(Json(json!({"balances": json::coins(&r.balances), "pagination": json::page(r.balances.len())})))
+    Ok(Body(BalancesResponse { balances: json::coins(&r.balances), pagination: json::page(r.balances.len()) }))
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/denoms_metadata", tag = "bank", summary = "Metadata of every denom",
     params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = DenomsMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
-async fn denoms_metadata(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult {
+async fn denoms_metadata(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult<DenomsMetadataResponse> {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryDenomsMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOMS_METADATA, pb::QueryDenomsMetadataRequest::default()).await?;
-    Ok(Json(json!({"metadatas": r.metadatas.iter().map(metadata_json).collect::<Vec<_>>(), "pagination": json::page(r.metadatas.len())})))
+    Ok(Body(DenomsMetadataResponse { metadatas: r.metadatas.iter().map(metadata_json).collect(), pagination: json::page(r.metadatas.len()) }))
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/denoms_metadata/{denom}", tag = "bank", summary = "Metadata of one denom",
     params(("denom" = String, Path, description = "The denom", example = "hkd.demo"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = DenomMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn denom_metadata(State(node): State<Node>, headers: axum::http::HeaderMap, Path(denom): Path<String>) -> ApiResult {
+async fn denom_metadata(State(node): State<Node>, headers: axum::http::HeaderMap, Path(denom): Path<String>) -> ApiResult<DenomMetadataResponse> {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryDenomMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOM_METADATA, pb::QueryDenomMetadataRequest { denom }).await?;
-    Ok(Json(json!({"metadata": r.metadata.as_ref().map(metadata_json)})))
+    Ok(Body(DenomMetadataResponse { metadata: r.metadata.as_ref().map(metadata_json) }))
 }
 
 /// The node's own settings a client needs: the gas price floor (1 gwei of `alantau`, as a
 /// DecCoin with 18 decimals), what it keeps of history, no halt height.
 #[utoipa::path(get, path = "/cosmos/base/node/v1beta1/config", tag = "node", summary = "The node's gas price floor and history window",
     responses((status = 200, description = "The answer", body = NodeConfigResponse)))]
-async fn node_config() -> ApiResult {
-    Ok(Json(json!({
-        "minimum_gas_price": format!("{}.000000000000000000{}", lantau_primitives::MIN_GAS_PRICE, lantau_primitives::NATIVE_DENOM),
-        "pruning_keep_recent": "10",
-        "pruning_interval": "0",
-        "halt_height": "0",
-    })))
+async fn node_config() -> ApiResult<NodeConfigResponse> {
+    Ok(Body(NodeConfigResponse {
+        minimum_gas_price: format!("{}.000000000000000000{}", lantau_primitives::MIN_GAS_PRICE, lantau_primitives::NATIVE_DENOM),
+        pruning_keep_recent: "10".into(),
+        pruning_interval: "0".into(),
+        halt_height: "0".into(),
+    }))
 }
 
 /// `GetBlockWithTxs`: the block and its transactions, decoded.
 #[utoipa::path(get, path = "/cosmos/tx/v1beta1/txs/block/{height}", tag = "tx", summary = "A block with its transactions decoded",
     params(("height" = String, Path, description = "Block height", example = "1", pattern = "^[0-9]+$")), responses((status = 200, description = "The answer", body = BlockWithTxsResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn txs_of_block(State(node): State<Node>, Path(height): Path<String>) -> ApiResult {
+async fn txs_of_block(State(node): State<Node>, Path(height): Path<String>) -> ApiResult<BlockWithTxsResponse> {
     let h: u64 = height.parse().map_err(|_| ApiError::invalid(format!("invalid height {height:?}")))?;
     let block = node.block(Some(h)).await?.ok_or_else(|| ApiError::not_found(format!("block {h} not found")))?;
-    let Json(b) = render_block(&block)?;
-    let txs: Vec<Value> = block.data.iter().map(|t| json::tx(t).unwrap_or(Value::Null)).collect();
-    Ok(Json(json!({"txs": txs, "block_id": b["block_id"], "block": b["block"], "pagination": json::page(block.data.len())})))
+    let Body(b) = render_block(&block)?;
+    let txs = block.data.iter().map(|t| json::tx(t)).collect();
+    Ok(Body(BlockWithTxsResponse { txs, block_id: b.block_id, block: b.block, pagination: json::page(block.data.len()) }))
 }
 
 // === tendermint service ===
 
 #[utoipa::path(get, path = "/cosmos/base/tendermint/v1beta1/node_info", tag = "tendermint", summary = "Node and application versions",
     responses((status = 200, description = "The answer", body = NodeInfoResponse)))]
-async fn node_info(State(node): State<Node>) -> ApiResult {
+async fn node_info(State(node): State<Node>) -> ApiResult<NodeInfoResponse> {
     let s = node.status().await?;
-    Ok(Json(json!({
-        "default_node_info": {
-            "protocol_version": {"p2p": "8", "block": "11", "app": "1"},
-            "default_node_id": s.node_id,
-            "listen_addr": "",
-            "network": s.chain_id,
-            "version": "0.38.17",
-            "channels": "40202122233038606100",
-            "moniker": s.moniker,
-            "other": {"tx_index": "on", "rpc_address": s.rpc_address},
+    Ok(Body(NodeInfoResponse {
+        default_node_info: DefaultNodeInfo {
+            protocol_version: ProtocolVersion { p2p: "8".into(), block: "11".into(), app: "1".into() },
+            default_node_id: s.node_id,
+            listen_addr: String::new(),
+            network: s.chain_id,
+            version: "0.38.17".into(),
+            channels: "40202122233038606100".into(),
+            moniker: s.moniker,
+            other: NodeInfoOther { tx_index: "on".into(), rpc_address: s.rpc_address },
         },
-        "application_version": {
-            "name": "lantau",
-            "app_name": "lantaud",
-            "version": env!("CARGO_PKG_VERSION"),
-            "git_commit": "",
-            "build_tags": "",
-            "go_version": "",
-            "build_deps": [],
-            "cosmos_sdk_version": "",
-        }
-    })))
+        application_version: VersionInfo {
+            name: "lantau".into(),
+            app_name: "lantaud".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            git_commit: String::new(),
+            build_tags: String::new(),
+            go_version: String::new(),
+            build_deps: Vec::new(),
+            cosmos_sdk_version: String::new(),
+        },
+    }))
 }
 
-async fn block_json(node: &Node, height: Option<u64>) -> ApiResult {
+async fn block_json(node: &Node, height: Option<u64>) -> ApiResult<BlockResponse> {
     let Some(block) = node.block(height).await? else {
         return Err(ApiError::not_found(match height {
             Some(h) => format!("block {h} not found"),
@@ -541,189 +560,224 @@ async fn block_json(node: &Node, height: Option<u64>) -> ApiResult {
     render_block(&block)
 }
 
-fn render_block(block: &lantau_app::tendermint::Block) -> ApiResult {
+fn render_block(block: &lantau_app::tendermint::Block) -> ApiResult<BlockResponse> {
     let id = crate::api::block_id(block);
     let block_json = serde_json::to_value(block).map_err(ApiError::internal)?;
-    let block_id = json!({
-        "hash": B64.encode(id.hash.as_bytes()),
-        "part_set_header": {"total": id.part_set_header.total, "hash": B64.encode(id.part_set_header.hash.as_bytes())},
-    });
-    Ok(Json(json!({"block_id": block_id, "block": block_json, "sdk_block": block_json})))
+    let block_id = BlockId {
+        hash: B64.encode(id.hash.as_bytes()),
+        part_set_header: PartSetHeader { total: id.part_set_header.total, hash: B64.encode(id.part_set_header.hash.as_bytes()) },
+    };
+    Ok(Body(BlockResponse { block_id, block: block_json.clone(), sdk_block: block_json }))
 }
 
 #[utoipa::path(get, path = "/cosmos/base/tendermint/v1beta1/blocks/latest", tag = "tendermint", summary = "The latest block",
     responses((status = 200, description = "The answer", body = BlockResponse), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn latest_block(State(node): State<Node>) -> ApiResult {
+async fn latest_block(State(node): State<Node>) -> ApiResult<BlockResponse> {
     block_json(&node, None).await
 }
 
 #[utoipa::path(get, path = "/cosmos/base/tendermint/v1beta1/blocks/{height}", tag = "tendermint", summary = "A block by height",
     params(("height" = String, Path, description = "Block height", example = "1", pattern = "^[0-9]+$")), responses((status = 200, description = "The answer", body = BlockResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
-async fn block_by_height(State(node): State<Node>, Path(height): Path<String>) -> ApiResult {
+async fn block_by_height(State(node): State<Node>, Path(height): Path<String>) -> ApiResult<BlockResponse> {
     let h: u64 = height.parse().map_err(|_| ApiError::invalid(format!("invalid height {height:?}")))?;
     block_json(&node, Some(h)).await
 }
 
-/// The response bodies of these routes, as schemas (the handlers render them with `json!`;
-/// schemathesis checks the two agree on a live chain).
-#[allow(dead_code)]
+/// The response bodies of these routes: what the handlers serialise and, from the same
+/// definitions, the schemas of the document (schemathesis checks them on a live chain).
 mod bodies {
     use super::*;
 
     /// `{tx_response}`: the admission verdict.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct BroadcastResponse {
-        tx_response: TxResponse,
+        pub(super) tx_response: TxResponse,
     }
     /// `{tx, tx_response}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct GetTxResponse {
-        tx: Option<Tx>,
-        tx_response: TxResponse,
+        pub(super) tx: Option<Tx>,
+        pub(super) tx_response: TxResponse,
     }
     /// `{txs, tx_responses, pagination, total}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct SearchResponse {
-        txs: Vec<Option<Tx>>,
-        tx_responses: Vec<TxResponse>,
+        pub(super) txs: Vec<Option<Tx>>,
+        pub(super) tx_responses: Vec<TxResponse>,
         /// Always null: `total` and `page` page through the results.
         #[schema(value_type = Option<Object>)]
-        pagination: Option<Value>,
+        pub(super) pagination: Option<Value>,
         /// The number of matching transactions.
         #[schema(pattern = "^[0-9]+$")]
-        total: String,
+        pub(super) total: String,
     }
     /// Gas.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct GasInfo {
         #[schema(pattern = "^[0-9]+$")]
-        gas_wanted: String,
+        pub(super) gas_wanted: String,
         #[schema(pattern = "^[0-9]+$")]
-        gas_used: String,
+        pub(super) gas_used: String,
     }
     /// The simulated result.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct SimulateResult {
-        data: String,
-        log: String,
-        events: Vec<Event>,
-        msg_responses: Vec<Value>,
+        pub(super) data: String,
+        pub(super) log: String,
+        pub(super) events: Vec<Event>,
+        pub(super) msg_responses: Vec<Value>,
     }
     /// `{gas_info, result}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct SimulateResponse {
-        gas_info: GasInfo,
-        result: SimulateResult,
+        pub(super) gas_info: GasInfo,
+        pub(super) result: SimulateResult,
     }
     /// `{account}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct AccountResponse {
-        account: BaseAccount,
+        pub(super) account: BaseAccount,
     }
     /// `{address, account_number, sequence}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct NextSequenceResponse {
-        address: String,
+        pub(super) address: String,
         #[schema(pattern = "^[0-9]+$")]
-        account_number: String,
+        pub(super) account_number: String,
         #[schema(pattern = "^[0-9]+$")]
-        sequence: String,
+        pub(super) sequence: String,
     }
     /// `{balances, pagination}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct BalancesResponse {
-        balances: Vec<Coin>,
-        pagination: PageResponse,
+        pub(super) balances: Vec<Coin>,
+        pub(super) pagination: PageResponse,
     }
     /// `{balance}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct BalanceResponse {
-        balance: Coin,
+        pub(super) balance: Coin,
     }
     /// `{amount}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct SupplyOfResponse {
-        amount: Coin,
+        pub(super) amount: Coin,
     }
     /// `{supply, pagination}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct SupplyResponse {
-        supply: Vec<Coin>,
-        pagination: PageResponse,
+        pub(super) supply: Vec<Coin>,
+        pub(super) pagination: PageResponse,
     }
     /// Auth parameters (64-bit integers as strings).
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct AuthParams {
-        max_memo_characters: String,
-        tx_sig_limit: String,
-        tx_size_cost_per_byte: String,
-        sig_verify_cost_ed25519: String,
-        sig_verify_cost_secp256k1: String,
+        pub(super) max_memo_characters: String,
+        pub(super) tx_sig_limit: String,
+        pub(super) tx_size_cost_per_byte: String,
+        pub(super) sig_verify_cost_ed25519: String,
+        pub(super) sig_verify_cost_secp256k1: String,
     }
     /// `{params}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct AuthParamsResponse {
-        params: AuthParams,
+        pub(super) params: AuthParams,
     }
     /// Bank parameters.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct BankParams {
-        send_enabled: Vec<Value>,
-        default_send_enabled: bool,
+        pub(super) send_enabled: Vec<Value>,
+        pub(super) default_send_enabled: bool,
     }
     /// `{params}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct BankParamsResponse {
-        params: BankParams,
+        pub(super) params: BankParams,
     }
     /// `{metadatas, pagination}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct DenomsMetadataResponse {
-        metadatas: Vec<Metadata>,
-        pagination: PageResponse,
+        pub(super) metadatas: Vec<Metadata>,
+        pub(super) pagination: PageResponse,
     }
     /// `{metadata}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct DenomMetadataResponse {
-        metadata: Option<Metadata>,
+        pub(super) metadata: Option<Metadata>,
     }
     /// The node's settings.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct NodeConfigResponse {
         /// A DecCoin: `1000000000.000000000000000000alantau`.
-        minimum_gas_price: String,
-        pruning_keep_recent: String,
-        pruning_interval: String,
-        halt_height: String,
+        pub(super) minimum_gas_price: String,
+        pub(super) pruning_keep_recent: String,
+        pub(super) pruning_interval: String,
+        pub(super) halt_height: String,
     }
     /// `{txs, block_id, block, pagination}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct BlockWithTxsResponse {
-        txs: Vec<Option<Tx>>,
-        block_id: BlockId,
+        pub(super) txs: Vec<Option<Tx>>,
+        pub(super) block_id: BlockId,
         /// The CometBFT block, in CometBFT's JSON.
         #[schema(value_type = Object)]
-        block: Value,
-        pagination: PageResponse,
+        pub(super) block: Value,
+        pub(super) pagination: PageResponse,
     }
     /// `{block_id, block, sdk_block}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct BlockResponse {
-        block_id: BlockId,
+        pub(super) block_id: BlockId,
         /// The CometBFT block, in CometBFT's JSON.
         #[schema(value_type = Object)]
-        block: Value,
+        pub(super) block: Value,
         /// The same block.
         #[schema(value_type = Object)]
-        sdk_block: Value,
+        pub(super) sdk_block: Value,
+    }
+    /// The node's protocol versions.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct ProtocolVersion {
+        pub(super) p2p: String,
+        pub(super) block: String,
+        pub(super) app: String,
+    }
+    /// The node's transaction index and RPC address.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct NodeInfoOther {
+        pub(super) tx_index: String,
+        pub(super) rpc_address: String,
+    }
+    /// CometBFT's `DefaultNodeInfo`.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct DefaultNodeInfo {
+        pub(super) protocol_version: ProtocolVersion,
+        pub(super) default_node_id: String,
+        pub(super) listen_addr: String,
+        pub(super) network: String,
+        pub(super) version: String,
+        pub(super) channels: String,
+        pub(super) moniker: String,
+        pub(super) other: NodeInfoOther,
+    }
+    /// The application's version.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct VersionInfo {
+        pub(super) name: String,
+        pub(super) app_name: String,
+        pub(super) version: String,
+        pub(super) git_commit: String,
+        pub(super) build_tags: String,
+        pub(super) go_version: String,
+        #[schema(value_type = Vec<Object>)]
+        pub(super) build_deps: Vec<Value>,
+        pub(super) cosmos_sdk_version: String,
     }
     /// `{default_node_info, application_version}`.
-    #[derive(ToSchema)]
+    #[derive(Serialize, ToSchema)]
     pub(super) struct NodeInfoResponse {
-        #[schema(value_type = Object)]
-        default_node_info: Value,
-        #[schema(value_type = Object)]
-        application_version: Value,
+        pub(super) default_node_info: DefaultNodeInfo,
+        pub(super) application_version: VersionInfo,
     }
 }
 use bodies::*;

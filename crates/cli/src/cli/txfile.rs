@@ -132,7 +132,7 @@ pub(crate) fn encode(v: &Value) -> anyhow::Result<Vec<u8>> {
 
 /// A transaction's JSON from `TxRaw` bytes (what the node shows).
 pub(crate) fn decode(bytes: &[u8]) -> anyhow::Result<Value> {
-    lantau_rpc::json::tx(bytes).context("not a TxRaw")
+    serde_json::to_value(lantau_rpc::json::tx(bytes).context("not a TxRaw")?).context("a transaction as JSON")
 }
 
 /// Signs a transaction's JSON as `key` (SIGN_MODE_DIRECT, keccak256 of the sign doc): its one

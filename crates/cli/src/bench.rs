@@ -7,6 +7,9 @@
 //! account's sequences arrive in order. It reports committed tx/s over the run, admission
 //! latency (the SYNC broadcast round trip) p50/p99, and FinalizeBlock / Commit time per block.
 //!
+//! With `--cometbft` the same workloads run against the app under real CometBFT child
+//! processes, and `--kvstore` against CometBFT's own `kvstore` app ([`cometbft`]).
+//!
 //! Before the node starts it calibrates the machine: the single-core libsecp256k1 rate of
 //! ECDSA verifications (one fixed signature over one fixed digest, verified in a loop for about
 //! a second on one thread). The committed rate divided by that rate is the figure that travels
@@ -24,6 +27,8 @@ use lantau_node::{start, StartOptions};
 use lantau_primitives::{Coin, NATIVE_DENOM};
 use lantau_rpc::NodeApi;
 use serde_json::json;
+
+mod cometbft;
 
 /// Options of `lantaud bench`.
 #[derive(Debug, Args)]
@@ -69,6 +74,65 @@ pub(crate) struct BenchArgs {
     /// default; to measure what blocks cost without it.
     #[arg(long, allow_hyphen_values = true)]
     max_block_gas: Option<i64>,
+    /// Run the app under real CometBFT child processes (`--validators` of them, the cometbft
+    /// binary of `scripts/prereqs.sh`), loading through CometBFT's RPC `broadcast_tx_sync`
+    /// (or the app's `eth_sendRawTransaction` with `--evm`), instead of the embedded engine.
+    #[arg(long)]
+    cometbft: bool,
+    /// Validators of the `--cometbft` network, on this machine.
+    #[arg(long, default_value_t = 1)]
+    validators: usize,
+    /// With `--cometbft`: the same load against CometBFT's built-in `kvstore` app instead of
+    /// Lantau (the ceiling of any app under this CometBFT and these settings).
+    #[arg(long)]
+    kvstore: bool,
+    /// With `--cometbft`: CometBFT's pause after each block.
+    #[arg(long, default_value = "1s")]
+    timeout_commit: String,
+    /// With `--cometbft`: CometBFT's mempool size (transactions).
+    #[arg(long, default_value_t = 50_000)]
+    mempool_size: u64,
+    /// With `--cometbft`: CometBFT's own transaction indexer (`kv` or `null`; the app indexes
+    /// and serves search itself either way).
+    #[arg(long, default_value = "kv")]
+    tx_index: String,
+}
+
+/// What the bench sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Workload {
+    /// Native-coin MsgSend.
+    Native,
+    /// Gated `hkd.demo` MsgSend with a Travel Rule payload.
+    Gated,
+    /// `transferWithTravelRule` through the ERC-20 precompile.
+    Evm,
+    /// Multi-sends to fresh addresses.
+    MultiSend,
+}
+
+impl Workload {
+    fn of(a: &BenchArgs) -> Self {
+        if a.multi_send > 0 {
+            Workload::MultiSend
+        } else if a.evm {
+            Workload::Evm
+        } else if a.stablecoin {
+            Workload::Gated
+        } else {
+            Workload::Native
+        }
+    }
+
+    fn describe(self, kvstore: bool) -> &'static str {
+        match self {
+            _ if kvstore => "kvstore transactions (CometBFT's built-in app)",
+            Workload::MultiSend => "multi-sends to fresh addresses",
+            Workload::Evm => "gated hkd.demo transfers through the ERC-20 precompile (transferWithTravelRule, eth_sendRawTransaction)",
+            Workload::Gated => "gated hkd.demo transfers with Travel Rule payloads",
+            Workload::Native => "native-coin transfers",
+        }
+    }
 }
 
 /// Reads the home's genesis file, lets `edit` change it, and writes it back.
@@ -239,6 +303,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     anyhow::ensure!(a.accounts >= 2 && a.concurrency >= 1, "need at least 2 accounts and 1 worker");
     let verify_per_s = secp256k1_verify_per_s(CALIBRATION)?;
     eprintln!("bench: calibration: libsecp256k1 verifies {verify_per_s:.0} signatures/s on one core");
+    if a.cometbft || a.kvstore {
+        return cometbft::run(a, json_out, verify_per_s).await;
+    }
     let dir = tempfile::tempdir()?;
     let keys: Vec<SecretKey> = (0..a.accounts).map(bench_key).collect::<anyhow::Result<_>>()?;
     let opts = InitOptions { extra_accounts: keys.iter().map(|k| k.address()).collect(), ..Default::default() };
@@ -266,139 +333,11 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let eth_url = format!("http://{}", node.eth_addr);
     let chain_id = node.node.app().chain_id();
     let evm_chain_id = node.node.app().queries().evm_chain_id().await?;
-    let token = lantau_app::erc20::token_address("hkd.demo");
     eprintln!("bench: node at {base}, chain {chain_id}; signing {} transfers...", a.accounts as u64 * a.per_account);
 
-    // Account numbers: the named dev accounts come first in genesis, then the bench accounts.
-    let client = lantau_client::RestClient::new(&base);
-    let mut numbers = Vec::with_capacity(keys.len());
-    for k in &keys {
-        let (n, _) = client.account(&k.address()).await?.ok_or_else(|| anyhow::anyhow!("bench account missing"))?;
-        numbers.push(n);
-    }
-
-    // A multi-send's gas limit: what the first one simulates to, plus a fifth.
-    let multi_send_gas = if a.multi_send > 0 {
-        let probe = multi_send_builder(&keys, 0, 0, a.multi_send, lantau_app::AppConfig::default().max_gas_per_tx)
-            .sign(&keys[0], &SignerData { chain_id: chain_id.clone(), account_number: numbers[0], sequence: 0 });
-        let used = client.simulate(&probe).await?;
-        let gas = used.saturating_add(used / 5).min(lantau_app::AppConfig::default().max_gas_per_tx);
-        eprintln!("bench: a multi-send of {} fresh outputs simulates to {used} gas; signing with {gas}", a.multi_send);
-        gas
-    } else {
-        0
-    };
-
-    // A transfer's gas limit, as a wallet sets it: its simulated gas (Cosmos) or estimate
-    // (Ethereum) times 1.3 (CosmJS's "auto" multiplier); the block's gas counts limits, not
-    // use. A wallet estimates each transfer just before signing; the bench pre-signs, so it
-    // estimates the workload's steady state instead: every bench account soon sends faster
-    // than the velocity rule allows, and from then on each gated transfer raises a flag (the
-    // flag, its audit row and indexes: ~40 % more gas than the first). So for gated transfers
-    // the dev account alice first sends `velocity_tx_limit` transfers to the issuer, and the limit is
-    // the larger of the first transfer's and her next (flagged) transfer's estimate, x 1.3.
-    let transfer_gas = if a.multi_send > 0 {
-        0
-    } else {
-        let first = if a.evm {
-            estimate_evm_transfer(&eth_url, &keys[0], &keys[1].address(), &bench_payload(0, 1)).await?
-        } else {
-            let to = keys[1].address();
-            let b = if a.stablecoin {
-                TxBuilder::new(vec![msg_send(&keys[0].address(), &to, &[Coin::new("hkd.demo", 1u128)])]).travel_rule(&bench_payload(0, 1))
-            } else {
-                TxBuilder::new(vec![msg_send(&keys[0].address(), &to, &[Coin::new(NATIVE_DENOM, 1u128)])])
-            };
-            let probe = b.gas(1_000_000).sign(&keys[0], &SignerData { chain_id: chain_id.clone(), account_number: numbers[0], sequence: 0 });
-            client.simulate(&probe).await?
-        };
-        let steady = if a.stablecoin || a.evm { flagged_transfer_gas(&client, &eth_url, a.evm).await? } else { first };
-        let gas = first.max(steady).saturating_mul(13) / 10;
-        eprintln!("bench: transfers signed with a gas limit of {gas} (estimate x 1.3: first transfer {first}, a velocity-flagged one {steady})");
-        gas
-    };
-
     let before_bench = committed_from_store(&node.node).await?;
-
-    // Pre-sign on all cores.
-    let t_sign = Instant::now();
-    let keys = Arc::new(keys);
-    let numbers = Arc::new(numbers);
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-    let mut handles = Vec::new();
-    for t in 0..threads {
-        let keys = keys.clone();
-        let numbers = numbers.clone();
-        let chain_id = chain_id.clone();
-        let per = a.per_account;
-        let stablecoin = a.stablecoin;
-        let evm = a.evm;
-        let multi_send = a.multi_send;
-        handles.push(std::thread::spawn(move || {
-            let n = keys.len();
-            let mut out: Vec<(usize, Vec<String>)> = Vec::new();
-            for i in (t..n).step_by(threads) {
-                let j = (i + 1) % n;
-                let to = keys[j].address();
-                if evm {
-                    use prost::Message as _;
-                    let payload = bench_payload(i, j);
-                    let input = lantau_client::eth::transfer_with_travel_rule_calldata(&to, 1, &payload.encode_to_vec());
-                    let txs = (0..per)
-                        .map(|seq| {
-                            let u = lantau_client::eth::Unsigned {
-                                chain_id: Some(evm_chain_id),
-                                nonce: seq,
-                                gas_limit: transfer_gas,
-                                max_fee_per_gas: lantau_primitives::MIN_GAS_PRICE,
-                                max_priority_fee_per_gas: Some(0),
-                                to: Some(token),
-                                input: input.clone(),
-                                ..Default::default()
-                            };
-                            format!("0x{}", hex::encode(lantau_client::eth::sign(&keys[i], &u)))
-                        })
-                        .collect();
-                    out.push((i, txs));
-                    continue;
-                }
-                if multi_send > 0 {
-                    let txs = (0..per)
-                        .map(|seq| {
-                            let b = multi_send_builder(&keys, i, seq, multi_send, multi_send_gas);
-                            let bytes = b.sign(&keys[i], &SignerData { chain_id: chain_id.clone(), account_number: numbers[i], sequence: seq });
-                            base64::engine::general_purpose::STANDARD.encode(bytes)
-                        })
-                        .collect();
-                    out.push((i, txs));
-                    continue;
-                }
-                let b = if stablecoin {
-                    let payload = bench_payload(i, j);
-                    let msg = msg_send(&keys[i].address(), &to, &[Coin::new("hkd.demo", 1u128)]);
-                    TxBuilder::new(vec![msg]).gas(transfer_gas).travel_rule(&payload)
-                } else {
-                    let msg = msg_send(&keys[i].address(), &to, &[Coin::new(NATIVE_DENOM, 1u128)]);
-                    TxBuilder::new(vec![msg]).gas(transfer_gas)
-                };
-                let txs = (0..per)
-                    .map(|seq| {
-                        let bytes = b.sign(&keys[i], &SignerData { chain_id: chain_id.clone(), account_number: numbers[i], sequence: seq });
-                        base64::engine::general_purpose::STANDARD.encode(bytes)
-                    })
-                    .collect();
-                out.push((i, txs));
-            }
-            out
-        }));
-    }
-    let mut signed: Vec<Vec<String>> = vec![Vec::new(); keys.len()];
-    for h in handles {
-        for (i, txs) in h.join().map_err(|_| anyhow::anyhow!("signing thread panicked"))? {
-            signed[i] = txs;
-        }
-    }
-    eprintln!("bench: signed in {:.1}s; broadcasting with {} workers", t_sign.elapsed().as_secs_f64(), a.concurrency);
+    let signed = prepare(&a, &base, &eth_url, &chain_id, evm_chain_id, keys).await?;
+    eprintln!("bench: broadcasting with {} workers", a.concurrency);
 
     // Broadcast. The client runs on a runtime of its own (one worker thread): on the node's
     // runtime its tasks would queue behind the node's (and the node's behind them), and the
@@ -617,6 +556,143 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Before the load: the bench accounts' numbers, the gas limits a wallet would set, and every
+/// transaction signed (on all cores), per account in sequence order: base64 `TxRaw` bytes,
+/// or `0x` hex of a signed Ethereum transaction with `--evm`. `base` is a REST endpoint and
+/// `eth_url` a JSON-RPC endpoint of the node under test.
+async fn prepare(a: &BenchArgs, base: &str, eth_url: &str, chain_id: &str, evm_chain_id: u64, keys: Vec<SecretKey>) -> anyhow::Result<Vec<Vec<String>>> {
+    let token = lantau_app::erc20::token_address("hkd.demo");
+    // Account numbers: the named dev accounts come first in genesis, then the bench accounts.
+    let client = lantau_client::RestClient::new(base);
+    let mut numbers = Vec::with_capacity(keys.len());
+    for k in &keys {
+        let (n, _) = client.account(&k.address()).await?.ok_or_else(|| anyhow::anyhow!("bench account missing"))?;
+        numbers.push(n);
+    }
+
+    // A multi-send's gas limit: what the first one simulates to, plus a fifth.
+    let multi_send_gas = if a.multi_send > 0 {
+        let probe = multi_send_builder(&keys, 0, 0, a.multi_send, lantau_app::AppConfig::default().max_gas_per_tx)
+            .sign(&keys[0], &SignerData { chain_id: chain_id.to_string(), account_number: numbers[0], sequence: 0 });
+        let used = client.simulate(&probe).await?;
+        let gas = used.saturating_add(used / 5).min(lantau_app::AppConfig::default().max_gas_per_tx);
+        eprintln!("bench: a multi-send of {} fresh outputs simulates to {used} gas; signing with {gas}", a.multi_send);
+        gas
+    } else {
+        0
+    };
+
+    // A transfer's gas limit, as a wallet sets it: its simulated gas (Cosmos) or estimate
+    // (Ethereum) times 1.3 (CosmJS's "auto" multiplier); the block's gas counts limits, not
+    // use. A wallet estimates each transfer just before signing; the bench pre-signs, so it
+    // estimates the workload's steady state instead: every bench account soon sends faster
+    // than the velocity rule allows, and from then on each gated transfer raises a flag (the
+    // flag, its audit row and indexes: ~40 % more gas than the first). So for gated transfers
+    // the dev account alice first sends `velocity_tx_limit` transfers to the issuer, and the limit is
+    // the larger of the first transfer's and her next (flagged) transfer's estimate, x 1.3.
+    let transfer_gas = if a.multi_send > 0 {
+        0
+    } else {
+        let first = if a.evm {
+            estimate_evm_transfer(eth_url, &keys[0], &keys[1].address(), &bench_payload(0, 1)).await?
+        } else {
+            let to = keys[1].address();
+            let b = if a.stablecoin {
+                TxBuilder::new(vec![msg_send(&keys[0].address(), &to, &[Coin::new("hkd.demo", 1u128)])]).travel_rule(&bench_payload(0, 1))
+            } else {
+                TxBuilder::new(vec![msg_send(&keys[0].address(), &to, &[Coin::new(NATIVE_DENOM, 1u128)])])
+            };
+            let probe = b.gas(1_000_000).sign(&keys[0], &SignerData { chain_id: chain_id.to_string(), account_number: numbers[0], sequence: 0 });
+            client.simulate(&probe).await?
+        };
+        let steady = if a.stablecoin || a.evm { flagged_transfer_gas(&client, eth_url, a.evm).await? } else { first };
+        let gas = first.max(steady).saturating_mul(13) / 10;
+        eprintln!("bench: transfers signed with a gas limit of {gas} (estimate x 1.3: first transfer {first}, a velocity-flagged one {steady})");
+        gas
+    };
+
+    // Pre-sign on all cores.
+    let t_sign = Instant::now();
+    let keys = Arc::new(keys);
+    let numbers = Arc::new(numbers);
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    let mut handles = Vec::new();
+    for t in 0..threads {
+        let keys = keys.clone();
+        let numbers = numbers.clone();
+        let chain_id = chain_id.to_string();
+        let per = a.per_account;
+        let stablecoin = a.stablecoin;
+        let evm = a.evm;
+        let multi_send = a.multi_send;
+        handles.push(std::thread::spawn(move || {
+            let n = keys.len();
+            let mut out: Vec<(usize, Vec<String>)> = Vec::new();
+            for i in (t..n).step_by(threads) {
+                let j = (i + 1) % n;
+                let to = keys[j].address();
+                if evm {
+                    use prost::Message as _;
+                    let payload = bench_payload(i, j);
+                    let input = lantau_client::eth::transfer_with_travel_rule_calldata(&to, 1, &payload.encode_to_vec());
+                    let txs = (0..per)
+                        .map(|seq| {
+                            let u = lantau_client::eth::Unsigned {
+                                chain_id: Some(evm_chain_id),
+                                nonce: seq,
+                                gas_limit: transfer_gas,
+                                max_fee_per_gas: lantau_primitives::MIN_GAS_PRICE,
+                                max_priority_fee_per_gas: Some(0),
+                                to: Some(token),
+                                input: input.clone(),
+                                ..Default::default()
+                            };
+                            format!("0x{}", hex::encode(lantau_client::eth::sign(&keys[i], &u)))
+                        })
+                        .collect();
+                    out.push((i, txs));
+                    continue;
+                }
+                if multi_send > 0 {
+                    let txs = (0..per)
+                        .map(|seq| {
+                            let b = multi_send_builder(&keys, i, seq, multi_send, multi_send_gas);
+                            let bytes = b.sign(&keys[i], &SignerData { chain_id: chain_id.to_string(), account_number: numbers[i], sequence: seq });
+                            base64::engine::general_purpose::STANDARD.encode(bytes)
+                        })
+                        .collect();
+                    out.push((i, txs));
+                    continue;
+                }
+                let b = if stablecoin {
+                    let payload = bench_payload(i, j);
+                    let msg = msg_send(&keys[i].address(), &to, &[Coin::new("hkd.demo", 1u128)]);
+                    TxBuilder::new(vec![msg]).gas(transfer_gas).travel_rule(&payload)
+                } else {
+                    let msg = msg_send(&keys[i].address(), &to, &[Coin::new(NATIVE_DENOM, 1u128)]);
+                    TxBuilder::new(vec![msg]).gas(transfer_gas)
+                };
+                let txs = (0..per)
+                    .map(|seq| {
+                        let bytes = b.sign(&keys[i], &SignerData { chain_id: chain_id.to_string(), account_number: numbers[i], sequence: seq });
+                        base64::engine::general_purpose::STANDARD.encode(bytes)
+                    })
+                    .collect();
+                out.push((i, txs));
+            }
+            out
+        }));
+    }
+    let mut signed: Vec<Vec<String>> = vec![Vec::new(); keys.len()];
+    for h in handles {
+        for (i, txs) in h.join().map_err(|_| anyhow::anyhow!("signing thread panicked"))? {
+            signed[i] = txs;
+        }
+    }
+    eprintln!("bench: signed {} transactions in {:.1}s", a.accounts as u64 * a.per_account, t_sign.elapsed().as_secs_f64());
+    Ok(signed)
 }
 
 /// Successful transactions in the committed blocks, counted from the node's own store (the

@@ -87,6 +87,8 @@ pub struct TestnetOptions {
     pub timeout_commit: String,
     /// The `cometbft` binary.
     pub cometbft: PathBuf,
+    /// Accounts funded in genesis besides the dev accounts (as `lantaud init` funds them).
+    pub extra_accounts: Vec<lantau_primitives::Address>,
 }
 
 /// One node of a network.
@@ -182,7 +184,9 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         let app_home = dir.join("app");
         let cometbft_home = dir.join("cometbft");
         let moniker = if full_node { format!("full-{i}") } else { format!("validator-{i}") };
-        init_home(&app_home, &InitOptions { chain_id: opts.chain_id.clone(), moniker: moniker.clone(), ..InitOptions::default() })?;
+        let init =
+            InitOptions { chain_id: opts.chain_id.clone(), moniker: moniker.clone(), extra_accounts: opts.extra_accounts.clone(), ..InitOptions::default() };
+        init_home(&app_home, &init)?;
         // The app's own port in CometBFT mode: its Prometheus endpoint.
         let app_config = app_home.join("config/config.toml");
         let mut cfg = crate::config::NodeConfig::load(&app_config)?;

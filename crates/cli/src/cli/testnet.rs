@@ -71,6 +71,7 @@ pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
                 chain_id: a.chain_id,
                 timeout_commit: a.timeout_commit,
                 cometbft,
+                extra_accounts: Vec::new(),
             };
             let out = a.output_dir;
             let net = tokio::task::spawn_blocking(move || testnet::init(&out, &opts).map(|n| (n, out))).await??;

@@ -4,6 +4,7 @@
 #![allow(unused_crate_dependencies, clippy::unwrap_used, clippy::disallowed_types, clippy::disallowed_methods)]
 
 mod attacks;
+mod bench;
 mod cli;
 mod corruption;
 mod crash;

@@ -166,6 +166,7 @@ async fn init_net(chain_id: &str, full_nodes: usize, snapshot_interval: u64) -> 
         chain_id: chain_id.into(),
         timeout_commit: "200ms".into(),
         cometbft,
+        extra_accounts: Vec::new(),
     };
     let net = tokio::task::spawn_blocking({
         let (dir, opts) = (dir.clone(), opts.clone());

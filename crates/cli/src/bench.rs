@@ -96,6 +96,10 @@ pub(crate) struct BenchArgs {
     /// and serves search itself either way).
     #[arg(long, default_value = "kv")]
     tx_index: String,
+    /// With `--cometbft`: serve CometBFT's Go profiler (`/debug/pprof`) of the first node on
+    /// this address, to profile CometBFT during the run (`go tool pprof`).
+    #[arg(long)]
+    cometbft_pprof: Option<String>,
 }
 
 /// What the bench sends.

@@ -138,8 +138,12 @@ fn start_network(dir: &Path, a: &BenchArgs, keys: &[lantau_crypto::SecretKey], w
         extra_accounts: keys.iter().map(|k| k.address()).collect(),
     };
     let net = testnet::init(dir, &opts)?;
-    for n in &net.nodes {
-        set_config(&n.cometbft_home.join("config/config.toml"), &bench_config(a))?;
+    for (i, n) in net.nodes.iter().enumerate() {
+        let mut edits = bench_config(a);
+        if let (0, Some(addr)) = (i, &a.cometbft_pprof) {
+            edits.push(("rpc", "pprof_laddr", addr.as_str().into()));
+        }
+        set_config(&n.cometbft_home.join("config/config.toml"), &edits)?;
         let edit = |path: &Path, app_state: &str, consensus: bool| -> anyhow::Result<()> {
             let mut g: Value = serde_json::from_slice(&std::fs::read(path)?)?;
             if workload != Workload::Native {

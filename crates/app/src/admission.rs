@@ -102,8 +102,9 @@ pub struct SimulateOutcome {
     pub result: Result<(), TxError>,
 }
 
-/// Footprints by transaction hash.
-type Footprints = std::collections::BTreeMap<[u8; 32], Arc<Footprint>>;
+/// Waiting transactions by hash: the decoding and footprint of their admission (or last
+/// recheck).
+type Footprints = std::collections::BTreeMap<[u8; 32], (Arc<DecodedTx>, Arc<Footprint>)>;
 
 /// The admission state.
 pub(crate) struct Admission {
@@ -116,9 +117,11 @@ pub(crate) struct Admission {
     /// The fee collector's native balance key (credited by every admission; see
     /// [`crate::footprint`]).
     collector_balance: String,
-    /// The footprints of the transactions CometBFT's mempool holds (ABCI CheckTx), by hash:
-    /// those admitted or rechecked since the last commit, and those of the round before,
-    /// which its recheck takes; what it does not take is dropped at the next commit.
+    /// The decodings and footprints of the transactions CometBFT's mempool holds (ABCI
+    /// CheckTx), by hash: those admitted or rechecked since the last commit, and those of the
+    /// round before, which its recheck takes (so a rechecked transaction is not decoded
+    /// again: its hash is of the same bytes); what it does not take is dropped at the next
+    /// commit.
     comet_footprints: parking_lot::Mutex<(Footprints, Footprints)>,
 }
 
@@ -240,7 +243,7 @@ impl Admission {
         let out = match req.kind {
             request::CheckTxKind::New => {
                 self.check_tx_admit(shared, store, &req.tx, |tx, fp| {
-                    self.comet_footprints.lock().0.insert(tx.hash, fp);
+                    self.comet_footprints.lock().0.insert(tx.hash, (tx.clone(), fp));
                     Ok(())
                 })
                 .await
@@ -264,17 +267,26 @@ impl Admission {
     /// Re-admits a waiting transaction on the check overlay (CometBFT's recheck), with the
     /// footprint its admission (or last recheck) left.
     async fn recheck_bytes(&self, shared: &Shared, store: &Store, bytes: &[u8]) -> CheckOutcome {
-        let (decoded, block) = match self.decode_for_check(shared, store, bytes).await {
-            Ok(x) => x,
-            Err(out) => return *out,
+        let kept = self.comet_footprints.lock().1.remove(&tx::tx_hash(bytes));
+        let (decoded, block, footprint) = match kept {
+            Some((decoded, footprint)) => match self.block_ctx(shared, store).await {
+                Ok(block) => (decoded, block, Some(footprint)),
+                Err(e) => {
+                    let (hash, sender, gas_wanted) = (decoded.hash, Some((decoded.signer, decoded.sequence)), decoded.gas_limit);
+                    return CheckOutcome { hash, sender, gas_wanted, gas_used: 0, result: Err(internal(e)), decoded: Some(decoded) };
+                }
+            },
+            None => match self.decode_for_check(shared, store, bytes).await {
+                Ok((decoded, block)) => (decoded, block, None),
+                Err(out) => return *out,
+            },
         };
         let (hash, sender, gas_wanted) = (decoded.hash, Some((decoded.signer, decoded.sequence)), decoded.gas_limit);
         let gas = GasMeter::new(decoded.gas_limit);
-        let footprint = self.comet_footprints.lock().1.remove(&hash);
         let mut check = self.check.lock().await;
         let result = match self.recheck_on(shared, &mut check, &decoded, &block, &gas, footprint.as_ref()).await {
             Ok((fp, _)) => {
-                self.comet_footprints.lock().0.insert(hash, fp);
+                self.comet_footprints.lock().0.insert(hash, (decoded.clone(), fp));
                 Ok(())
             }
             Err(e) => Err(e),

@@ -179,6 +179,18 @@ impl Admission {
         fps.1 = std::mem::take(&mut fps.0);
     }
 
+    /// The decodings and footprints CometBFT's CheckTx left for these transactions (those it
+    /// admitted or rechecked and still holds), for a proposal of them.
+    pub(crate) fn comet_checked<'a>(&self, txs: impl IntoIterator<Item = &'a [u8]>) -> Vec<(Arc<DecodedTx>, Arc<Footprint>)> {
+        let fps = self.comet_footprints.lock();
+        txs.into_iter()
+            .filter_map(|t| {
+                let hash = tx::tx_hash(t);
+                fps.0.get(&hash).or_else(|| fps.1.get(&hash)).cloned()
+            })
+            .collect()
+    }
+
     /// Decodes a transaction for admission and gives the context it is screened in; a failure
     /// is the admission's answer.
     async fn decode_for_check(&self, shared: &Shared, store: &Store, bytes: &[u8]) -> Result<(Arc<DecodedTx>, BlockCtx), Box<CheckOutcome>> {

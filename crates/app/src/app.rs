@@ -263,6 +263,14 @@ impl App {
         self.proposals.offer(txs);
     }
 
+    /// Under CometBFT: offers the decodings and footprints this app's CheckTx kept for `txs`
+    /// (see [`App::offer_decoded`]), so a proposal of transactions this node admitted verifies
+    /// them as the recheck would and FinalizeBlock does not decode them again; the others are
+    /// decoded and run in full.
+    pub fn offer_checked<T: AsRef<[u8]>>(&self, txs: &[T]) {
+        self.proposals.offer(self.admission.comet_checked(txs.iter().map(AsRef::as_ref)));
+    }
+
     /// ABCI PrepareProposal: keeps transactions in order while they fit in `max_tx_bytes`,
     /// decode and still pass admission (ante and gates) on the latest committed state; the
     /// mempool already ordered them by sender and sequence.

@@ -133,8 +133,16 @@ impl Service<ConsensusRequest> for Consensus {
             let t = std::time::Instant::now();
             Ok(match req {
                 ConsensusRequest::InitChain(r) => ConsensusResponse::InitChain(app.init_chain(r).await.map_err(|e| fatal(&halt, "InitChain", e))?),
-                ConsensusRequest::PrepareProposal(r) => ConsensusResponse::PrepareProposal(app.prepare_proposal(r).await),
-                ConsensusRequest::ProcessProposal(r) => ConsensusResponse::ProcessProposal(app.process_proposal(r).await),
+                // What this node's CheckTx decoded and screened is offered to the proposal,
+                // which then verifies it as the recheck does, and to FinalizeBlock.
+                ConsensusRequest::PrepareProposal(r) => {
+                    app.offer_checked(&r.txs);
+                    ConsensusResponse::PrepareProposal(app.prepare_proposal(r).await)
+                }
+                ConsensusRequest::ProcessProposal(r) => {
+                    app.offer_checked(&r.txs);
+                    ConsensusResponse::ProcessProposal(app.process_proposal(r).await)
+                }
                 ConsensusRequest::FinalizeBlock(r) => {
                     let kept = committed.as_ref().map(|_| r.clone());
                     let resp = app.finalize_block(r).await.map_err(|e| fatal(&halt, "FinalizeBlock", e))?;

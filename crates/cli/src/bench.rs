@@ -528,18 +528,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!(
-            "{}",
-            if a.multi_send > 0 {
-                "multi-sends to fresh addresses"
-            } else if a.evm {
-                "gated hkd.demo transfers through the ERC-20 precompile (transferWithTravelRule, eth_sendRawTransaction)"
-            } else if a.stablecoin {
-                "gated hkd.demo transfers with Travel Rule payloads"
-            } else {
-                "native-coin transfers"
-            }
-        );
+        println!("{}", Workload::of(&a).describe(false));
         println!("sent {sent} signed MsgSend ({rejected} rejected at admission, {full} resent after mempool full), committed {committed}");
         println!("committed throughput: {tps:.0} tx/s over {span:.1} s (first to last commit); end to end {e2e_tps:.0} tx/s over {e2e_secs:.1} s (first broadcast to last commit)");
         println!(

@@ -448,12 +448,7 @@ pub trait BankWrite: StateWrite + BankRead {
     where
         Self: Sync + Send,
     {
-        async move {
-            let coin = Coin::new(issuer.denom.as_str(), amount);
-            let entry = issuance_entry("mint", issuer, to, &coin, tx_hash);
-            self.transfer(gas, vec![Leg::Issue(IssueLeg { from: None, to: Some(*to), coin })], events).await?;
-            self.append_audit(gas, block, entry).await.map(|_| ())
-        }
+        issue(self, gas, block, tx_hash, issuer, None, Some(*to), amount, events)
     }
 
     /// The issuer destroys `amount` of its denom from its own balance, through the chokepoint,
@@ -471,12 +466,7 @@ pub trait BankWrite: StateWrite + BankRead {
     where
         Self: Sync + Send,
     {
-        async move {
-            let coin = Coin::new(issuer.denom.as_str(), amount);
-            let entry = issuance_entry("burn", issuer, &issuer.address, &coin, tx_hash);
-            self.transfer(gas, vec![Leg::Issue(IssueLeg { from: Some(issuer.address), to: None, coin })], events).await?;
-            self.append_audit(gas, block, entry).await.map(|_| ())
-        }
+        issue(self, gas, block, tx_hash, issuer, Some(issuer.address), None, amount, events)
     }
 
     /// Pauses or resumes every movement of `denom`.
@@ -500,16 +490,35 @@ pub trait BankWrite: StateWrite + BankRead {
 
 impl<T: StateWrite + ?Sized> BankWrite for T {}
 
-/// The audit row of a mint or burn.
-fn issuance_entry(tx_type: &str, issuer: &Issuer, account: &Address, coin: &Coin, tx_hash: &str) -> AuditEntry {
-    AuditEntry {
+/// A mint (`to` only) or burn (`from` only) of the issuer's denom: one issuance leg through
+/// the chokepoint, then its audit row (subject the issuer, counterparty the account).
+#[allow(clippy::too_many_arguments)]
+async fn issue<S: StateWrite + Sync + Send + ?Sized>(
+    s: &mut S,
+    gas: &GasMeter,
+    block: &BlockCtx,
+    tx_hash: &str,
+    issuer: &Issuer,
+    from: Option<Address>,
+    to: Option<Address>,
+    amount: Amount,
+    events: &mut Vec<Event>,
+) -> Result<(), TxError> {
+    let coin = Coin::new(issuer.denom.as_str(), amount);
+    let (tx_type, account) = match (from, to) {
+        (None, Some(to)) => ("mint", to),
+        _ => ("burn", issuer.address),
+    };
+    let entry = AuditEntry {
         tx_type: tx_type.into(),
         subject: issuer.address.to_bech32(),
         counterparty: account.to_bech32(),
-        amount: Some(pb_coin(coin)),
+        amount: Some(pb_coin(&coin)),
         tx_hash: tx_hash.to_string(),
         ..Default::default()
-    }
+    };
+    s.transfer(gas, vec![Leg::Issue(IssueLeg { from, to, coin })], events).await?;
+    s.append_audit(gas, block, entry).await.map(|_| ())
 }
 
 /// One set of events per run of consecutive legs of the same kind between the same parties,

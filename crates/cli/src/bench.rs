@@ -29,6 +29,7 @@ use lantau_rpc::NodeApi;
 use serde_json::json;
 
 mod cometbft;
+mod ops;
 
 /// Options of `lantaud bench`.
 #[derive(Debug, Args)]
@@ -66,7 +67,7 @@ pub(crate) struct BenchArgs {
     /// Send MsgMultiSend transactions of this many outputs each, every output to an address
     /// that has never held anything (the multi-send attack), instead of transfers. Their gas
     /// limit is the simulated gas of the first one plus a fifth (at most the per-transaction
-    /// maximum, 30,000,000: about 700 fresh outputs fit). The report gives what a
+    /// maximum, 30,000,000: about 500 fresh outputs fit). The report gives what a
     /// block's gas costs in time (`--output json`: `finalize_and_commit_us_per_mgas`).
     #[arg(long, default_value_t = 0)]
     multi_send: usize,
@@ -100,6 +101,20 @@ pub(crate) struct BenchArgs {
     /// this address, to profile CometBFT during the run (`go tool pprof`).
     #[arg(long)]
     cometbft_pprof: Option<String>,
+    /// Instead of a workload, time each kind of store operation (verifiable and non-verifiable
+    /// writes and reads, signature verification) on a store of `--ops-keys` keys: the
+    /// measurements behind the gas schedule.
+    #[arg(long)]
+    ops: bool,
+    /// With `--ops`: verifiable keys (and non-verifiable rows) in the store before measuring.
+    #[arg(long, default_value_t = 500_000)]
+    ops_keys: usize,
+    /// With `--ops`: operations per measured block.
+    #[arg(long, default_value_t = 5_000)]
+    ops_block: usize,
+    /// With `--ops`: measured blocks per kind of operation (the median is reported).
+    #[arg(long, default_value_t = 7)]
+    ops_rounds: usize,
 }
 
 /// What the bench sends.
@@ -307,6 +322,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     anyhow::ensure!(a.accounts >= 2 && a.concurrency >= 1, "need at least 2 accounts and 1 worker");
     let verify_per_s = secp256k1_verify_per_s(CALIBRATION)?;
     eprintln!("bench: calibration: libsecp256k1 verifies {verify_per_s:.0} signatures/s on one core");
+    if a.ops {
+        return ops::run(ops::OpsArgs { keys: a.ops_keys, block: a.ops_block, rounds: a.ops_rounds }, json_out, verify_per_s).await;
+    }
     if a.cometbft || a.kvstore {
         return cometbft::run(a, json_out, verify_per_s).await;
     }

@@ -22,6 +22,14 @@ pub fn put<S: StateWrite + ?Sized>(state: &mut S, gas: &GasMeter, key: String, v
     Ok(())
 }
 
+/// Writes a verifiable key that every transaction of its kind rewrites (a counter), charging
+/// [`crate::gas::SINGLETON_WRITE`]: its leaf is updated once per block however many write it.
+pub fn put_singleton<S: StateWrite + ?Sized>(state: &mut S, gas: &GasMeter, key: String, value: Vec<u8>) -> Result<(), TxError> {
+    gas.singleton()?;
+    state.put_raw(key, value);
+    Ok(())
+}
+
 /// Deletes a verifiable key, charging gas.
 pub fn delete<S: StateWrite + ?Sized>(state: &mut S, gas: &GasMeter, key: String) -> Result<(), TxError> {
     gas.delete()?;

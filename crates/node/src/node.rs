@@ -619,7 +619,7 @@ async fn serve(listener: tokio::net::TcpListener, router: axum::Router, limits: 
 
 /// The default `block.max_gas`: the most gas (summed gas limits) one block may carry. Sized so
 /// that a full block of the dearest work per gas executes and commits well inside the default
-/// one-second block time on the project's machine kind; see `docs/performance.md`, "Block gas".
+/// one-second block time on the project's machine kind; see `docs/performance.md`, "The gas schedule".
 pub const DEFAULT_MAX_BLOCK_GAS: i64 = 200_000_000;
 
 /// The consensus parameters a new genesis gets: CometBFT's defaults, with a block gas limit

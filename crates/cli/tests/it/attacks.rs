@@ -212,9 +212,9 @@ impl Chain {
     fn stop(self) {}
 }
 
-/// The multi-send attack: a funded account sends sixty multi-sends of 700 outputs each (with the
+/// The multi-send attack: a funded account sends sixty multi-sends of 500 outputs each (with the
 /// charge for creating an account, about the most one transaction's 30,000,000 gas buys; the
-/// report's 1,000 no longer fit), every output to an address that has never held anything (each
+/// report's 1,000 do not fit), every output to an address that has never held anything (each
 /// creates an account, a balance and index rows), as fast as REST takes them, while bob sends
 /// ordinary transfers. No block
 /// carries more than `block.max_gas`, so no block takes long to execute: blocks keep their
@@ -243,7 +243,7 @@ async fn multi_sends_to_fresh_addresses_fill_blocks_only_up_to_the_block_gas() {
 
     let alice = dev_key("alice");
     let sender = chain.sender();
-    let flood = tokio::spawn(async move { sender.multi_sends(&alice, 60, 700, 11).await });
+    let flood = tokio::spawn(async move { sender.multi_sends(&alice, 60, 500, 11).await });
     let landed = chain.steady_transfers(&dev_key("bob"), Duration::from_secs(15)).await;
     let rss_attacked = rss_bytes(pid);
     let hashes = flood.await.unwrap();

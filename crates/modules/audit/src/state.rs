@@ -90,10 +90,10 @@ pub trait AuditWrite: StateWrite + AuditRead {
             // encoding: the gas of a transaction must not depend on the block it lands in, or
             // an exact estimate made on one block (eth_estimateGas) runs out in the next.
             let widest = AuditEntry { sequence: 0, block_height: 0, block_time: None, ..entry.clone() }.encoded_len().saturating_add(BLOCK_FIELDS_WIDEST);
-            gas.write(state_key::AUDIT_SEQ.len(), 8)?;
-            gas.write(state_key::AUDIT_HEAD.len(), 32)?;
+            gas.singleton()?;
+            gas.singleton()?;
             for (k, v) in &nv {
-                gas.write(k.len(), if v.is_empty() { 0 } else { widest.max(v.len()) })?;
+                gas.row(k.len(), if v.is_empty() { 0 } else { widest.max(v.len()) })?;
             }
             self.put_raw(state_key::AUDIT_SEQ.to_string(), sequence.to_be_bytes().to_vec());
             self.put_raw(state_key::AUDIT_HEAD.to_string(), new_head.to_vec());

@@ -65,7 +65,7 @@ pub trait AuthWrite: StateWrite + AuthRead {
             gas.consume(lantau_module_api::gas::ACCOUNT_CREATION, "account creation")?;
             let number = self.next_account_number(gas).await?;
             let next = number.checked_add(1).ok_or_else(|| internal("account numbers exhausted"))?;
-            store::put(self, gas, state_key::NEXT_ACCOUNT_NUMBER.to_string(), next.to_be_bytes().to_vec())?;
+            store::put_singleton(self, gas, state_key::NEXT_ACCOUNT_NUMBER.to_string(), next.to_be_bytes().to_vec())?;
             let acct = StoredAccount { address: addr.0.to_vec().into(), pub_key: Default::default(), account_number: number, sequence: 0 };
             self.put_account(gas, &acct)?;
             Ok(acct)

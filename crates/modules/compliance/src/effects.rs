@@ -98,7 +98,7 @@ pub async fn record_screened<S: StateWrite + Send + Sync>(
         anchored.tx_hash = tx_hash.to_ascii_lowercase();
         let key = state_key::travel_rule(&anchored.tx_hash);
         let value = prost::Message::encode_to_vec(&anchored);
-        gas.write(key.len(), value.len())?;
+        gas.row(key.len(), value.len())?;
         state.nonverifiable_put_raw(key.into_bytes(), value);
     }
     Ok(())

@@ -127,7 +127,7 @@ pub trait FlagWrite: StateWrite + FlagRead + AuditWrite {
                 None => 1,
             };
             let next = id.checked_add(1).ok_or_else(|| internal("flag ids exhausted"))?;
-            store::put(self, gas, state_key::NEXT_FLAG_ID.to_string(), next.to_be_bytes().to_vec())?;
+            store::put_singleton(self, gas, state_key::NEXT_FLAG_ID.to_string(), next.to_be_bytes().to_vec())?;
             let now = lantau_module_api::block_timestamp(block);
             let amount = lantau_module_api::pb_coin(&new.amount);
             let flag = Flag {

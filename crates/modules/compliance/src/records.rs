@@ -146,9 +146,9 @@ pub async fn get<S: StateRead + ?Sized>(state: &S, gas: &GasMeter, key: &str) ->
 /// as a flag under a fresh id): the commitment subtracts it. Everything is charged before
 /// anything is written.
 pub async fn put<S: StateWrite + ?Sized>(state: &mut S, gas: &GasMeter, key: String, old: Option<&[u8]>, new: Vec<u8>) -> Result<(), TxError> {
-    gas.write(key.len(), new.len())?;
+    gas.row(key.len(), new.len())?;
     gas.read(RECORDS_LATTICE.len(), 32)?;
-    gas.write(RECORDS_LATTICE.len(), 32)?;
+    gas.singleton()?;
     let mut sum = lattice(&*state).await?;
     if let Some(old) = old {
         sum.mix_out(&Lattice::of(key.as_bytes(), old));

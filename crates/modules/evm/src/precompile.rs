@@ -77,7 +77,7 @@ pub enum Call {
 const VIEW_GAS: u64 = 2_600;
 /// Gas of the gated transfer before its store work (the gate chain's and the bank's reads and
 /// writes are charged on top, as the Cosmos path charges them).
-const TRANSFER_GAS: u64 = 30_000;
+const TRANSFER_GAS: u64 = 60_000;
 /// Gas of a call that only reverts.
 const REFUSED_GAS: u64 = 200;
 

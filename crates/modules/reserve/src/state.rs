@@ -65,14 +65,14 @@ pub trait ReserveWrite: StateWrite + ReserveRead {
                 None => 1,
             };
             let next = id.checked_add(1).ok_or_else(|| internal("attestation ids exhausted"))?;
-            store::put(self, gas, state_key::NEXT_ID.to_string(), next.to_be_bytes().to_vec())?;
+            store::put_singleton(self, gas, state_key::NEXT_ID.to_string(), next.to_be_bytes().to_vec())?;
             Ok(id)
         }
     }
 
     /// Sets the id the next submitted attestation takes (genesis).
     fn set_next_attestation_id(&mut self, gas: &GasMeter, next: u64) -> Result<(), TxError> {
-        store::put(self, gas, state_key::NEXT_ID.to_string(), next.to_be_bytes().to_vec())
+        store::put_singleton(self, gas, state_key::NEXT_ID.to_string(), next.to_be_bytes().to_vec())
     }
 
     /// Stores an attestation; `latest_of` also makes it its issuer's latest.

@@ -73,9 +73,30 @@ impl App {
         Self::with_storage(storage, cfg, hook).await
     }
 
-    /// Wraps an opened storage.
+    /// Wraps an opened storage. A store this build cannot run on is released (so its path can
+    /// be opened again) and refused.
     pub async fn with_storage(storage: Storage, cfg: AppConfig, hook: Arc<dyn BlockHook>) -> Result<Self, AppError> {
-        let snap = storage.latest_snapshot();
+        let chain_id = match Self::runnable(&storage.latest_snapshot(), &cfg).await {
+            Ok(c) => c,
+            Err(e) => {
+                storage.release().await;
+                return Err(e);
+            }
+        };
+        let store = Store::new(storage);
+        Ok(Self {
+            admission: Admission::new(&store),
+            shared: Shared::new(cfg, hook, chain_id),
+            store,
+            proposals: Proposals::default(),
+            blocks: Blocks::default(),
+            sync: StateSync::default(),
+            query_ext: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Whether this build can run on the store at `snap`; its chain id (empty: no chain yet).
+    async fn runnable(snap: &Snapshot, cfg: &AppConfig) -> Result<String, AppError> {
         // A store that still holds keys where a module no longer keeps them was written under
         // an older layout.
         for (prefix, what) in crate::modules::retired_verifiable() {
@@ -88,16 +109,12 @@ impl App {
             Some(b) => String::from_utf8(b).map_err(|e| AppError::Corrupt { key: state_key::CHAIN_ID, why: e.to_string() })?,
             None => String::new(),
         };
-        let store = Store::new(storage);
-        Ok(Self {
-            admission: Admission::new(&store),
-            shared: Shared::new(cfg, hook, chain_id),
-            store,
-            proposals: Proposals::default(),
-            blocks: Blocks::default(),
-            sync: StateSync::default(),
-            query_ext: std::sync::OnceLock::new(),
-        })
+        // A chain's store of another release's module state versions, with no upgrade this
+        // binary applies pending, is not run on (a store without a chain has no versions yet).
+        if !chain_id.is_empty() {
+            crate::upgrades::check_store(snap, &cfg.upgrade_handlers).await?;
+        }
+        Ok(chain_id)
     }
 
     /// Shuts the store down (waits for its dispatcher and closes RocksDB), so the same path can

@@ -104,6 +104,9 @@ impl Blocks {
         let max_gas = storage::max_block_gas_at(&snap).await?;
         let t_exec = crate::stopwatch::Stopwatch::start();
         let mut state = StateDelta::new(snap);
+        // A software upgrade scheduled for this height: applied here before any transaction,
+        // or the block is not executed (the node stops).
+        let upgrade_events = crate::upgrades::begin_block(&mut state, &shared.cfg.upgrade_handlers, &block).await?;
         let mut tx_results = Vec::with_capacity(req.txs.len());
         // ProcessProposal refuses a block over `block.max_gas`; should one be decided anyway,
         // the transactions past the limit fail (code 11) without executing, on every replica.
@@ -126,8 +129,13 @@ impl Blocks {
         mstore::put(&mut state, &gas, state_key::BLOCK_TIME.to_string(), block.time.unix_timestamp_nanos().to_be_bytes().to_vec())
             .map_err(AppError::BlockRecord)?;
 
-        let mut resp =
-            response::FinalizeBlock { events: vec![], tx_results, validator_updates: vec![], consensus_param_updates: None, app_hash: AppHash::default() };
+        let mut resp = response::FinalizeBlock {
+            events: upgrade_events,
+            tx_results,
+            validator_updates: vec![],
+            consensus_param_updates: None,
+            app_hash: AppHash::default(),
+        };
         let exec_ms = t_exec.ms();
         let t_records = crate::stopwatch::Stopwatch::start();
         // Execution ran over the read cache; the commit needs the same writes over the plain

@@ -15,6 +15,10 @@ pub struct AppConfig {
     /// Whether the node serves SimulateTrace (a node without the hook answers
     /// FailedPrecondition). Node-local, not a consensus rule.
     pub simulation_hook: bool,
+    /// Names of upgrades this node applies besides the release's own
+    /// (`upgrades::RELEASE_HANDLERS`): for tests of the upgrade path. A consensus rule: every
+    /// validator of a network must run the same.
+    pub upgrade_handlers: Vec<String>,
 }
 
 /// 64 KiB: room for a multi-send with a few hundred outputs, far above any transfer.
@@ -24,6 +28,13 @@ pub const DEFAULT_MAX_GAS_PER_TX: u64 = 30_000_000;
 
 impl Default for AppConfig {
     fn default() -> Self {
-        Self { max_tx_bytes: DEFAULT_MAX_TX_BYTES, max_gas_per_tx: DEFAULT_MAX_GAS_PER_TX, max_memo_chars: 256, sig_cache_size: 200_000, simulation_hook: true }
+        Self {
+            max_tx_bytes: DEFAULT_MAX_TX_BYTES,
+            max_gas_per_tx: DEFAULT_MAX_GAS_PER_TX,
+            max_memo_chars: 256,
+            sig_cache_size: 200_000,
+            simulation_hook: true,
+            upgrade_handlers: Vec::new(),
+        }
     }
 }

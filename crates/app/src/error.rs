@@ -65,6 +65,45 @@ pub enum AppError {
     /// A block-level write (height, block time) failed.
     #[error("block record: {0}")]
     BlockRecord(TxError),
+    /// The upgrade scheduled at this height is not one this binary applies: the node stops
+    /// before executing the block (the Cosmos SDK's words).
+    #[error("UPGRADE \"{name}\" NEEDED at height: {height}: {info} (this binary does not apply it: stop, install the release that does, and start again; docs/operations.md, \"Upgrades\")")]
+    UpgradeNeeded {
+        /// The plan's name.
+        name: String,
+        /// Its height.
+        height: u64,
+        /// Its info.
+        info: String,
+    },
+    /// This binary applies an upgrade scheduled for a later height.
+    #[error("BINARY UPDATED BEFORE TRIGGER! UPGRADE \"{name}\" - in binary but not executed on chain (scheduled at height {height}). Downgrade your binary")]
+    UpgradeTooEarly {
+        /// The plan's name.
+        name: String,
+        /// Its height.
+        height: u64,
+    },
+    /// The store records a module state version this binary cannot run on.
+    #[error("the store keeps the {module} module at state version {stored}, this binary at version {binary}, and no upgrade this binary applies is pending: run the release that matches the store (docs/operations.md, \"Upgrades\")")]
+    StateVersion {
+        /// The module.
+        module: &'static str,
+        /// Its version in the store.
+        stored: u64,
+        /// This binary's.
+        binary: u64,
+    },
+    /// A module's migration failed: the upgrade block is not executed.
+    #[error("the {module} module's migration from state version {from} failed: {error}")]
+    Migration {
+        /// The module.
+        module: &'static str,
+        /// The version it migrated from.
+        from: u64,
+        /// Why.
+        error: TxError,
+    },
     /// The store was written by a build with another state layout (docs/decisions.md).
     #[error("this store keeps {what} in the Merkle tree, as builds before the records lattice did; this build keeps them outside it and cannot read them: move the home aside and start a new one (`lantaud start` makes a new dev home; see docs/decisions.md, `Flags and velocity windows outside the tree`)")]
     OldLayout {

@@ -23,6 +23,8 @@ impl AppGenesis {
         // credits it.
         let block = BlockCtx { height: 0, time: genesis_time, chain_id: chain_id.to_string() };
         self.apply_modules(state, &block).await?;
+        // The state versions the modules were written at.
+        crate::upgrades::init_versions(state)?;
         Ok(())
     }
 }

@@ -51,6 +51,7 @@ mod storage;
 mod store_check;
 pub mod trace;
 pub mod tx;
+pub mod upgrades;
 
 pub use admission::{CheckOutcome, CheckRebuild, SimulateOutcome};
 pub use ante::fee_collector;
@@ -71,6 +72,7 @@ pub use lantau_kyc as kyc;
 pub use lantau_module_api as module_api;
 pub use lantau_reserve as reserve;
 pub use lantau_stablecoin as stablecoin;
+pub use lantau_upgrade as upgrade;
 pub use query::Queries;
 pub use tendermint;
 pub use tendermint_proto;

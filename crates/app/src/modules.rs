@@ -140,6 +140,10 @@ macro_rules! modules {
 
         /// The module that serves `method` answers it; `None` when none does.
         pub async fn answer<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, QueryError>> {
+            // Only the list knows every module.
+            if method == lantau_upgrade::query::MODULE_VERSIONS {
+                return Some(lantau_upgrade::query::module_versions_query(state, MODULE_NAMES, request).await);
+            }
             $(
                 $(#[$attr])*
                 if let Some(r) = <$module as Module>::query(state, method, request).await {
@@ -184,6 +188,21 @@ macro_rules! modules {
             Ok(())
         }
 
+        /// Each module's state version as this binary knows it (`Module::STATE_VERSION`), in
+        /// list order.
+        pub const STATE_VERSIONS: &[(&str, u64)] = &[ $( $(#[$attr])* (<$module as Module>::NAME, <$module as Module>::STATE_VERSION), )* ];
+
+        /// Runs module `name`'s migration from state version `from` to `from + 1`.
+        pub async fn migrate<S: StateWrite + Send + Sync>(state: &mut S, name: &str, from: u64, gas: &lantau_module_api::GasMeter, block: &BlockCtx) -> Result<(), TxError> {
+            $(
+                $(#[$attr])*
+                if name == <$module as Module>::NAME {
+                    return <$module as Module>::migrate(state, from, gas, block).await;
+                }
+            )*
+            Err(lantau_module_api::error::internal(format!("no module {name} to migrate")))
+        }
+
         /// The names of the modules, in list order.
         pub const MODULE_NAMES: &[&str] = &[ $( $(#[$attr])* <$module as Module>::NAME, )* ];
     };
@@ -201,6 +220,7 @@ modules! {
     reserve: Reserve => lantau_reserve::Reserve,
     compliance: Compliance => lantau_compliance::Compliance,
     evm: Evm => lantau_evm::Evm,
+    upgrade: Upgrade => lantau_upgrade::Upgrade,
     #[cfg(test)]
     probe: Probe => crate::probe::Probe,
 }

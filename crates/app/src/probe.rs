@@ -115,8 +115,19 @@ impl Module for Probe {
     type Genesis = ProbeGenesis;
     type Msg = Bump;
 
+    /// Version 2 multiplies the counter by ten: the upgrade tests' migration.
+    const STATE_VERSION: u64 = 2;
+
     fn default_genesis() -> ProbeGenesis {
         ProbeGenesis::default()
+    }
+
+    async fn migrate<S: StateWrite + Send + Sync>(state: &mut S, from: u64, gas: &GasMeter, _block: &BlockCtx) -> Result<(), TxError> {
+        if from != 1 {
+            return Err(lantau_module_api::error::internal(format!("the probe has no migration from state version {from}")));
+        }
+        let v = counter(state, gas).await?.saturating_mul(10);
+        store::put(state, gas, COUNTER.into(), v.to_be_bytes().to_vec())
     }
 
     async fn init_genesis<S: StateWrite + Send + Sync>(state: &mut S, g: &ProbeGenesis, _block: &BlockCtx) -> Result<(), TxError> {
@@ -138,8 +149,9 @@ impl Module for Probe {
     }
 }
 
+/// Helpers of the tests that run a whole app with the probe in its module list.
 #[cfg(test)]
-mod tests {
+pub(crate) mod kit {
     use std::sync::Arc;
 
     use lantau_client::{SignerData, TxBuilder};
@@ -148,12 +160,21 @@ mod tests {
     use super::*;
     use crate::{App, AppConfig, NoHook};
 
-    async fn start(g: &crate::AppGenesis) -> (tempfile::TempDir, App) {
+    /// The chain id of the kit's chains.
+    pub(crate) const CHAIN_ID: &str = "probe-1";
+
+    /// Opens the app at `dir` with `cfg`.
+    pub(crate) async fn open(dir: &std::path::Path, cfg: AppConfig) -> Result<App, crate::AppError> {
+        App::load(dir.to_path_buf(), cfg, Arc::new(NoHook)).await
+    }
+
+    /// A new chain from genesis `g` in a temporary directory.
+    pub(crate) async fn start_with(cfg: AppConfig, g: &crate::AppGenesis) -> (tempfile::TempDir, App) {
         let dir = tempfile::tempdir().unwrap();
-        let app = App::load(dir.path().to_path_buf(), AppConfig::default(), Arc::new(NoHook)).await.unwrap();
+        let app = open(dir.path(), cfg).await.unwrap();
         app.init_chain(request::InitChain {
             time: tendermint::Time::from_unix_timestamp(1_700_000_000, 0).unwrap(),
-            chain_id: "probe-1".into(),
+            chain_id: CHAIN_ID.into(),
             consensus_params: tendermint::consensus::Params {
                 block: tendermint::block::Size { max_bytes: 4_194_304, max_gas: -1, time_iota_ms: 1 },
                 evidence: tendermint::evidence::Params {
@@ -174,14 +195,26 @@ mod tests {
         (dir, app)
     }
 
-    async fn bump(app: &App, key: &lantau_crypto::SecretKey, sequence: u64, close: bool) -> Vec<u8> {
-        use lantau_auth::AuthRead;
-        let account_number = app.snapshot().account(&GasMeter::infinite(), &key.address()).await.unwrap().unwrap().account_number;
-        let any = Any { type_url: MSG_BUMP.into(), value: prost::Message::encode_to_vec(&MsgBump { signer: key.address().to_bech32(), by: 1, close }) };
-        TxBuilder::new(vec![any]).gas(200_000).sign(key, &SignerData { chain_id: "probe-1".into(), account_number, sequence })
+    /// A new chain with the default configuration.
+    pub(crate) async fn start(g: &crate::AppGenesis) -> (tempfile::TempDir, App) {
+        start_with(AppConfig::default(), g).await
     }
 
-    async fn block(app: &App, height: u32, txs: Vec<Vec<u8>>) -> tendermint::abci::response::FinalizeBlock {
+    /// `key`'s transaction of `msgs` at `sequence`.
+    pub(crate) async fn sign(app: &App, key: &lantau_crypto::SecretKey, sequence: u64, msgs: Vec<Any>) -> Vec<u8> {
+        use lantau_auth::AuthRead;
+        let account_number = app.snapshot().account(&GasMeter::infinite(), &key.address()).await.unwrap().unwrap().account_number;
+        TxBuilder::new(msgs).gas(400_000).sign(key, &SignerData { chain_id: CHAIN_ID.into(), account_number, sequence })
+    }
+
+    /// `key`'s `MsgBump` (by 1) at `sequence`.
+    pub(crate) async fn bump(app: &App, key: &lantau_crypto::SecretKey, sequence: u64, close: bool) -> Vec<u8> {
+        let any = Any { type_url: MSG_BUMP.into(), value: prost::Message::encode_to_vec(&MsgBump { signer: key.address().to_bech32(), by: 1, close }) };
+        sign(app, key, sequence, vec![any]).await
+    }
+
+    /// FinalizeBlock at `height` (5 s of block time apart).
+    pub(crate) async fn try_block(app: &App, height: u32, txs: Vec<Vec<u8>>) -> Result<tendermint::abci::response::FinalizeBlock, crate::AppError> {
         app.finalize_block(request::FinalizeBlock {
             txs: txs.into_iter().map(Into::into).collect(),
             decided_last_commit: CommitInfo { round: Default::default(), votes: vec![] },
@@ -193,11 +226,20 @@ mod tests {
             proposer_address: tendermint::account::Id::new([1; 20]),
         })
         .await
-        .unwrap()
+    }
+
+    /// FinalizeBlock at `height`, which must succeed.
+    pub(crate) async fn block(app: &App, height: u32, txs: Vec<Vec<u8>>) -> tendermint::abci::response::FinalizeBlock {
+        try_block(app, height, txs).await.unwrap()
+    }
+
+    /// The probe's counter in the latest state.
+    pub(crate) async fn counter_now(app: &App) -> u64 {
+        counter(&app.snapshot(), &GasMeter::infinite()).await.unwrap()
     }
 
     /// Funded keys, the first one governance.
-    fn genesis(keys: &[&lantau_crypto::SecretKey]) -> crate::AppGenesis {
+    pub(crate) fn genesis(keys: &[&lantau_crypto::SecretKey]) -> crate::AppGenesis {
         let mut g = crate::AppGenesis { evm_chain_id: 852, ..Default::default() };
         for k in keys {
             g.bank.balances.push(lantau_bank::genesis::Balance {
@@ -208,6 +250,15 @@ mod tests {
         g.authority.governance = Some(keys[0].address());
         g
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use lantau_client::{SignerData, TxBuilder};
+    use tendermint::abci::{request, types::CommitInfo};
+
+    use super::kit::*;
+    use super::*;
 
     // A gate that reads a key nothing else names (the probe's): the recheck, the checks of a
     // proposal and CometBFT's recheck all notice a block that writes it and nothing else the

@@ -361,6 +361,9 @@ enum TxCmd {
     /// Reserve attestation transactions.
     #[command(subcommand)]
     Reserve(registry::ReserveTx),
+    /// Software upgrades scheduled on chain (signed by governance).
+    #[command(subcommand)]
+    Upgrade(registry::UpgradeTx),
     /// Compliance transactions.
     #[command(subcommand)]
     Compliance(compliance::ComplianceTx),
@@ -443,7 +446,7 @@ enum QueryCmd {
     /// Auth queries.
     #[command(subcommand)]
     Auth(AuthQuery),
-    /// Registry queries (kyc, stablecoin, erc20, reserve, compliance).
+    /// Registry queries (kyc, stablecoin, erc20, reserve, upgrade, compliance).
     #[command(flatten)]
     Module(registry::ModuleQuery),
     /// A transaction by hash.
@@ -683,6 +686,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Tx(TxCmd::Kyc(t)) => registry::kyc_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Stablecoin(t)) => registry::stablecoin_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Reserve(t)) => registry::reserve_tx(&home, out, t).await?,
+        Cmd::Tx(TxCmd::Upgrade(t)) => registry::upgrade_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Compliance(t)) => compliance::compliance_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Evm(t)) => evm::evm_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Sign { file, from, offline, chain_id, account_number, sequence, kr }) => {

@@ -158,6 +158,25 @@ pub trait Module: Send + Sync + 'static {
     /// app refuses to open it rather than misread it.
     const RETIRED_VERIFIABLE: &'static [(&'static str, &'static str)] = &[];
 
+    /// The version of the module's state layout. A release that changes how the module keeps
+    /// its state raises it and teaches [`Module::migrate`] the step from the version before;
+    /// an upgrade runs the steps in order (`lantau_app::upgrades`). A store that records no
+    /// version for the module holds version 1.
+    const STATE_VERSION: u64 = 1;
+
+    /// Moves the module's state from version `from` to `from + 1`, inside the upgrade block's
+    /// writes, charging `gas`. Deterministic: reads and writes state only. The default knows no
+    /// step: a module that raises [`Module::STATE_VERSION`] must override it.
+    fn migrate<S: StateWrite + Send + Sync>(
+        state: &mut S,
+        from: u64,
+        gas: &crate::GasMeter,
+        block: &BlockCtx,
+    ) -> impl Future<Output = Result<(), TxError>> + Send {
+        let _ = (state, gas, block);
+        async move { Err(crate::error::internal(format!("the {} module has no migration from state version {from}", Self::NAME))) }
+    }
+
     /// Runs on a state restored from a snapshot, before it commits: checks the non-verifiable
     /// records it carried against the verifiable state (which the app hash proves) and
     /// rebuilds what derives from them. An error refuses the snapshot.

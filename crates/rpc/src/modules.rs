@@ -47,6 +47,10 @@ pub fn routes() -> OpenApiRouter<Node> {
         .routes(routes!(latest_attestation))
         .routes(routes!(reserve_for_address))
         .routes(routes!(reserve_params))
+        .routes(routes!(upgrade_current_plan))
+        .routes(routes!(upgrade_applied_plan))
+        .routes(routes!(upgrade_module_versions))
+        .routes(routes!(upgrade_authority))
         .routes(routes!(compliance_params))
         .routes(routes!(travel_rule))
         .routes(routes!(audit_log))
@@ -173,6 +177,48 @@ async fn reserve_for_address(State(node): State<Node>, Path(address): Path<Strin
 async fn reserve_params(State(node): State<Node>) -> ApiResult<ReserveParamsResponse> {
     let r: reserve_pb::QueryParamsResponse = routed(&node, reserve::query::PARAMS, &reserve_pb::QueryParamsRequest {}).await?;
     Ok(Body(ReserveParamsResponse { params: r.params }))
+}
+
+// === upgrade ===
+
+#[utoipa::path(get, path = "/cosmos/upgrade/v1beta1/current_plan", tag = "upgrade", summary = "The scheduled software upgrade (null when none)",
+    responses((status = 200, description = "The answer", body = CurrentPlanResponse)))]
+async fn upgrade_current_plan(State(node): State<Node>) -> ApiResult<CurrentPlanResponse> {
+    use cosmos_sdk_proto::cosmos::upgrade::v1beta1 as pb;
+    let r: pb::QueryCurrentPlanResponse = routed(&node, lantau_app::upgrade::query::CURRENT_PLAN, &pb::QueryCurrentPlanRequest {}).await?;
+    Ok(Body(CurrentPlanResponse {
+        plan: r.plan.map(|p| Plan { name: p.name, time: None, height: p.height.to_string(), info: p.info, upgraded_client_state: None }),
+    }))
+}
+
+#[utoipa::path(get, path = "/cosmos/upgrade/v1beta1/applied_plan/{name}", tag = "upgrade", summary = "The height at which an upgrade was applied (0 when never)",
+    params(("name" = String, Path, description = "The upgrade's name", example = "v2")),
+    responses((status = 200, description = "The answer", body = AppliedPlanResponse)))]
+async fn upgrade_applied_plan(State(node): State<Node>, Path(name): Path<String>) -> ApiResult<AppliedPlanResponse> {
+    use cosmos_sdk_proto::cosmos::upgrade::v1beta1 as pb;
+    let r: pb::QueryAppliedPlanResponse = routed(&node, lantau_app::upgrade::query::APPLIED_PLAN, &pb::QueryAppliedPlanRequest { name }).await?;
+    Ok(Body(AppliedPlanResponse { height: r.height.to_string() }))
+}
+
+#[utoipa::path(get, path = "/cosmos/upgrade/v1beta1/module_versions", tag = "upgrade", summary = "Each module's state version",
+    params(("module_name" = Option<String>, Query, description = "Only this module")),
+    responses((status = 200, description = "The answer", body = ModuleVersionsResponse), (status = 404, description = "No such module", body = ErrorBody)))]
+async fn upgrade_module_versions(State(node): State<Node>, RawQuery(q): RawQuery) -> ApiResult<ModuleVersionsResponse> {
+    use cosmos_sdk_proto::cosmos::upgrade::v1beta1 as pb;
+    let module_name = form_urlencoded(q.as_deref().unwrap_or("")).into_iter().find(|(k, _)| k == "module_name").map(|(_, v)| v).unwrap_or_default();
+    let r: pb::QueryModuleVersionsResponse =
+        routed(&node, lantau_app::upgrade::query::MODULE_VERSIONS, &pb::QueryModuleVersionsRequest { module_name }).await?;
+    Ok(Body(ModuleVersionsResponse {
+        module_versions: r.module_versions.into_iter().map(|v| ModuleVersion { name: v.name, version: v.version.to_string() }).collect(),
+    }))
+}
+
+#[utoipa::path(get, path = "/cosmos/upgrade/v1beta1/authority", tag = "upgrade", summary = "The address that schedules upgrades (governance)",
+    responses((status = 200, description = "The answer", body = UpgradeAuthorityResponse)))]
+async fn upgrade_authority(State(node): State<Node>) -> ApiResult<UpgradeAuthorityResponse> {
+    use cosmos_sdk_proto::cosmos::upgrade::v1beta1 as pb;
+    let r: pb::QueryAuthorityResponse = routed(&node, lantau_app::upgrade::query::AUTHORITY, &pb::QueryAuthorityRequest {}).await?;
+    Ok(Body(UpgradeAuthorityResponse { address: r.address }))
 }
 
 // === compliance ===
@@ -465,6 +511,55 @@ mod bodies {
     proto_body!(SubRoleParentResponse, compliance_pb::QuerySubRoleParentResponse);
     proto_body!(AgentPolicyResponse, compliance_pb::QueryAgentPolicyResponse);
     proto_body!(ReportResponse, compliance_pb::QueryReportResponse);
+
+    /// `cosmos.upgrade.v1beta1.Plan` as the Cosmos SDK's gateway writes it.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct Plan {
+        /// The upgrade's name (the handler a release carries).
+        pub(super) name: String,
+        /// Always null (time-based upgrades are deprecated).
+        pub(super) time: Option<String>,
+        /// The height at which it applies.
+        #[schema(pattern = "^[0-9]+$")]
+        pub(super) height: String,
+        /// Free-form information (a release, a checksum).
+        pub(super) info: String,
+        /// Always null (deprecated).
+        pub(super) upgraded_client_state: Option<Value>,
+    }
+
+    /// `{plan}`: null when no upgrade is scheduled.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct CurrentPlanResponse {
+        pub(super) plan: Option<Plan>,
+    }
+
+    /// `{height}`: "0" when the upgrade was never applied.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct AppliedPlanResponse {
+        #[schema(pattern = "^[0-9]+$")]
+        pub(super) height: String,
+    }
+
+    /// A module's state version.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct ModuleVersion {
+        pub(super) name: String,
+        #[schema(pattern = "^[0-9]+$")]
+        pub(super) version: String,
+    }
+
+    /// `{module_versions}`, sorted by name.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct ModuleVersionsResponse {
+        pub(super) module_versions: Vec<ModuleVersion>,
+    }
+
+    /// `{address}`.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct UpgradeAuthorityResponse {
+        pub(super) address: String,
+    }
 
     /// `{denom, paused, supply}`.
     #[derive(Serialize, ToSchema)]

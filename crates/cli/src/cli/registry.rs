@@ -215,6 +215,52 @@ pub(super) enum ReserveTx {
     },
 }
 
+/// Software upgrade transactions (signed by the governance authority).
+#[derive(Debug, Subcommand)]
+pub(super) enum UpgradeTx {
+    /// Schedule a software upgrade at a height (replaces a pending one).
+    Schedule {
+        /// Key name of the governance authority.
+        from: String,
+        /// The upgrade's name: the handler the new release carries.
+        name: String,
+        /// The height at which every node stops for it (or applies it).
+        #[arg(long)]
+        height: i64,
+        /// Free-form information for operators (the release, its checksum).
+        #[arg(long, default_value = "")]
+        info: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Cancel the pending upgrade.
+    Cancel {
+        /// Key name of the governance authority.
+        from: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+}
+
+pub(super) async fn upgrade_tx(home: &std::path::Path, out: Output, t: UpgradeTx) -> anyhow::Result<()> {
+    use cosmos_sdk_proto::cosmos::upgrade::v1beta1 as upb;
+    let (from, tx, msg) = match t {
+        UpgradeTx::Schedule { from, name, height, info, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            #[allow(deprecated)]
+            let plan = upb::Plan { name, height, info, time: None, upgraded_client_state: None };
+            let m = upb::MsgSoftwareUpgrade { authority: key.address().to_bech32(), plan: Some(plan) };
+            (key, tx, to_any(&m))
+        }
+        UpgradeTx::Cancel { from, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = upb::MsgCancelUpgrade { authority: key.address().to_bech32() };
+            (key, tx, to_any(&m))
+        }
+    };
+    send_tx(out, &tx, &from, vec![msg]).await
+}
+
 fn coin(s: &str) -> anyhow::Result<cosmos_sdk_proto::cosmos::base::v1beta1::Coin> {
     Ok(pb_coin(&super::amount::parse_coin(s)?))
 }
@@ -403,6 +449,28 @@ pub(super) enum ReserveQuery {
     },
 }
 
+/// Software upgrade queries.
+#[derive(Debug, Subcommand)]
+pub(super) enum UpgradeQuery {
+    /// The scheduled upgrade (null when none).
+    Plan {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// The height at which an upgrade was applied (0 when never).
+    Applied {
+        /// The upgrade's name.
+        name: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Each module's state version.
+    ModuleVersions {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
 /// Runs a module query and prints it.
 pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQuery) -> anyhow::Result<()> {
     let mut flags_listing = false;
@@ -431,6 +499,12 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
             (node, format!("/chain/reserve/v1/reserve_for_address/{}", resolve_address(home, &address)?.to_bech32()))
         }
         ModuleQuery::Reserve(ReserveQuery::Params { node }) => (node, "/chain/reserve/v1/params".to_string()),
+        ModuleQuery::Upgrade(UpgradeQuery::Plan { node }) => (node, "/cosmos/upgrade/v1beta1/current_plan".to_string()),
+        ModuleQuery::Upgrade(UpgradeQuery::Applied { name, node }) => {
+            anyhow::ensure!(!name.is_empty() && !name.contains('/'), "an upgrade name is non-empty and has no '/'");
+            (node, format!("/cosmos/upgrade/v1beta1/applied_plan/{name}"))
+        }
+        ModuleQuery::Upgrade(UpgradeQuery::ModuleVersions { node }) => (node, "/cosmos/upgrade/v1beta1/module_versions".to_string()),
         ModuleQuery::Compliance(ComplianceQuery::Params { node }) => (node, "/chain/compliance/v1/params".to_string()),
         ModuleQuery::Compliance(ComplianceQuery::AuditLog { subject, tx_type, tx_hash, from, to, node }) => {
             let subject = subject.map(|s| resolve_address(home, &s).map(|a| a.to_bech32())).transpose()?;
@@ -516,6 +590,9 @@ pub(super) enum ModuleQuery {
     /// Reserve queries.
     #[command(subcommand)]
     Reserve(ReserveQuery),
+    /// Software upgrade queries.
+    #[command(subcommand)]
+    Upgrade(UpgradeQuery),
     /// Compliance queries.
     #[command(subcommand)]
     Compliance(ComplianceQuery),

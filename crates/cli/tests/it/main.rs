@@ -10,3 +10,4 @@ mod corruption;
 mod crash;
 mod evm_limits;
 mod testnet;
+mod upgrade;

@@ -93,9 +93,9 @@ pub(crate) struct BenchArgs {
     /// With `--cometbft`: CometBFT's mempool size (transactions).
     #[arg(long, default_value_t = 50_000)]
     mempool_size: u64,
-    /// With `--cometbft`: CometBFT's own transaction indexer (`kv` or `null`; the app indexes
-    /// and serves search itself either way).
-    #[arg(long, default_value = "kv")]
+    /// With `--cometbft`: CometBFT's own transaction indexer (`null`, as `lantaud testnet`
+    /// configures a network whose apps serve search on their CometBFT RPC front, or `kv`).
+    #[arg(long, default_value = "null")]
     tx_index: String,
     /// With `--cometbft`: serve CometBFT's Go profiler (`/debug/pprof`) of the first node on
     /// this address, to profile CometBFT during the run (`go tool pprof`).

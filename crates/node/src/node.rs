@@ -373,7 +373,7 @@ pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOp
     let metrics_listener =
         tokio::net::TcpListener::bind(&cfg.metrics.address).await.map_err(|e| anyhow::anyhow!("bind metrics {}: {e}", cfg.metrics.address))?;
     // The REST gateway and the Ethereum JSON-RPC, over CometBFT's RPC (CometBFT serves its own
-    // RPC and WebSocket; this process does not).
+    // RPC and WebSocket; this process serves one too when `cometbft.rpc_front` is set).
     let (committed_tx, committed_rx) = tokio::sync::mpsc::unbounded_channel();
     let node: Arc<dyn NodeApi> = crate::comet::CometNode::new(app.clone(), cfg.cometbft.rpc.clone(), committed_rx);
     let bind = |what: &'static str, a: String| async move { tokio::net::TcpListener::bind(&a).await.map_err(|e| anyhow::anyhow!("bind {what} {a}: {e}")) };
@@ -382,16 +382,25 @@ pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOp
     let eth_ws_listener = bind("JSON-RPC WebSocket", cfg.json_rpc_ws.address.clone()).await?;
     tracing::info!(rest = %api_listener.local_addr()?, json_rpc = %eth_listener.local_addr()?, cometbft_rpc = %cfg.cometbft.rpc, "serving REST and JSON-RPC over CometBFT");
     let grpc_listener = bind("gRPC", cfg.grpc.address.clone()).await?;
+    let front_listener = match cfg.cometbft.rpc_front.as_str() {
+        "" => None,
+        a => Some(bind("CometBFT RPC front", a.to_string()).await?),
+    };
     let eth = lantau_rpc::eth::EthServer::with_call_limits(node.clone(), cfg.eth_call.limits());
     app.set_query_extension(Arc::new(lantau_rpc::grpc::NodeQueries(Arc::downgrade(&node))));
     let (stop_servers, rx) = watch::channel(false);
-    let servers = vec![
+    let mut servers = vec![
         tokio::spawn(serve(metrics_listener, crate::metrics::router(metrics.clone()), cfg.http.limits(), rx.clone())),
         tokio::spawn(serve(api_listener, with_cors(lantau_rpc::rest::router(node.clone()), &cfg), cfg.http.limits(), rx.clone())),
         tokio::spawn(serve(eth_listener, with_cors(lantau_rpc::eth::http_router(eth.clone()), &cfg), cfg.http.limits(), rx.clone())),
         tokio::spawn(serve(eth_ws_listener, lantau_rpc::eth::ws_router(eth), cfg.http.limits(), rx.clone())),
-        tokio::spawn(serve_grpc(grpc_listener, node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), cfg.http.limits(), rx)),
+        tokio::spawn(serve_grpc(grpc_listener, node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), cfg.http.limits(), rx.clone())),
     ];
+    // A CometBFT RPC answered from the app's own index (CometBFT's own indexer can then be off).
+    if let Some(l) = front_listener {
+        tracing::info!(cometbft_rpc_front = %l.local_addr()?, "serving a CometBFT RPC over the app's index");
+        servers.push(tokio::spawn(serve(l, with_cors(lantau_rpc::cometbft::router(node.clone()), &cfg), cfg.http.limits(), rx)));
+    }
     // A store fault stops the process (and with it the ABCI connections, so CometBFT stops
     // too): it never serves queries from a store it cannot read.
     let served = tokio::select! {

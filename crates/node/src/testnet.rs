@@ -107,6 +107,10 @@ pub struct TestnetNode {
     pub abci: String,
     /// `http://127.0.0.1:PORT`: CometBFT's RPC.
     pub rpc: String,
+    /// `http://127.0.0.1:PORT`: the app's CometBFT RPC and WebSocket (`cometbft.rpc_front`):
+    /// where clients read transactions and subscribe, since CometBFT's own indexer is off.
+    #[serde(default)]
+    pub rpc_front: String,
     /// `127.0.0.1:PORT`: CometBFT's P2P.
     pub p2p: String,
     /// `http://127.0.0.1:PORT/metrics`: the app's Prometheus endpoint.
@@ -196,6 +200,7 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         cfg.json_rpc_ws.address = format!("127.0.0.1:{}", port(opts.base_port, i, 6)?);
         cfg.grpc.address = format!("127.0.0.1:{}", port(opts.base_port, i, 7)?);
         cfg.cometbft.rpc = format!("http://127.0.0.1:{}", port(opts.base_port, i, 1)?);
+        cfg.cometbft.rpc_front = format!("127.0.0.1:{}", port(opts.base_port, i, 8)?);
         cfg.state_sync.snapshot_interval = opts.snapshot_interval;
         // Blocks come fast on a local network: keep enough snapshots that the one a joining
         // node chose is still there while it fetches the chunks (a pruned one is refetched
@@ -216,6 +221,7 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
             cometbft_home,
             abci: format!("tcp://127.0.0.1:{}", port(opts.base_port, i, 2)?),
             rpc: format!("http://127.0.0.1:{}", port(opts.base_port, i, 1)?),
+            rpc_front: format!("http://127.0.0.1:{}", port(opts.base_port, i, 8)?),
             p2p: format!("127.0.0.1:{}", port(opts.base_port, i, 0)?),
             metrics: format!("http://127.0.0.1:{}/metrics", port(opts.base_port, i, 3)?),
             rest: format!("http://127.0.0.1:{}", port(opts.base_port, i, 4)?),
@@ -284,6 +290,9 @@ fn write_config(path: &Path, n: &TestnetNode, peers: &str, timeout_commit: &str,
     set(&mut doc, Some("consensus"), "timeout_prevote", "500ms".into())?;
     set(&mut doc, Some("consensus"), "timeout_precommit", "500ms".into())?;
     set(&mut doc, Some("consensus"), "timeout_commit", timeout_commit.into())?;
+    // The app indexes every transaction and serves `tx`, `tx_search` and subscriptions on its
+    // CometBFT RPC front: CometBFT's own indexer would do the same work again.
+    set(&mut doc, Some("tx_index"), "indexer", "null".into())?;
     if let Some(servers) = state_sync {
         set(&mut doc, Some("statesync"), "enable", true.into())?;
         set(&mut doc, Some("statesync"), "rpc_servers", servers.into())?;

@@ -80,8 +80,8 @@ pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
             println!("wrote a network of {} validators and {full} full nodes for {} in {}", net.nodes.len() - full, net.chain_id, out.display());
             for n in &net.nodes {
                 println!(
-                    "  {}: CometBFT RPC {}, REST {}, JSON-RPC {}, ABCI {}, P2P {}, metrics {}",
-                    n.moniker, n.rpc, n.rest, n.json_rpc, n.abci, n.p2p, n.metrics
+                    "  {}: RPC for clients {} (CometBFT's own {}), REST {}, JSON-RPC {}, ABCI {}, P2P {}, metrics {}",
+                    n.moniker, n.rpc_front, n.rpc, n.rest, n.json_rpc, n.abci, n.p2p, n.metrics
                 );
             }
             println!("start it with: lantaud testnet start {}", out.display());

@@ -36,9 +36,14 @@ fn free_base() -> u16 {
 }
 
 async fn rpc(http: &reqwest::Client, node: &testnet::TestnetNode, path: &str) -> Option<Value> {
-    let r = http.get(format!("{}/{path}", node.rpc)).send().await.ok()?;
+    rpc_at(http, &node.rpc, path).await
+}
+
+/// A CometBFT JSON-RPC call by URI at `base`: its `result`, `None` on an error.
+async fn rpc_at(http: &reqwest::Client, base: &str, path: &str) -> Option<Value> {
+    let r = http.get(format!("{base}/{path}")).send().await.ok()?;
     let v: Value = r.json().await.ok()?;
-    v.get("result").cloned()
+    v.get("result").filter(|r| !r.is_null()).cloned()
 }
 
 /// The height the node's app has committed (CometBFT's `/status` may run one block ahead: it
@@ -137,8 +142,10 @@ async fn broadcast(http: &reqwest::Client, node: &testnet::TestnetNode, tx: &[u8
     rpc(http, node, &format!("broadcast_tx_sync?tx=0x{}", hex::encode(tx))).await.unwrap_or_else(|| panic!("broadcast to {}", node.moniker))
 }
 
+/// Waits (bounded) until `node` has committed `hash`, asking its app's CometBFT RPC front (the
+/// network's CometBFT instances index nothing).
 async fn committed(http: &reqwest::Client, node: &testnet::TestnetNode, hash: &str) {
-    poll(Duration::from_secs(120), || async { rpc(http, node, &format!("tx?hash=0x{hash}")).await.is_some() })
+    poll(Duration::from_secs(120), || async { rpc_at(http, &node.rpc_front, &format!("tx?hash=0x{hash}")).await.is_some() })
         .await
         .unwrap_or_else(|_| panic!("tx {hash} not committed on {}", node.moniker));
 }
@@ -291,9 +298,9 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     let eth_height = u64::from_str_radix(eth["result"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
     assert!(eth_height >= h1, "{eth}");
     // The same suite of the spec's client flows the embedded engine passes
-    // (`lantau_test_utils::flows`), against validator-2 (its CometBFT's RPC and WebSocket, its
-    // app's REST and JSON-RPC), with bob's account.
-    let e = lantau_test_utils::flows::Endpoints { rest: net.nodes[2].rest.clone(), rpc: net.nodes[2].rpc.clone(), json_rpc: net.nodes[2].json_rpc.clone() };
+    // (`lantau_test_utils::flows`), against validator-2 (its app's CometBFT RPC front and
+    // WebSocket, REST and JSON-RPC), with bob's account.
+    let e = lantau_test_utils::flows::Endpoints { rest: net.nodes[2].rest.clone(), rpc: net.nodes[2].rpc_front.clone(), json_rpc: net.nodes[2].json_rpc.clone() };
     lantau_test_utils::flows::spec_client_flows(&e, &dev_key("bob"), &issuer).await.unwrap();
     let h1 = height(&http, &net.nodes[0]).await;
     all_at_least(&http, &net, &all, h1).await;

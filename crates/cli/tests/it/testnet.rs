@@ -300,7 +300,8 @@ async fn four_validators_under_cometbft_agree_and_a_killed_one_catches_up() {
     // The same suite of the spec's client flows the embedded engine passes
     // (`lantau_test_utils::flows`), against validator-2 (its app's CometBFT RPC front and
     // WebSocket, REST and JSON-RPC), with bob's account.
-    let e = lantau_test_utils::flows::Endpoints { rest: net.nodes[2].rest.clone(), rpc: net.nodes[2].rpc_front.clone(), json_rpc: net.nodes[2].json_rpc.clone() };
+    let e =
+        lantau_test_utils::flows::Endpoints { rest: net.nodes[2].rest.clone(), rpc: net.nodes[2].rpc_front.clone(), json_rpc: net.nodes[2].json_rpc.clone() };
     lantau_test_utils::flows::spec_client_flows(&e, &dev_key("bob"), &issuer).await.unwrap();
     let h1 = height(&http, &net.nodes[0]).await;
     all_at_least(&http, &net, &all, h1).await;

@@ -28,6 +28,12 @@ pub struct NodeConfig {
     /// Serve SimulateTrace (`POST /chain/compliance/v1/simulate_trace`); without it the node
     /// answers FailedPrecondition.
     pub simulation_hook: bool,
+    /// Names of scheduled upgrades this node applies besides its release's own
+    /// (`lantau_app::upgrades::RELEASE_HANDLERS`), with no migration of their own. A consensus
+    /// rule: every validator must list the same, and only for an upgrade whose release changes
+    /// no module's state version (the network test of the upgrade path uses it to resume with
+    /// the same build). Empty by default.
+    pub upgrade_handlers: Vec<String>,
     /// The Prometheus endpoint (`GET /metrics`).
     pub metrics: ListenConfig,
     /// gRPC (and gRPC-web) with server reflection.
@@ -215,6 +221,7 @@ impl Default for NodeConfig {
             json_rpc: ListenConfig { address: "127.0.0.1:8545".into() },
             json_rpc_ws: ListenConfig { address: "127.0.0.1:8546".into() },
             simulation_hook: true,
+            upgrade_handlers: Vec::new(),
             metrics: ListenConfig { address: "127.0.0.1:26660".into() },
             grpc: ListenConfig { address: "127.0.0.1:9090".into() },
             cors_allowed_origins: Vec::new(),

@@ -363,7 +363,7 @@ pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOp
     let mut cfg = NodeConfig::load(&h.config())?;
     opts.apply(&mut cfg);
     fit_connections_to_descriptors(&mut cfg.http, nofile, reserved_descriptors(&h.state()));
-    let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
+    let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, upgrade_handlers: cfg.upgrade_handlers.clone(), ..AppConfig::default() };
     let metrics = crate::metrics::Metrics::new(Some(h.state()));
     let app = Arc::new(App::load(h.state(), app_cfg, Indexer::with_metrics(metrics.clone())).await?);
     if let Some(s) = cfg.state_sync.settings(home) {
@@ -452,7 +452,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
 
     let metrics = crate::metrics::Metrics::new(Some(h.state()));
     let indexer = Indexer::with_metrics(metrics.clone());
-    let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, ..AppConfig::default() };
+    let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, upgrade_handlers: cfg.upgrade_handlers.clone(), ..AppConfig::default() };
     let app = Arc::new(App::load(h.state(), app_cfg, indexer.clone()).await?);
     if let Some(s) = cfg.state_sync.settings(home) {
         app.enable_snapshots(s);

@@ -80,8 +80,13 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     mode: Mode,
     events: &mut Vec<Event>,
 ) -> Result<(), TxError> {
-    // An Ethereum transaction pays for its bytes and its signature in the EVM's intrinsic gas.
+    // An Ethereum transaction pays for its bytes, its signature and this ante's reads and
+    // writes (its account, its fee) in the EVM's intrinsic gas, as in Cosmos EVM: Ethereum's
+    // schedule prices a plain transfer at 21,000 whatever the chain's own schedule charges for
+    // the same store work, and wallets sign plain transfers with exactly that.
     let eth = tx.eth_hash.is_some();
+    let unmetered = GasMeter::infinite();
+    let gas = if eth { &unmetered } else { gas };
     if eth {
         let chain = lantau_evm::EvmRead::evm_chain_id(&*state).await?;
         if let Some(crate::msg::Msg::Evm(m)) = tx.msgs.first() {

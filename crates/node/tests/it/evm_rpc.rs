@@ -191,7 +191,9 @@ async fn bad_json_rpc_input_gets_the_codes_clients_expect_and_changes_nothing() 
     let cases = [
         (Unsigned { chain_id: Some(1), ..u.clone() }, "invalid chain id"),
         (Unsigned { chain_id: None, ..u.clone() }, "replay-protected"),
-        (Unsigned { nonce: 7, ..u.clone() }, "sequence mismatch"),
+        (Unsigned { nonce: 7, ..u.clone() }, "nonce too high: address "),
+        // A fee (gas x price) over what alice holds.
+        (Unsigned { max_fee_per_gas: 10u128.pow(20), ..u.clone() }, "insufficient funds for gas * price + value: address "),
         (Unsigned { max_fee_per_gas: GWEI - 1, ..u.clone() }, "base fee"),
         (Unsigned { gas_limit: u64::MAX, ..u.clone() }, "gas limit"),
     ];
@@ -203,6 +205,17 @@ async fn bad_json_rpc_input_gets_the_codes_clients_expect_and_changes_nothing() 
     let v = rpc(&n, "eth_sendRawTransaction", json!(["0xdeadbeef"])).await;
     assert_eq!(v["error"]["code"], -32000, "{v}");
     assert_eq!(ok(&n, "eth_getTransactionCount", json!([dev_addr("alice").to_hex(), "pending"])).await, "0x0");
+    // geth's words for the refusals wallets act on (ethers reads them as NONCE_EXPIRED and
+    // INSUFFICIENT_FUNDS): the same bytes twice are "already known", a spent nonce is "nonce too
+    // low", with the figures geth gives.
+    let first = format!("0x{}", hex::encode(sign(&alice, &u)));
+    assert!(rpc(&n, "eth_sendRawTransaction", json!([first])).await["result"].is_string());
+    let v = rpc(&n, "eth_sendRawTransaction", json!([first])).await;
+    assert_eq!((v["error"]["code"].as_i64(), v["error"]["message"].as_str()), (Some(-32000), Some("already known")), "{v}");
+    let again = format!("0x{}", hex::encode(sign(&alice, &Unsigned { value: 2, ..u.clone() })));
+    let v = rpc(&n, "eth_sendRawTransaction", json!([again])).await;
+    let want = format!("nonce too low: address {}, tx: 0 state: 1", dev_addr("alice").to_hex());
+    assert_eq!(v["error"]["message"].as_str(), Some(want.as_str()), "{v}");
 
     // Log filters over their bounds are invalid parameters, not empty answers.
     let t = token().to_hex();
@@ -234,7 +247,8 @@ async fn bad_json_rpc_input_gets_the_codes_clients_expect_and_changes_nothing() 
         assert_eq!((r.code, r.codespace.as_str()), (10, "evm"), "{}", r.raw_log);
         assert!(r.raw_log.contains("canonical envelope"), "{}", r.raw_log);
     }
-    assert_eq!(ok(&n, "eth_getTransactionCount", json!([dev_addr("alice").to_hex(), "pending"])).await, "0x0");
+    // Only the one transfer admitted above holds a nonce.
+    assert_eq!(ok(&n, "eth_getTransactionCount", json!([dev_addr("alice").to_hex(), "pending"])).await, "0x1");
     n.stop().await;
 }
 

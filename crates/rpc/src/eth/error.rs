@@ -62,6 +62,67 @@ impl EthError {
     }
 }
 
+/// What a refused Ethereum transaction said and what geth's texts about it carry: the sender,
+/// the transaction's nonce and cost, and the state figures the caller read for the refusal's
+/// kind (the sender's next nonce for a nonce refusal, its balance for a funds refusal).
+#[derive(Debug, Clone)]
+pub(crate) struct Refusal<'a> {
+    /// The chain's codespace and code.
+    pub codespace: &'a str,
+    /// The chain's code.
+    pub code: u32,
+    /// The chain's message.
+    pub log: &'a str,
+    /// The sender.
+    pub from: lantau_primitives::Address,
+    /// The transaction's nonce.
+    pub nonce: u64,
+    /// gas limit × max fee per gas + value, in wei (saturated).
+    pub cost: u128,
+    /// The sender's next nonce (pending), when read.
+    pub state_nonce: Option<u64>,
+    /// The sender's native balance, when read.
+    pub balance: Option<u128>,
+}
+
+impl Refusal<'_> {
+    /// Whether the refusal's text needs the sender's next nonce.
+    pub(crate) fn wants_nonce(codespace: &str, code: u32) -> bool {
+        (codespace, code) == ("sdk", 32)
+    }
+
+    /// Whether the refusal's text needs the sender's balance.
+    pub(crate) fn wants_balance(codespace: &str, code: u32) -> bool {
+        (codespace, code) == ("sdk", 5)
+    }
+
+    /// The refusal in geth's words (`core/txpool` and `core` errors), which Ethereum clients
+    /// match on (ethers' NONCE_EXPIRED, INSUFFICIENT_FUNDS, ...): the one mapping from the
+    /// chain's typed refusals of an Ethereum transaction.
+    pub(crate) fn to_geth(&self) -> EthError {
+        let from = self.from.to_hex();
+        let text = match (self.codespace, self.code) {
+            ("sdk", 32) => match self.state_nonce {
+                Some(state) if self.nonce < state => format!("nonce too low: address {from}, tx: {} state: {state}", self.nonce),
+                Some(state) => format!("nonce too high: address {from}, tx: {} state: {state}", self.nonce),
+                None => format!("invalid nonce: {}", self.log),
+            },
+            ("sdk", 5) => match self.balance {
+                Some(have) => format!("insufficient funds for gas * price + value: address {from} have {have} want {}", self.cost),
+                None => format!("insufficient funds for gas * price + value: {}", self.log),
+            },
+            ("sdk", 19) => "already known".to_string(),
+            ("sdk", 20) => "txpool is full".to_string(),
+            ("sdk", 13) => format!("transaction underpriced: {}", self.log),
+            ("sdk", 41) => format!("exceeds block gas limit: {}", self.log),
+            ("sdk", 11) => format!("intrinsic gas too low: {}", self.log),
+            ("sdk", 1) => return EthError::Internal(self.log.to_string()),
+            _ => self.log.to_string(),
+        };
+        EthError::Server(text)
+    }
+}
+
 /// A transaction refused by the chain, as Ethereum clients expect to read it: the codespace
 /// and code stay visible in the message.
 impl From<lantau_app::module_api::TxError> for EthError {

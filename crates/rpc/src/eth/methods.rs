@@ -7,7 +7,7 @@ use lantau_app::evm::EthTx;
 use lantau_primitives::{Address, NATIVE_DENOM};
 use serde_json::{json, Value};
 
-use super::error::EthError;
+use super::error::{EthError, Refusal};
 use super::render::{self, hex_u128, hex_u64, Receipt};
 use super::EthServer;
 
@@ -545,10 +545,27 @@ impl EthServer {
         let envelope = lantau_app::evm::msg::envelope(&tx);
         let r = self.node.broadcast_sync(envelope).await;
         if r.code != 0 {
-            return Err(EthError::Server(r.log));
+            return Err(self.refusal(&tx, &r.codespace, r.code, &r.log).await);
         }
         self.remember_pending(&tx);
         Ok(json!(tx.hash_hex()))
+    }
+
+    /// A refused transaction in geth's words, with the state figures its text carries
+    /// ([`Refusal`]): read only for the kinds that need them, on the latest state.
+    async fn refusal(&self, tx: &EthTx, codespace: &str, code: u32, log: &str) -> EthError {
+        let state_nonce = if Refusal::wants_nonce(codespace, code) { self.node.pending_sequence(&tx.from).await.ok() } else { None };
+        let balance = if Refusal::wants_balance(codespace, code) {
+            match self.snapshot(BlockTag::Latest).await {
+                Ok(snap) => lantau_app::bank::query::balance(&snap, &tx.from, NATIVE_DENOM).await.ok().map(|b| b.0),
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
+        let value = tx.value_u128().unwrap_or(u128::MAX);
+        let cost = u128::from(tx.gas_limit).saturating_mul(tx.max_fee_per_gas).saturating_add(value);
+        Refusal { codespace, code, log, from: tx.from, nonce: tx.nonce, cost, state_nonce, balance }.to_geth()
     }
 
     /// The committed Cosmos record of an Ethereum hash.

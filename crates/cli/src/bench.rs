@@ -310,6 +310,53 @@ fn secp256k1_verify_per_s(budget: Duration) -> anyhow::Result<f64> {
     std::thread::Builder::new().name("bench-calibration".into()).spawn(run)?.join().map_err(|_| anyhow::anyhow!("calibration thread panicked"))?
 }
 
+/// What both drivers' reports say of the load and its rate: the counts, the committed rate
+/// beside the calibration, admission latency (`lat` sorted).
+struct Load<'a> {
+    accounts: usize,
+    sent: u64,
+    rejected: u64,
+    full: u64,
+    committed: u64,
+    broadcast_secs: f64,
+    span: f64,
+    tps: f64,
+    verify_per_s: f64,
+    lat: &'a [f64],
+}
+
+impl Load<'_> {
+    /// The machine-independent figure: committed tx/s per single-core verification/s.
+    fn ratio(&self) -> f64 {
+        if self.verify_per_s > 0.0 {
+            self.tps / self.verify_per_s
+        } else {
+            0.0
+        }
+    }
+
+    /// The report's fields for the load; `more` adds the driver's own.
+    fn report(&self, more: serde_json::Value) -> serde_json::Value {
+        let mut r = json!({
+            "accounts": self.accounts,
+            "sent": self.sent,
+            "rejected_at_admission": self.rejected,
+            "mempool_full_resends": self.full,
+            "committed": self.committed,
+            "broadcast_seconds": self.broadcast_secs,
+            "commit_span_seconds": self.span,
+            "committed_tx_per_s": self.tps,
+            "secp256k1_verify_per_s": self.verify_per_s,
+            "committed_per_verify_ratio": self.ratio(),
+            "admission_latency_ms": {"p50": percentile(self.lat, 0.50), "p99": percentile(self.lat, 0.99), "max": self.lat.last().copied().unwrap_or(0.0)},
+        });
+        if let (Some(r), serde_json::Value::Object(m)) = (r.as_object_mut(), more) {
+            r.extend(m);
+        }
+        r
+    }
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -504,8 +551,8 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     // last commit (includes the ramp-up before the first block).
     let e2e_secs = blocks.last().map(|l| l.3.duration_since(start_at).as_secs_f64()).unwrap_or(0.0);
     let e2e_tps = if e2e_secs > 0.0 { committed as f64 / e2e_secs } else { 0.0 };
-    // The machine-independent figure: committed tx/s per single-core verification/s.
-    let ratio = if verify_per_s > 0.0 { tps / verify_per_s } else { 0.0 };
+    let load = Load { accounts: a.accounts, sent, rejected, full, committed, broadcast_secs, span, tps, verify_per_s, lat: &lat };
+    let ratio = load.ratio();
     // What a committed transaction cost the process's CPU (node, its background threads and the
     // load generator), and the same in signature verifications of the calibration: steadier
     // than the rate on a shared machine, where the rate also moves with the cores it gets.
@@ -513,36 +560,25 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let cpu_in_verifies = cpu_us_per_tx * verify_per_s / 1e6;
     let avg = |f: fn(&(usize, f64, f64, Instant)) -> f64| if blocks.is_empty() { 0.0 } else { blocks.iter().map(f).sum::<f64>() / blocks.len() as f64 };
     let max = |f: fn(&(usize, f64, f64, Instant)) -> f64| blocks.iter().map(f).fold(0.0, f64::max);
-    let report = json!({
-        "accounts": a.accounts,
-        "sent": sent,
-        "rejected_at_admission": rejected,
-        "mempool_full_resends": full,
-        "committed": committed,
-        "broadcast_seconds": broadcast_secs,
-        "commit_span_seconds": span,
-        "committed_tx_per_s": tps,
-        "secp256k1_verify_per_s": verify_per_s,
-        "committed_per_verify_ratio": ratio,
-        "process_cpu_seconds": cpu_secs,
-        "cpu_us_per_committed_tx": cpu_us_per_tx,
-        "cpu_per_committed_tx_in_verifies": cpu_in_verifies,
-        "end_to_end_seconds": e2e_secs,
-        "end_to_end_tx_per_s": e2e_tps,
-        "admission_latency_ms": {"p50": percentile(&lat, 0.50), "p99": percentile(&lat, 0.99), "max": lat.last().copied().unwrap_or(0.0)},
-        "blocks_with_txs": blocks.len(),
-        "txs_per_block_avg": avg(|b| b.0 as f64),
-        "finalize_ms_per_block": {"avg": avg(|b| b.1), "max": max(|b| b.1)},
-        "commit_ms_per_block": {"avg": avg(|b| b.2), "max": max(|b| b.2)},
-        "recheck_locked_ms_per_block": {"avg": locked_avg, "max": locked_max},
-        "propose_ms_per_block_avg": propose_avg,
-        "recheck_ms_per_block_avg": recheck_avg,
-        "recheck_wait_ms_per_block_avg": wait_avg,
-        "rechecked_per_block_avg": rechecked_avg,
-        "gas_used_per_tx": gas_per_tx,
-        "gas_wanted_per_block_max": gas_wanted_max,
-        "finalize_and_commit_us_per_mgas": us_per_mgas,
-    });
+    let report = load.report(json!({
+         "process_cpu_seconds": cpu_secs,
+         "cpu_us_per_committed_tx": cpu_us_per_tx,
+         "cpu_per_committed_tx_in_verifies": cpu_in_verifies,
+         "end_to_end_seconds": e2e_secs,
+         "end_to_end_tx_per_s": e2e_tps,
+         "blocks_with_txs": blocks.len(),
+         "txs_per_block_avg": avg(|b| b.0 as f64),
+         "finalize_ms_per_block": {"avg": avg(|b| b.1), "max": max(|b| b.1)},
+         "commit_ms_per_block": {"avg": avg(|b| b.2), "max": max(|b| b.2)},
+         "recheck_locked_ms_per_block": {"avg": locked_avg, "max": locked_max},
+         "propose_ms_per_block_avg": propose_avg,
+         "recheck_ms_per_block_avg": recheck_avg,
+         "recheck_wait_ms_per_block_avg": wait_avg,
+         "rechecked_per_block_avg": rechecked_avg,
+         "gas_used_per_tx": gas_per_tx,
+         "gas_wanted_per_block_max": gas_wanted_max,
+         "finalize_and_commit_us_per_mgas": us_per_mgas,
+    }));
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -425,37 +425,27 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
     let txs_avg = if with_txs.is_empty() { 0.0 } else { with_txs.iter().map(|b| b.txs as f64).sum::<f64>() / with_txs.len() as f64 };
     let txs_max = with_txs.iter().map(|b| b.txs).max().unwrap_or(0);
     let per_tx = |secs: f64| if committed > 0 { secs * 1e6 / committed as f64 } else { 0.0 };
-    let ratio = if verify_per_s > 0.0 { tps / verify_per_s } else { 0.0 };
     lat.sort_by(|x, y| x.total_cmp(y));
     drop(procs);
-    let report = json!({
+    let load = super::Load { accounts: a.accounts, sent, rejected, full, committed, broadcast_secs, span, tps, verify_per_s, lat: &lat };
+    let ratio = load.ratio();
+    let report = load.report(json!({
         "driver": if a.kvstore { "cometbft-kvstore" } else { "cometbft" },
         "validators": if a.kvstore { 1 } else { a.validators },
-        "accounts": a.accounts,
-        "sent": sent,
         "admitted": admitted.len(),
-        "rejected_at_admission": rejected,
-        "mempool_full_resends": full,
-        "committed": committed,
-        "broadcast_seconds": broadcast_secs,
-        "commit_span_seconds": span,
-        "committed_tx_per_s": tps,
-        "secp256k1_verify_per_s": verify_per_s,
-        "committed_per_verify_ratio": ratio,
         "cpu_us_per_committed_tx": per_tx(app_cpu + comet_cpu),
         "app_cpu_us_per_committed_tx": per_tx(app_cpu),
         "cometbft_cpu_us_per_committed_tx": per_tx(comet_cpu),
         "load_generator_cpu_us_per_committed_tx": per_tx(own_cpu),
         "app_cpu_seconds": app_cpu,
         "cometbft_cpu_seconds": comet_cpu,
-        "admission_latency_ms": {"p50": percentile(&lat, 0.50), "p99": percentile(&lat, 0.99), "max": lat.last().copied().unwrap_or(0.0)},
         "inclusion_blocks": {"p50": percentile(&inclusion, 0.50), "p99": percentile(&inclusion, 0.99), "max": inclusion.last().copied().unwrap_or(0.0), "sampled": inclusion.len()},
         "blocks": all.len(),
         "blocks_with_txs": with_txs.len(),
         "block_interval_ms_avg": interval_avg,
         "txs_per_block_avg": txs_avg,
         "txs_per_block_max": txs_max,
-    });
+   }));
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

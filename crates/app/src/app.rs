@@ -185,6 +185,9 @@ impl App {
             return Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: self.queries().app_hash().await? });
         }
         let genesis = AppGenesis::from_json(&req.app_state_bytes).map_err(AppError::Genesis)?;
+        if genesis.exported.is_some() {
+            return self.import(&genesis, &req).await;
+        }
         let mut delta = StateDelta::new(self.snapshot());
         genesis.apply(&mut delta, &req.chain_id, to_offset(req.time)).await.map_err(AppError::Genesis)?;
         let gas = GasMeter::infinite();
@@ -198,6 +201,59 @@ impl App {
         self.admission.forget_blocks();
         self.reset_check_state().await;
         Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: AppHash::try_from(root.0.to_vec())? })
+    }
+
+    /// InitChain from an exported state ([`crate::export`]): the exported entries, checked as
+    /// a state-sync restore is, committed as version 0 at the exported height.
+    async fn import(&self, genesis: &AppGenesis, req: &request::InitChain) -> Result<response::InitChain, AppError> {
+        let refuse = |why: String| AppError::Genesis(lantau_module_api::SdkError::InvalidRequest(format!("exported state: {why}")).into());
+        let Some(export) = genesis.exported.as_ref().filter(|_| genesis.is_export_only()) else {
+            return Err(refuse("app_state holds the export alone (every module's section empty)".into()));
+        };
+        let first = export.height.checked_add(1).ok_or_else(|| refuse("height overflows".into()))?;
+        if req.initial_height.value() != first {
+            return Err(refuse(format!("the state of height {} starts a chain at initial_height {first}, not {}", export.height, req.initial_height)));
+        }
+        let mut delta = StateDelta::new(self.snapshot());
+        export.write(&mut delta).await.map_err(refuse)?;
+        if genesis.evm_chain_id != 0 {
+            let held = crate::storage::read_u64(&delta, state_key::EVM_CHAIN_ID).await?;
+            if held != Some(genesis.evm_chain_id) {
+                return Err(refuse(format!("evm_chain_id {} is not the exported state's ({held:?})", genesis.evm_chain_id)));
+            }
+        }
+        // The genesis file decides the chain id and the block gas; a change makes another root.
+        let mut changed = Vec::new();
+        if crate::export::set_if_changed(&mut delta, state_key::CHAIN_ID, req.chain_id.as_bytes().to_vec()).await.map_err(refuse)? {
+            changed.push("chain_id");
+        }
+        let max_gas = req.consensus_params.block.max_gas.to_be_bytes().to_vec();
+        if crate::export::set_if_changed(&mut delta, state_key::MAX_BLOCK_GAS, max_gas).await.map_err(refuse)? {
+            changed.push("consensus_params.block.max_gas");
+        }
+        let batch = self.store.storage().prepare_commit(delta).await.map_err(AppError::store)?;
+        let root = batch.root_hash().0;
+        if let Some(expected) = export.expected_root().map_err(refuse)? {
+            if expected.as_slice() != root.as_slice() {
+                let edited = if changed.is_empty() {
+                    "an entry differs from the exported state".to_string()
+                } else {
+                    format!("{} differs from the export", changed.join(" and "))
+                };
+                return Err(refuse(format!(
+                    "the imported state's root {} is not the exported app_hash {} ({edited}); empty app_hash to start a changed state on purpose",
+                    hex::encode_upper(root),
+                    export.app_hash
+                )));
+            }
+        }
+        self.store.storage().commit_batch(batch).map_err(AppError::store)?;
+        self.store.reset_cache();
+        self.shared.set_chain_id(req.chain_id.clone());
+        self.admission.forget_blocks();
+        self.reset_check_state().await;
+        tracing::info!(height = export.height, root = %hex::encode_upper(root), "state imported from an export");
+        Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: AppHash::try_from(root.to_vec())? })
     }
 
     /// ABCI Query: a gRPC method of the one router, or `/store/key` (see

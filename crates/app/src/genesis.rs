@@ -13,8 +13,18 @@ impl AppGenesis {
         serde_json::from_slice(bytes).map_err(|e| SdkError::InvalidRequest(format!("invalid app_state: {e}")).into())
     }
 
+    /// Whether this is an exported state alone: `exported` with every module section at its
+    /// default (`evm_chain_id` may repeat the exported one).
+    pub fn is_export_only(&self) -> bool {
+        let bare = Self { evm_chain_id: self.evm_chain_id, exported: self.exported.clone(), ..Self::default() };
+        self.exported.is_some() && &bare == self
+    }
+
     /// Writes the genesis state of every module, in module order.
     pub async fn apply<S: StateWrite + Send + Sync>(&self, state: &mut S, chain_id: &str, genesis_time: time::OffsetDateTime) -> Result<(), TxError> {
+        if self.exported.is_some() {
+            return Err(SdkError::InvalidRequest("an exported state is imported, not applied".into()).into());
+        }
         let gas = GasMeter::infinite();
         store::put(state, &gas, state_key::CHAIN_ID.to_string(), chain_id.as_bytes().to_vec())?;
         store::put(state, &gas, state_key::EVM_CHAIN_ID.to_string(), self.evm_chain_id.to_be_bytes().to_vec())?;

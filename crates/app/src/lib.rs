@@ -29,6 +29,7 @@ mod app;
 mod block;
 pub mod config;
 pub mod error;
+pub mod export;
 pub mod footprint;
 pub mod genesis;
 pub mod grpc;

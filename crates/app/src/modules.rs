@@ -16,7 +16,7 @@ use lantau_module_api::{BlockCtx, ExecCtx, Fact, Module, ModuleMsg, MsgHandler, 
 use lantau_primitives::Address;
 use serde::{Deserialize, Serialize};
 
-mod u64_string {
+pub(crate) mod u64_string {
     use serde::{Deserialize, Deserializer, Serializer};
     pub(crate) fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&v.to_string())
@@ -47,6 +47,10 @@ macro_rules! modules {
             /// The EVM chain id (EIP-155), e.g. 852 on a dev chain.
             #[serde(with = "u64_string")]
             pub evm_chain_id: u64,
+            /// An exported state to start from (`lantaud export`, [`crate::export`]): the
+            /// module sections then stay empty.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pub exported: Option<crate::export::StateExport>,
             $(
                 $(#[$attr])*
                 #[doc = concat!("The `", stringify!($field), "` module's section.")]
@@ -58,6 +62,7 @@ macro_rules! modules {
             fn default() -> Self {
                 Self {
                     evm_chain_id: 0,
+                    exported: None,
                     $( $(#[$attr])* $field: <$module as Module>::default_genesis(), )*
                 }
             }

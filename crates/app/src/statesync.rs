@@ -471,29 +471,45 @@ impl StateSync {
     }
 }
 
+/// Refuses a non-verifiable key outside the records the modules declare
+/// ([`crate::modules::snapshot_nonverifiable_prefixes`]).
+pub(crate) fn check_record_key(key: &[u8]) -> Result<(), String> {
+    if crate::modules::snapshot_nonverifiable_prefixes().iter().any(|p| key.starts_with(p)) {
+        Ok(())
+    } else {
+        Err(format!("a non-verifiable key outside the modules' records ({})", String::from_utf8_lossy(key)))
+    }
+}
+
+/// What every restored state (a state-sync snapshot, an imported export) goes through once its
+/// entries are written: it must hold the state of `height`; each module checks and rebuilds
+/// what it derives (the audit rows must chain to the verifiable head, the records must match
+/// the lattice); version 0 of the store is then recorded as that height.
+pub(crate) async fn finish_restored(delta: &mut StateDelta<Snapshot>, height: u64, what: &str) -> Result<(), String> {
+    let held = crate::storage::read_u64(&*delta, state_key::HEIGHT).await.map_err(|e| e.to_string())?.unwrap_or(0);
+    if held != height {
+        return Err(format!("the {what} of height {height} holds the state of height {held}"));
+    }
+    crate::modules::restore_snapshot(delta).await.map_err(|e| e.log)?;
+    delta.nonverifiable_put_raw(state_key::VERSION_BASE.as_bytes().to_vec(), height.to_be_bytes().to_vec());
+    Ok(())
+}
+
 /// Writes a complete snapshot's entries and commits them when their root is the app hash the
 /// light client verified.
 async fn finish_restore(shared: &Shared, store: &Store, admission: &Admission, r: Restore) -> Result<(), String> {
     let mut delta = StateDelta::new(store.snapshot());
-    let prefixes = crate::modules::snapshot_nonverifiable_prefixes();
     for c in r.chunks {
         for e in c.verifiable {
             let key = String::from_utf8(e.key).map_err(|_| "a verifiable key is not UTF-8".to_string())?;
             delta.put_raw(key, e.value);
         }
         for e in c.nonverifiable {
-            if !prefixes.iter().any(|p| e.key.starts_with(p)) {
-                return Err(format!("the snapshot carries a non-verifiable key outside the modules' records ({})", String::from_utf8_lossy(&e.key)));
-            }
+            check_record_key(&e.key)?;
             delta.nonverifiable_put_raw(e.key, e.value);
         }
     }
-    let height = crate::storage::read_u64(&delta, state_key::HEIGHT).await.map_err(|e| e.to_string())?.unwrap_or(0);
-    if height != r.height {
-        return Err(format!("the snapshot of height {} holds the state of height {height}", r.height));
-    }
-    crate::modules::restore_snapshot(&mut delta).await.map_err(|e| e.log)?;
-    delta.nonverifiable_put_raw(state_key::VERSION_BASE.as_bytes().to_vec(), r.height.to_be_bytes().to_vec());
+    finish_restored(&mut delta, r.height, "snapshot").await?;
     let batch = store.storage().prepare_commit(delta).await.map_err(|e| e.to_string())?;
     if batch.root_hash().0.as_slice() != r.app_hash.as_slice() {
         return Err(format!(

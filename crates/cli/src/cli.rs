@@ -150,6 +150,14 @@ enum Cmd {
         #[arg(long)]
         long: bool,
     },
+    /// Write a stopped node's whole state as a genesis file to stdout (every module, the audit
+    /// log with its hash chain, flags, records, EVM code and storage, sequences, consensus
+    /// params); `lantaud init --genesis FILE` starts a chain from it (docs/operations.md).
+    Export {
+        /// The height to export: the store's latest (the only one it keeps for export).
+        #[arg(long)]
+        height: Option<u64>,
+    },
     /// Delete a dev chain's state (blocks, index, snapshots) to start again from genesis;
     /// config, genesis and keys stay. Refused while the node runs.
     Reset {
@@ -197,6 +205,11 @@ struct InitArgs {
     /// The governance authority (bech32); the dev `governance` account by default.
     #[arg(long)]
     governance: Option<String>,
+    /// Start from this genesis file instead of writing one (for instance one `lantaud export`
+    /// wrote): the home gets a config, a new validator key and a copy of the file; no dev
+    /// accounts.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["governance", "chain_id", "evm_chain_id"])]
+    genesis: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -545,6 +558,10 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 print(out, json!({"version": env!("CARGO_PKG_VERSION")}), || env!("CARGO_PKG_VERSION").to_string());
             }
         }
+        Cmd::Export { height } => {
+            let genesis = lantau_node::export::export_home(&home, height).await?;
+            println!("{}", serde_json::to_string_pretty(&genesis)?);
+        }
         Cmd::Reset { dev } => {
             anyhow::ensure!(dev, "lantaud reset deletes the chain's state: say --dev (only a dev home is reset)");
             let h = Home(home.clone());
@@ -563,6 +580,14 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "lantaud", &mut std::io::stdout());
+        }
+        Cmd::Init(a) if a.genesis.is_some() => {
+            let file = a.genesis.unwrap_or_default();
+            let g = lantau_node::export::init_home_from_genesis(&home, &file, &a.moniker)?;
+            let height = g.app_state.exported.as_ref().map(|e| e.height);
+            print(out, json!({"home": home, "chain_id": g.chain_id, "initial_height": g.initial_height, "exported_height": height}), || {
+                format!("initialised {} for chain {} from {} (first block {})", home.display(), g.chain_id, file.display(), g.initial_height)
+            });
         }
         Cmd::Init(a) => {
             let governance = a.governance.as_deref().map(Address::from_bech32).transpose()?;
@@ -632,8 +657,11 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 None
             };
+            // SIGINT (Ctrl-C) and SIGTERM (systemd, docker stop, kill) stop the node cleanly.
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
             let failed = tokio::select! {
                 r = tokio::signal::ctrl_c() => { r?; None }
+                _ = term.recv() => None,
                 fault = node.engine_stopped() => Some(fault),
             };
             eprintln!("shutting down");

@@ -41,6 +41,12 @@ impl GenesisFile {
         self.consensus_params.clone().unwrap_or_else(crate::node::default_consensus_params)
     }
 
+    /// The first block's height.
+    pub fn initial_height(&self) -> anyhow::Result<lantau_app::tendermint::block::Height> {
+        let h: u64 = self.initial_height.parse().map_err(|e| anyhow::anyhow!("initial_height {}: {e}", self.initial_height))?;
+        Ok(h.try_into()?)
+    }
+
     /// The genesis time.
     pub fn time(&self) -> anyhow::Result<lantau_app::tendermint::Time> {
         Ok(self.genesis_time.parse()?)

@@ -308,7 +308,7 @@ pub struct KeyJson {
     pub value: String,
 }
 
-fn write_validator_key(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn write_validator_key(path: &Path) -> anyhow::Result<()> {
     let sk = ed25519_consensus::SigningKey::new(rand::rngs::OsRng);
     let vk = sk.verification_key();
     let b64 = base64::engine::general_purpose::STANDARD;

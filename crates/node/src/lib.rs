@@ -17,6 +17,7 @@ mod app_api;
 pub mod comet;
 pub mod config;
 pub mod engine;
+pub mod export;
 pub mod genesis;
 pub mod home;
 pub mod indexer;

@@ -446,7 +446,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
             "power": "10",
             "name": cfg.moniker,
         }],
-        "app_hash": "",
+        "app_hash": genesis.app_hash,
         "app_state": serde_json::to_value(&genesis.app_state)?,
     });
 
@@ -465,7 +465,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
             consensus_params: genesis.consensus_params(),
             validators: vec![],
             app_state_bytes: app_state.into(),
-            initial_height: 1u32.into(),
+            initial_height: genesis.initial_height()?,
         })
         .await?;
     } else {

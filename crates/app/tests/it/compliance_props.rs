@@ -76,7 +76,7 @@ pub(crate) fn block_req(height: u64, txs: Vec<Vec<u8>>) -> request::FinalizeBloc
 }
 
 #[derive(Debug, Clone)]
-enum Op {
+pub(crate) enum Op {
     /// (from 1..5, to 1..5, amount, payload: 0 registry-correct, 1 wrong tier, 2 none)
     Transfer(usize, usize, u128, u8),
     Rule(u64, u64, u64),
@@ -99,7 +99,7 @@ enum Op {
 /// nothing changed in between.
 const GATE_CODES: [u32; 7] = [11, 13, 14, 18, 19, 20, 21];
 
-fn op() -> impl Strategy<Value = Op> {
+pub(crate) fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         8 => (1usize..7, 1usize..7, 1u128..1_500_000, 0u8..3).prop_map(|(f, t, a, p)| Op::Transfer(f, t, a, p)),
         2 => (1u64..6, 0u8..4).prop_map(|(id, d)| Op::Review(id, d)),
@@ -153,8 +153,30 @@ pub(crate) async fn new_chain(chain_id: &str, genesis: Vec<u8>) -> (tempfile::Te
 }
 
 async fn run(ops: Vec<Op>) -> (usize, usize) {
+    let h = history(ops).await;
+    h.app.release().await;
+    (h.screened_ok, h.rejected)
+}
+
+/// A chain after a history of `ops`, its invariants checked.
+pub(crate) struct History {
+    /// The store's directory.
+    pub(crate) _dir: tempfile::TempDir,
+    /// The app, open on it.
+    pub(crate) app: App,
+    /// k0..k6.
+    pub(crate) keys: Vec<SecretKey>,
+    /// The height of the last block.
+    pub(crate) height: u64,
+    screened_ok: usize,
+    rejected: usize,
+}
+
+/// Runs `ops` (one transaction a block, after the two setup blocks) on a new chain `prop-1`
+/// and checks the invariants.
+pub(crate) async fn history(ops: Vec<Op>) -> History {
     let keys: Vec<SecretKey> = (0..7).map(key).collect();
-    let (_dir, app, init) = new_chain("prop-1", genesis(&keys)).await;
+    let (dir, app, init) = new_chain("prop-1", genesis(&keys)).await;
     init.unwrap();
     let mut seqs = [0u64; 7];
     let mut screened_ok = 0usize;
@@ -185,8 +207,9 @@ async fn run(ops: Vec<Op>) -> (usize, usize) {
         app.commit().await.unwrap();
         assert!(r.tx_results[0].code.is_ok(), "{}", r.tx_results[0].log);
     }
+    let mut height = 2;
     for (i, op) in ops.into_iter().enumerate() {
-        let height = u64::try_from(i).unwrap() + 1 + 2;
+        height = u64::try_from(i).unwrap() + 1 + 2;
         let op_kind = op.clone();
         let (signer, msg, p) = match op {
             Op::Review(id, d) => (
@@ -322,8 +345,7 @@ async fn run(ops: Vec<Op>) -> (usize, usize) {
         // A screened transfer wrote its sender's velocity window.
         assert_ne!(lantau_app::compliance::records::lattice(&snap).await.unwrap(), lantau_app::compliance::records::Lattice::identity());
     }
-    app.release().await;
-    (screened_ok, rejected)
+    History { _dir: dir, app, keys, height, screened_ok, rejected }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

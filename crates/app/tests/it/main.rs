@@ -7,6 +7,7 @@ mod compliance_props;
 mod decode_fuzz;
 mod determinism;
 mod evm;
+mod export;
 mod genesis;
 mod layout;
 mod proposals;

@@ -9,5 +9,6 @@ mod cli;
 mod corruption;
 mod crash;
 mod evm_limits;
+mod export;
 mod testnet;
 mod upgrade;

@@ -10,20 +10,25 @@ use serde_json::Value;
 
 use crate::crash::free_port;
 
-fn lantaud(home: &std::path::Path, args: &[&str]) -> (bool, Value, String) {
+pub(crate) fn lantaud(home: &std::path::Path, args: &[&str]) -> (bool, Value, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_lantaud")).arg("--home").arg(home).args(["--output", "json"]).args(args).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     (out.status.success(), serde_json::from_str(&stdout).unwrap_or(Value::Null), format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)))
 }
 
 /// `lantaud start` on these ports, its log (stderr) appended to `log`.
-fn start(home: &std::path::Path, api: u16, log: &std::path::Path) -> Child {
+pub(crate) fn start(home: &std::path::Path, api: u16, log: &std::path::Path) -> Child {
+    start_with_eth(home, api, free_port(), log)
+}
+
+/// `start`, with the Ethereum JSON-RPC (HTTP) on `eth`.
+pub(crate) fn start_with_eth(home: &std::path::Path, api: u16, eth: u16, log: &std::path::Path) -> Child {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
     Command::new(env!("CARGO_BIN_EXE_lantaud"))
         .args(["start", "--home"])
         .arg(home)
         .args(["--api.address", &format!("127.0.0.1:{api}"), "--rpc.laddr", &format!("127.0.0.1:{}", free_port()), "--block-time", "200ms"])
-        .args(["--json-rpc.address", &format!("127.0.0.1:{}", free_port()), "--json-rpc.ws-address", &format!("127.0.0.1:{}", free_port())])
+        .args(["--json-rpc.address", &format!("127.0.0.1:{eth}"), "--json-rpc.ws-address", &format!("127.0.0.1:{}", free_port())])
         .args(["--metrics.laddr", &format!("127.0.0.1:{}", free_port()), "--grpc.address", &format!("127.0.0.1:{}", free_port())])
         .stdout(Stdio::null())
         .stderr(log)
@@ -31,7 +36,7 @@ fn start(home: &std::path::Path, api: u16, log: &std::path::Path) -> Child {
         .unwrap()
 }
 
-async fn height(base: &str) -> u64 {
+pub(crate) async fn height(base: &str) -> u64 {
     let v: Value = match reqwest::get(format!("{base}/cosmos/base/tendermint/v1beta1/blocks/latest")).await {
         Ok(r) => r.json().await.unwrap_or_default(),
         Err(_) => return 0,
@@ -40,7 +45,7 @@ async fn height(base: &str) -> u64 {
 }
 
 /// Waits (bounded) for the child to exit.
-async fn exited(child: &mut Child) -> std::process::ExitStatus {
+pub(crate) async fn exited(child: &mut Child) -> std::process::ExitStatus {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(st) = child.try_wait().unwrap() {

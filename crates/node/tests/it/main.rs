@@ -11,6 +11,7 @@ mod delegation;
 mod evm_client;
 mod evm_rpc;
 mod gates;
+mod golden;
 mod grpc_client;
 mod http_limits;
 mod metrics;

@@ -138,6 +138,10 @@ impl Blocks {
         };
         let exec_ms = t_exec.ms();
         let t_records = crate::stopwatch::Stopwatch::start();
+        // The node's history of past heights: its baseline and pruning, read from the committed
+        // state before this block.
+        let retention = shared.cfg.history;
+        let upkeep = crate::history::upkeep(&store.snapshot(), height, retention).await.map_err(AppError::store)?;
         // Execution ran over the read cache; the commit needs the same writes over the plain
         // snapshot. The verifiable write set also rolls the read cache forward at commit.
         // Meanwhile, on a second thread, the hook builds its rows (the tx index) from the
@@ -153,11 +157,25 @@ impl Blocks {
                 let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
                 tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
             }
+            let history = match retention {
+                crate::history::Retention::Off => Vec::new(),
+                _ => crate::history::rows(height, changes.unwritten_changes(), changes.nonverifiable_changes()),
+            };
             let mut plain = StateDelta::new(cached.snapshot().clone());
             changes.apply_to(&mut plain);
-            (rows.join(), (writes, cached_nv_writes, keys), plain)
+            (rows.join(), (writes, cached_nv_writes, keys, history), plain)
         });
-        let (writes, cached_nv_writes, mut keys) = writes;
+        let (writes, cached_nv_writes, mut keys, history) = writes;
+        // Node-local rows like the hook's: the same atomic write, not the root.
+        for (k, v) in history {
+            cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
+        }
+        for (k, v) in upkeep {
+            match v {
+                Some(v) => cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v),
+                None => cnidarium::StateWrite::nonverifiable_delete(&mut state, k),
+            }
+        }
         // A hook that panicked panics here, as it did when it ran on this thread.
         let rows = rows.unwrap_or_else(|p| std::panic::resume_unwind(p));
         // Hook writes are non-verifiable: they land in the same atomic write but do not change

@@ -19,6 +19,8 @@ pub struct AppConfig {
     /// (`upgrades::RELEASE_HANDLERS`): for tests of the upgrade path. A consensus rule: every
     /// validator of a network must run the same.
     pub upgrade_handlers: Vec<String>,
+    /// How many past heights the node keeps readable (`crate::history`). Node-local.
+    pub history: crate::history::Retention,
 }
 
 /// 64 KiB: room for a multi-send with a few hundred outputs, far above any transfer.
@@ -33,6 +35,7 @@ impl Default for AppConfig {
             max_gas_per_tx: DEFAULT_MAX_GAS_PER_TX,
             max_memo_chars: 256,
             sig_cache_size: 200_000,
+            history: crate::history::Retention::default(),
             simulation_hook: true,
             upgrade_handlers: Vec::new(),
         }

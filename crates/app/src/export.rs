@@ -107,7 +107,7 @@ fn sections() -> impl Iterator<Item = &'static str> {
 }
 
 /// The section that owns a key: its first path segment, when that names a section.
-fn owner(key: &[u8]) -> Option<&'static str> {
+pub(crate) fn owner(key: &[u8]) -> Option<&'static str> {
     let first = key.split(|b| *b == b'/').next()?;
     sections().find(|s| s.as_bytes() == first)
 }

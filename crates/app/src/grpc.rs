@@ -5,7 +5,6 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use cnidarium::Snapshot;
 use cosmos_sdk_proto::cosmos::bank::v1beta1 as bank_pb;
 use lantau_module_api::QueryError;
 
@@ -28,7 +27,7 @@ pub trait QueryExtension: Send + Sync {
 
 /// The bank metadata of the native coin and of every registered stablecoin, sorted by base
 /// denom.
-pub async fn denoms_metadata(snap: &Snapshot) -> Result<Vec<bank_pb::Metadata>, QueryError> {
+pub async fn denoms_metadata<S: cnidarium::StateRead + Sync>(snap: &S) -> Result<Vec<bank_pb::Metadata>, QueryError> {
     let unit = |denom: &str, exponent: u32| bank_pb::DenomUnit { denom: denom.into(), exponent, aliases: vec![] };
     // Display units are lower case, as the Cosmos SDK's are (`atom` for `uatom`).
     let native_display = lantau_primitives::NATIVE_DISPLAY.to_ascii_lowercase();

@@ -33,6 +33,7 @@ pub mod export;
 pub mod footprint;
 pub mod genesis;
 pub mod grpc;
+pub mod history;
 pub mod hooks;
 pub mod modules;
 pub mod msg;

@@ -86,7 +86,7 @@ impl Queries<'_> {
 
     /// The committed state after block `height` (`None`: the latest). `Ok(None)` when the
     /// height is in the future or its state is no longer held.
-    pub async fn snapshot_at_height(&self, height: Option<u64>) -> Result<Option<Snapshot>, AppError> {
+    pub async fn snapshot_at_height(&self, height: Option<u64>) -> Result<Option<crate::history::StateView>, AppError> {
         self.store.snapshot_at_height(height).await
     }
 
@@ -152,16 +152,28 @@ impl Queries<'_> {
         if h > latest {
             return Err(QueryError::InvalidArgument(format!("cannot query with height in the future; please provide a valid height (latest {latest})")));
         }
-        let snap = self
-            .snapshot_at_height(Some(h))
-            .await
-            .map_err(|e| QueryError::Internal(e.to_string()))?
-            .ok_or_else(|| QueryError::InvalidArgument(format!("height {h} is no longer kept by this node (latest {latest})")))?;
+        let snap = match self.snapshot_at_height(Some(h)).await.map_err(|e| QueryError::Internal(e.to_string()))? {
+            Some(s) => s,
+            None => return Err(QueryError::InvalidArgument(self.pruned_message(h, latest).await)),
+        };
         self.route(&snap, height, method, request).await
     }
 
+    /// Why a past height is not answered: below the heights the node keeps.
+    async fn pruned_message(&self, height: u64, latest: u64) -> String {
+        match self.store.earliest_height().await {
+            Ok(e) => format!("height {height} is no longer kept by this node: it answers heights {e} to {latest} (its pruning setting, docs/operations.md)"),
+            Err(e) => format!("height {height} is no longer kept by this node (latest {latest}): {e}"),
+        }
+    }
+
+    /// The earliest height this node answers queries at.
+    pub async fn earliest_height(&self) -> Result<u64, AppError> {
+        self.store.earliest_height().await
+    }
+
     /// The router on a snapshot already chosen (`height` as asked, for the extension).
-    async fn route(&self, snap: &Snapshot, height: u64, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError> {
+    async fn route(&self, snap: &crate::history::StateView, height: u64, method: &str, request: &[u8]) -> Result<Vec<u8>, QueryError> {
         match method {
             lantau_auth::query::PARAMS => {
                 let _: auth_pb::QueryParamsRequest = decode_query(request)?;
@@ -265,7 +277,7 @@ impl Queries<'_> {
             Ok(None) if asked > latest => {
                 return fail(26, format!("cannot query with height in the future; please provide a valid height (latest {latest})"), latest)
             }
-            Ok(None) => return fail(26, format!("height {asked} is no longer kept by this node (latest {latest})"), latest),
+            Ok(None) => return fail(26, self.pruned_message(asked, latest).await, latest),
             Err(e) => return fail(1, e.to_string(), latest),
         };
         let ok = |key: Vec<u8>, value: Vec<u8>, proof: Option<tendermint::merkle::proof::ProofOps>| response::Query {
@@ -278,6 +290,9 @@ impl Queries<'_> {
         let path = req.path.as_str();
         if matches!(path, "/store/key" | "store/key" | "/store/main/key") {
             if req.prove {
+                let Some(snap) = snap.live() else {
+                    return fail(26, format!("height {height} is answered from this node's history, which keeps values, not Merkle proofs: ask for a proof at one of the last few heights"), height);
+                };
                 return match snap.get_with_proof(req.data.to_vec()).await {
                     Ok((value, proof)) => {
                         let ops = proof

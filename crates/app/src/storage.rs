@@ -7,6 +7,7 @@ use std::sync::Arc;
 use cnidarium::{Snapshot, StateRead, Storage};
 
 use crate::error::AppError;
+use crate::history::StateView;
 use crate::readcache::{CachedSnapshot, ReadCache};
 use crate::state_key;
 
@@ -59,18 +60,39 @@ impl Store {
     /// The committed state after block `height` (`None`: the latest). `Ok(None)` when the
     /// height is in the future or its state is no longer held (cnidarium keeps the recent
     /// versions; version `h` is the state after block `h`, version 0 the genesis state).
-    pub(crate) async fn snapshot_at_height(&self, height: Option<u64>) -> Result<Option<Snapshot>, AppError> {
+    /// Heights cnidarium no longer keeps open come from the node's history
+    /// ([`crate::history`]) when it holds them.
+    pub(crate) async fn snapshot_at_height(&self, height: Option<u64>) -> Result<Option<StateView>, AppError> {
         let latest = self.snapshot();
-        let Some(h) = height else { return Ok(Some(latest)) };
+        let Some(h) = height else { return Ok(Some(StateView::Live(latest))) };
         let last = height_at(&latest).await?;
         if h > last {
             return Ok(None);
         }
         if h == last {
-            return Ok(Some(latest));
+            return Ok(Some(StateView::Live(latest)));
         }
         let base = crate::statesync::version_base(&latest).await.map_err(|e| AppError::Corrupt { key: state_key::VERSION_BASE, why: e.to_string() })?;
-        Ok(h.checked_sub(base).and_then(|v| self.storage.snapshot(v)))
+        if let Some(s) = h.checked_sub(base).and_then(|v| self.storage.snapshot(v)) {
+            return Ok(Some(StateView::Live(s)));
+        }
+        Ok(crate::history::PastState::at(latest, h).await.map_err(AppError::store)?.map(StateView::Past))
+    }
+
+    /// The earliest height a query can ask for: the history's, or the oldest version
+    /// cnidarium keeps open.
+    pub(crate) async fn earliest_height(&self) -> Result<u64, AppError> {
+        let latest = self.snapshot();
+        let last = height_at(&latest).await?;
+        if let Some((earliest, _)) = crate::history::span(&latest).await.map_err(AppError::store)? {
+            return Ok(earliest.min(last));
+        }
+        let base = crate::statesync::version_base(&latest).await.map_err(|e| AppError::Corrupt { key: state_key::VERSION_BASE, why: e.to_string() })?;
+        let mut h = last;
+        while h > base && self.storage.snapshot(h.saturating_sub(1).saturating_sub(base)).is_some() {
+            h = h.saturating_sub(1);
+        }
+        Ok(h)
     }
 
     /// Shuts the store down.

@@ -37,7 +37,7 @@ pub(crate) async fn eth_call(app: &App, height: Option<u64>, call: &EvmCall, int
 }
 
 /// [`lantau_rpc::NodeApi::state_at`].
-pub(crate) async fn state_at(app: &App, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
+pub(crate) async fn state_at(app: &App, height: Option<u64>) -> Result<Option<lantau_app::history::StateView>, NodeError> {
     app.queries().snapshot_at_height(height).await.map_err(internal)
 }
 

@@ -12,7 +12,6 @@
 use std::sync::Arc;
 
 use base64::Engine as _;
-use lantau_app::cnidarium::Snapshot;
 use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
 use lantau_app::module_api::{QueryError, TxError};
 use lantau_app::tendermint::abci::{request, response};
@@ -149,7 +148,7 @@ impl NodeApi for CometNode {
         crate::app_api::eth_call(&self.app, height, call, interrupt).await
     }
 
-    async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
+    async fn state_at(&self, height: Option<u64>) -> Result<Option<lantau_app::history::StateView>, NodeError> {
         crate::app_api::state_at(&self.app, height).await
     }
 

@@ -46,6 +46,8 @@ pub struct NodeConfig {
     pub cometbft: CometbftConfig,
     /// State-sync snapshots this node takes and serves to nodes joining the network.
     pub state_sync: StateSyncConfig,
+    /// How many past heights queries can read (`[pruning]`).
+    pub pruning: PruningConfig,
     /// Limits of every HTTP server (REST, CometBFT RPC, Ethereum JSON-RPC, gRPC, metrics).
     pub http: HttpConfig,
     /// Limits of the calls that run the EVM for a client (`eth_call`, `eth_estimateGas`).
@@ -156,6 +158,42 @@ impl StateSyncConfig {
     }
 }
 
+/// How many past heights the node keeps readable (`[pruning]`; the Cosmos SDK's `pruning` and
+/// `pruning-keep-recent` of app.toml, with the same strategy names).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct PruningConfig {
+    /// `default`: the last 100,000 heights; `nothing`: every height (an archive node);
+    /// `everything`: only the last few heights the store keeps open (no history, the fastest
+    /// blocks); `custom`: the last `keep_recent` heights.
+    pub strategy: String,
+    /// With `custom`: how many heights (at least 100).
+    pub keep_recent: u64,
+}
+
+impl Default for PruningConfig {
+    fn default() -> Self {
+        Self { strategy: "default".into(), keep_recent: 0 }
+    }
+}
+
+impl PruningConfig {
+    /// The app's history retention; an unknown strategy or a `custom` under 100 is refused.
+    pub fn retention(&self) -> anyhow::Result<lantau_app::history::Retention> {
+        use lantau_app::history::Retention;
+        Ok(match self.strategy.as_str() {
+            "default" => Retention::default(),
+            "nothing" => Retention::Archive,
+            "everything" => Retention::Off,
+            "custom" => {
+                anyhow::ensure!(self.keep_recent >= 100, "[pruning] keep_recent = {}: custom pruning keeps at least 100 heights", self.keep_recent);
+                Retention::Recent(self.keep_recent)
+            }
+            other => anyhow::bail!("[pruning] strategy = \"{other}\": one of default, nothing (archive), everything, custom"),
+        })
+    }
+}
+
 /// The CometBFT node that drives the app (`start --abci`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(default)]
@@ -227,6 +265,7 @@ impl Default for NodeConfig {
             cors_allowed_origins: Vec::new(),
             cometbft: CometbftConfig::default(),
             state_sync: StateSyncConfig::default(),
+            pruning: PruningConfig::default(),
             http: HttpConfig::default(),
             eth_call: EthCallConfig::default(),
         }
@@ -296,6 +335,10 @@ const COMMENTS: &[(&str, &str)] = &[
     ("grpc", "gRPC with server reflection, and gRPC-web on the same port (default 9090)."),
     ("cometbft", "Under CometBFT (`lantaud start --abci`): where CometBFT's RPC answers."),
     ("state_sync", "State-sync snapshots this node takes and serves (interval 0: none)."),
+    (
+        "pruning",
+        "Past heights queries can read (REST x-cosmos-block-height, gRPC, abci_query, eth_* at a\nblock): strategy \"default\" (the last 100,000), \"nothing\" (every height: an archive node),\n\"everything\" (only the last few), \"custom\" (the last keep_recent, at least 100). Node-local.",
+    ),
     (
         "http",
         "Limits of each HTTP server (REST, CometBFT RPC, Ethereum JSON-RPC, metrics): connections\n(when full, the oldest that never completed a request is closed), requests in flight (503),\nheader read / keep-alive idle timeout, request timeout (408), body size (413). See\ndocs/operations.md, \"HTTP limits\".",

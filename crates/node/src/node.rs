@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use base64::Engine as _;
-use lantau_app::cnidarium::Snapshot;
 use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
 use lantau_app::module_api::{QueryError, TxError};
 use lantau_app::tendermint::abci::{request, response};
@@ -122,7 +121,7 @@ impl NodeApi for EmbeddedNode {
         crate::app_api::eth_call(&self.app, height, call, interrupt).await
     }
 
-    async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
+    async fn state_at(&self, height: Option<u64>) -> Result<Option<lantau_app::history::StateView>, NodeError> {
         crate::app_api::state_at(&self.app, height).await
     }
 
@@ -363,7 +362,12 @@ pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOp
     let mut cfg = NodeConfig::load(&h.config())?;
     opts.apply(&mut cfg);
     fit_connections_to_descriptors(&mut cfg.http, nofile, reserved_descriptors(&h.state()));
-    let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, upgrade_handlers: cfg.upgrade_handlers.clone(), ..AppConfig::default() };
+    let app_cfg = AppConfig {
+        simulation_hook: cfg.simulation_hook,
+        upgrade_handlers: cfg.upgrade_handlers.clone(),
+        history: cfg.pruning.retention()?,
+        ..AppConfig::default()
+    };
     let metrics = crate::metrics::Metrics::new(Some(h.state()));
     let app = Arc::new(App::load(h.state(), app_cfg, Indexer::with_metrics(metrics.clone())).await?);
     if let Some(s) = cfg.state_sync.settings(home) {
@@ -452,7 +456,12 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
 
     let metrics = crate::metrics::Metrics::new(Some(h.state()));
     let indexer = Indexer::with_metrics(metrics.clone());
-    let app_cfg = AppConfig { simulation_hook: cfg.simulation_hook, upgrade_handlers: cfg.upgrade_handlers.clone(), ..AppConfig::default() };
+    let app_cfg = AppConfig {
+        simulation_hook: cfg.simulation_hook,
+        upgrade_handlers: cfg.upgrade_handlers.clone(),
+        history: cfg.pruning.retention()?,
+        ..AppConfig::default()
+    };
     let app = Arc::new(App::load(h.state(), app_cfg, indexer.clone()).await?);
     if let Some(s) = cfg.state_sync.settings(home) {
         app.enable_snapshots(s);

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use lantau_app::cnidarium::Snapshot;
 use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
 use lantau_app::module_api::{QueryError, TxError};
 use lantau_app::tendermint::abci::types::ExecTxResult;
@@ -153,7 +152,7 @@ pub trait NodeApi: Send + Sync + 'static {
     /// The committed state after block `height` (the latest when `None`), read-only, for the
     /// Ethereum JSON-RPC's state reads (balance, nonce, code, storage); `None` when the node
     /// does not hold it (a future height, or one no longer kept).
-    async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError>;
+    async fn state_at(&self, height: Option<u64>) -> Result<Option<lantau_app::history::StateView>, NodeError>;
 
     /// The height of the last block the app committed (0 before the first block).
     async fn last_height(&self) -> Result<u64, NodeError>;

@@ -4,7 +4,7 @@
 //!
 //! Every route parses its parameters (with the REST surface's own error texts), builds the
 //! request of the module's gRPC method, asks the node's one query router ([`routed`]: the
-//! answer gRPC and `abci_query` give, on the latest state) and renders its response message as
+//! answer gRPC and `abci_query` give, at the `x-cosmos-block-height` header's height) and renders its response message as
 //! the gateway does; only the lists' pagination tails (`next_key` null, `total` a string),
 //! TxTrace's `trace: null` and ReserveForAddress's null `balance` and `attestation` are
 //! written here rather than by the message's JSON.
@@ -70,8 +70,9 @@ pub fn routes() -> OpenApiRouter<Node> {
         .route("/chain/compliance/v1/travel_rule/", get(missing_tx_hash))
 }
 
-/// Asks the node's one query router for `method` on the latest state: the answer gRPC and
-/// `abci_query` give for the same request (a query error keeps its gRPC code and text).
+/// Asks the node's one query router for `method` at the request's `x-cosmos-block-height`
+/// (the latest without it): the answer gRPC and `abci_query` give for the same request (a
+/// query error keeps its gRPC code and text).
 async fn routed<Resp: prost::Message + Default>(node: &Node, method: &str, req: &impl prost::Message) -> Result<Resp, ApiError> {
     crate::rest::query(node, 0, method, req).await
 }

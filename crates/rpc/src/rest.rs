@@ -36,7 +36,21 @@ type ApiResult<T> = Result<Body<T>, ApiError>;
 /// declaration, which is also what the OpenAPI document at `/openapi.json` is built from.
 pub fn router(node: Node) -> Router {
     let (router, doc) = api_routes().split_for_parts();
-    router.with_state(node).merge(crate::openapi::docs_router(crate::openapi::finish(doc))).fallback(not_found)
+    router.with_state(node).layer(axum::middleware::from_fn(at_height)).merge(crate::openapi::docs_router(crate::openapi::finish(doc))).fallback(not_found)
+}
+
+tokio::task_local! {
+    /// The height of the request's `x-cosmos-block-height` header (0: the latest).
+    static HEIGHT: u64;
+}
+
+/// Every query route answers at the height of the `x-cosmos-block-height` header, as the
+/// Cosmos SDK's gateway does: the header is read once here for the whole request.
+async fn at_height(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    match height_header(req.headers()) {
+        Ok(h) => HEIGHT.scope(h, next.run(req)).await,
+        Err(e) => axum::response::IntoResponse::into_response(e),
+    }
 }
 
 /// The REST surface's routes and their documentation, before the state is given.
@@ -416,6 +430,7 @@ async fn routed<Resp: prost::Message + Default>(
 /// latest) and decodes the response: the answer gRPC and `abci_query` give for the same
 /// request (a query error keeps its gRPC code and text).
 pub(crate) async fn query<Resp: prost::Message + Default>(node: &Node, height: u64, method: &str, req: &impl prost::Message) -> Result<Resp, ApiError> {
+    let height = if height == 0 { HEIGHT.try_with(|h| *h).unwrap_or(0) } else { height };
     let bytes = node.query(height, method, &req.encode_to_vec()).await.map_err(ApiError::from)?;
     Resp::decode(bytes.as_slice()).map_err(ApiError::internal)
 }
@@ -438,7 +453,7 @@ fn metadata_json(m: &cosmos_sdk_proto::cosmos::bank::v1beta1::Metadata) -> Metad
 }
 
 #[utoipa::path(get, path = "/cosmos/auth/v1beta1/params", tag = "auth", summary = "Auth parameters",
-    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = AuthParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (those the node keeps: its pruning setting)")), responses((status = 200, description = "The answer", body = AuthParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn auth_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult<AuthParamsResponse> {
     use cosmos_sdk_proto::cosmos::auth::v1beta1 as pb;
     let r: pb::QueryParamsResponse = routed(&node, &headers, lantau_app::auth::query::PARAMS, pb::QueryParamsRequest {}).await?;
@@ -455,7 +470,7 @@ async fn auth_params(State(node): State<Node>, headers: axum::http::HeaderMap) -
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/params", tag = "bank", summary = "Bank parameters",
-    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = BankParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (those the node keeps: its pruning setting)")), responses((status = 200, description = "The answer", body = BankParamsResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn bank_params(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult<BankParamsResponse> {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryParamsResponse = routed(&node, &headers, lantau_app::bank::query::PARAMS, pb::QueryParamsRequest {}).await?;
@@ -464,7 +479,7 @@ async fn bank_params(State(node): State<Node>, headers: axum::http::HeaderMap) -
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/supply", tag = "bank", summary = "The supply of every denom",
-    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = SupplyResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (those the node keeps: its pruning setting)")), responses((status = 200, description = "The answer", body = SupplyResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn total_supply(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult<SupplyResponse> {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryTotalSupplyResponse = routed(&node, &headers, lantau_app::bank::query::TOTAL_SUPPLY, pb::QueryTotalSupplyRequest::default()).await?;
@@ -472,7 +487,7 @@ async fn total_supply(State(node): State<Node>, headers: axum::http::HeaderMap) 
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/spendable_balances/{address}", tag = "bank", summary = "Spendable balances (frozen and paused stablecoins left out)",
-    params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("address" = String, Path, description = "Bech32 address", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (those the node keeps: its pruning setting)")), responses((status = 200, description = "The answer", body = BalancesResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn spendable_balances(State(node): State<Node>, headers: axum::http::HeaderMap, Path(address): Path<String>) -> ApiResult<BalancesResponse> {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let req = pb::QuerySpendableBalancesRequest { address, pagination: None };
@@ -481,7 +496,7 @@ async fn spendable_balances(State(node): State<Node>, headers: axum::http::Heade
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/denoms_metadata", tag = "bank", summary = "Metadata of every denom",
-    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = DenomsMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
+    params(("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (those the node keeps: its pruning setting)")), responses((status = 200, description = "The answer", body = DenomsMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody)))]
 async fn denoms_metadata(State(node): State<Node>, headers: axum::http::HeaderMap) -> ApiResult<DenomsMetadataResponse> {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryDenomsMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOMS_METADATA, pb::QueryDenomsMetadataRequest::default()).await?;
@@ -489,7 +504,7 @@ async fn denoms_metadata(State(node): State<Node>, headers: axum::http::HeaderMa
 }
 
 #[utoipa::path(get, path = "/cosmos/bank/v1beta1/denoms_metadata/{denom}", tag = "bank", summary = "Metadata of one denom",
-    params(("denom" = String, Path, description = "The denom", example = "hkd.demo"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (the last 10 heights are kept)")), responses((status = 200, description = "The answer", body = DenomMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+    params(("denom" = String, Path, description = "The denom", example = "hkd.demo"), ("x-cosmos-block-height" = Option<u64>, Header, description = "Answer at this height (those the node keeps: its pruning setting)")), responses((status = 200, description = "The answer", body = DenomMetadataResponse), (status = 400, description = "A malformed request", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn denom_metadata(State(node): State<Node>, headers: axum::http::HeaderMap, Path(denom): Path<String>) -> ApiResult<DenomMetadataResponse> {
     use cosmos_sdk_proto::cosmos::bank::v1beta1 as pb;
     let r: pb::QueryDenomMetadataResponse = routed(&node, &headers, lantau_app::grpc::DENOM_METADATA, pb::QueryDenomMetadataRequest { denom }).await?;

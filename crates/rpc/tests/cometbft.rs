@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use futures::{SinkExt, StreamExt};
-use lantau_app::cnidarium::Snapshot;
 use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
 use lantau_app::module_api::{QueryError, TxError};
 use lantau_app::tendermint::abci::types::ExecTxResult;
@@ -131,7 +130,7 @@ impl NodeApi for Fake {
     async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
         self.app.queries().eth_call(height, call, interrupt).await
     }
-    async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
+    async fn state_at(&self, height: Option<u64>) -> Result<Option<lantau_app::history::StateView>, NodeError> {
         self.app.queries().snapshot_at_height(height).await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn last_height(&self) -> Result<u64, NodeError> {

@@ -136,8 +136,13 @@ fn payload(keys: &[SecretKey], from: usize, to: usize, kind: u8) -> Option<cpb::
 /// A fresh app on a temporary store, its chain initialised from `genesis` (JSON app state) at
 /// block time 1,700,000,000; the init error, if any, is returned with the app.
 pub(crate) async fn new_chain(chain_id: &str, genesis: Vec<u8>) -> (tempfile::TempDir, App, Result<(), lantau_app::AppError>) {
+    new_chain_with(chain_id, genesis, AppConfig::default()).await
+}
+
+/// [`new_chain`] with this app config.
+pub(crate) async fn new_chain_with(chain_id: &str, genesis: Vec<u8>, cfg: AppConfig) -> (tempfile::TempDir, App, Result<(), lantau_app::AppError>) {
     let dir = tempfile::tempdir().unwrap();
-    let app = App::load(dir.path().to_path_buf(), AppConfig::default(), Arc::new(NoHook)).await.unwrap();
+    let app = App::load(dir.path().to_path_buf(), cfg, Arc::new(NoHook)).await.unwrap();
     let init = app
         .init_chain(request::InitChain {
             time: Time::from_unix_timestamp(1_700_000_000, 0).unwrap(),
@@ -168,6 +173,8 @@ pub(crate) struct History {
     pub(crate) keys: Vec<SecretKey>,
     /// The height of the last block.
     pub(crate) height: u64,
+    /// With `record`: the queries' answers after each block, by height.
+    pub(crate) answers: std::collections::BTreeMap<u64, Vec<(String, Result<Vec<u8>, String>)>>,
     screened_ok: usize,
     rejected: usize,
 }
@@ -175,8 +182,14 @@ pub(crate) struct History {
 /// Runs `ops` (one transaction a block, after the two setup blocks) on a new chain `prop-1`
 /// and checks the invariants.
 pub(crate) async fn history(ops: Vec<Op>) -> History {
+    history_with(ops, AppConfig::default(), false).await
+}
+
+/// [`history`] on an app with `cfg`; with `record`, every block's query answers are kept.
+pub(crate) async fn history_with(ops: Vec<Op>, cfg: AppConfig, record: bool) -> History {
     let keys: Vec<SecretKey> = (0..7).map(key).collect();
-    let (dir, app, init) = new_chain("prop-1", genesis(&keys)).await;
+    let (dir, app, init) = new_chain_with("prop-1", genesis(&keys), cfg).await;
+    let mut answers = std::collections::BTreeMap::new();
     init.unwrap();
     let mut seqs = [0u64; 7];
     let mut screened_ok = 0usize;
@@ -206,6 +219,9 @@ pub(crate) async fn history(ops: Vec<Op>) -> History {
         let r = app.finalize_block(block_req(u64::try_from(i).unwrap() + 1, vec![tx])).await.unwrap();
         app.commit().await.unwrap();
         assert!(r.tx_results[0].code.is_ok(), "{}", r.tx_results[0].log);
+        if record {
+            answers.insert(u64::try_from(i).unwrap() + 1, crate::export::answers(&app, &keys, 0).await);
+        }
     }
     let mut height = 2;
     for (i, op) in ops.into_iter().enumerate() {
@@ -291,6 +307,9 @@ pub(crate) async fn history(ops: Vec<Op>) -> History {
         let admitted = app.check_tx_bytes(&tx).await.result;
         let r = app.finalize_block(block_req(height, vec![tx])).await.unwrap();
         app.commit().await.unwrap();
+        if record {
+            answers.insert(height, crate::export::answers(&app, &keys, 0).await);
+        }
         let exec = &r.tx_results[0];
         match &admitted {
             Err(e) if e.codespace == "compliance" => {
@@ -345,7 +364,7 @@ pub(crate) async fn history(ops: Vec<Op>) -> History {
         // A screened transfer wrote its sender's velocity window.
         assert_ne!(lantau_app::compliance::records::lattice(&snap).await.unwrap(), lantau_app::compliance::records::Lattice::identity());
     }
-    History { _dir: dir, app, keys, height, screened_ok, rejected }
+    History { _dir: dir, app, keys, height, answers, screened_ok, rejected }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

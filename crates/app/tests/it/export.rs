@@ -42,8 +42,9 @@ async fn import(chain_id: &str, e: &StateExport) -> (tempfile::TempDir, App, Res
     (dir, app, init)
 }
 
-/// The answers of every module's queries, for every key and for the whole chain.
-async fn answers(app: &App, keys: &[SecretKey]) -> Vec<(String, Result<Vec<u8>, String>)> {
+/// The answers of every module's queries at `height` (0: the latest), for every key and for the
+/// whole chain.
+pub(crate) async fn answers(app: &App, keys: &[SecretKey], height: u64) -> Vec<(String, Result<Vec<u8>, String>)> {
     use cosmos_sdk_proto::cosmos::{auth::v1beta1 as auth, bank::v1beta1 as bank, upgrade::v1beta1 as upgrade};
     use lantau_proto::chain::{compliance::v1 as c, kyc::v1 as kyc, reserve::v1 as reserve, stablecoin::v1 as sc};
     let mut q: Vec<(&str, Vec<u8>)> = vec![
@@ -73,7 +74,7 @@ async fn answers(app: &App, keys: &[SecretKey]) -> Vec<(String, Result<Vec<u8>, 
     }
     let mut out = Vec::new();
     for (method, req) in q {
-        out.push((method.to_string(), app.queries().grpc_query(0, method, &req).await.map_err(|e| e.to_string())));
+        out.push((method.to_string(), app.queries().grpc_query(height, method, &req).await.map_err(|e| e.to_string())));
     }
     out
 }
@@ -96,7 +97,7 @@ async fn round_trip(ops: Vec<Op>) {
     assert_eq!(imported.queries().last_height().await.unwrap(), h.height);
     let second = lantau_app::export::export(&imported.snapshot()).await.unwrap();
     assert_eq!(serde_json::to_vec(&second).unwrap(), serde_json::to_vec(&first).unwrap(), "the export of the imported chain differs");
-    let (before, after) = (answers(&h.app, &h.keys).await, answers(&imported, &h.keys).await);
+    let (before, after) = (answers(&h.app, &h.keys, 0).await, answers(&imported, &h.keys, 0).await);
     for (b, a) in before.iter().zip(&after) {
         assert_eq!(b, a, "{} answers differently after the import", b.0);
     }
@@ -125,7 +126,7 @@ proptest! {
 }
 
 /// A history with a flag reviewed, a sanctions push, an agent and a mint.
-fn fixed_ops() -> Vec<Op> {
+pub(crate) fn fixed_ops() -> Vec<Op> {
     vec![
         Op::Transfer(1, 2, 900_000, 0),
         Op::Transfer(6, 2, 500_000, 0),

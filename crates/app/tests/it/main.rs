@@ -9,6 +9,7 @@ mod determinism;
 mod evm;
 mod export;
 mod genesis;
+mod history;
 mod layout;
 mod proposals;
 mod recheck;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::support::{ok, send};
 
 /// A gRPC status other than OK: its code and its (percent-decoded) message.
-type Status = (u32, String);
+pub(crate) type Status = (u32, String);
 
 fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
@@ -32,7 +32,12 @@ fn percent_decode(s: &str) -> String {
 }
 
 /// One unary call on a fresh HTTP/2 connection: the response message, or the status.
-async fn grpc(url: &str, method: &str, req: &impl prost::Message) -> Result<Vec<u8>, Status> {
+pub(crate) async fn grpc(url: &str, method: &str, req: &impl prost::Message) -> Result<Vec<u8>, Status> {
+    grpc_at(url, method, req, None).await
+}
+
+/// [`grpc`] at a height (the `x-cosmos-block-height` header).
+pub(crate) async fn grpc_at(url: &str, method: &str, req: &impl prost::Message, height: Option<u64>) -> Result<Vec<u8>, Status> {
     let addr = url.trim_start_matches("http://");
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (client, conn) = h2::client::handshake(tcp).await.unwrap();
@@ -40,7 +45,11 @@ async fn grpc(url: &str, method: &str, req: &impl prost::Message) -> Result<Vec<
         let _ = conn.await;
     });
     let mut client = client.ready().await.unwrap();
-    let request = http::Request::post(format!("{url}{method}")).header("content-type", "application/grpc").header("te", "trailers").body(()).unwrap();
+    let mut request = http::Request::post(format!("{url}{method}")).header("content-type", "application/grpc").header("te", "trailers");
+    if let Some(h) = height {
+        request = request.header("x-cosmos-block-height", h.to_string());
+    }
+    let request = request.body(()).unwrap();
     let (answer, mut body_out) = client.send_request(request, false).unwrap();
     // One message: uncompressed, its length, its bytes.
     let msg = req.encode_to_vec();
@@ -72,8 +81,13 @@ async fn grpc(url: &str, method: &str, req: &impl prost::Message) -> Result<Vec<
 }
 
 /// The same call through CometBFT's `abci_query`: the response bytes, or (code, log).
-async fn abci(n: &TestNode, path: &str, req: &impl prost::Message) -> Result<Vec<u8>, (u64, String)> {
-    let url = format!("{}/abci_query?path=%22{path}%22&data=0x{}", n.rpc_url, hex::encode(req.encode_to_vec()));
+pub(crate) async fn abci(n: &TestNode, path: &str, req: &impl prost::Message) -> Result<Vec<u8>, (u64, String)> {
+    abci_at(n, path, req, 0).await
+}
+
+/// [`abci`] at a height (0: the latest).
+pub(crate) async fn abci_at(n: &TestNode, path: &str, req: &impl prost::Message, height: u64) -> Result<Vec<u8>, (u64, String)> {
+    let url = format!("{}/abci_query?path=%22{path}%22&data=0x{}&height={height}", n.rpc_url, hex::encode(req.encode_to_vec()));
     let r = reqwest::get(url).await.unwrap().json::<Value>().await.unwrap()["result"]["response"].clone();
     match r["code"].as_u64() {
         Some(0) => Ok(base64::Engine::decode(&base64::engine::general_purpose::STANDARD, r["value"].as_str().unwrap_or_default()).unwrap()),

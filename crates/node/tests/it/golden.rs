@@ -105,7 +105,8 @@ async fn raised(n: &TestNode, t: &lantau_client::TxResponse) -> String {
 /// A history that leaves data in every module, then the plan; returns the REST paths and
 /// JSON-RPC calls whose answers the fixture records, and the plan's height.
 async fn history(n: &TestNode) -> (Vec<String>, Vec<(String, Value)>, u64) {
-    let (gov, ca, issuer, registrar, auditor) = (dev_addr("governance"), dev_addr("compliance_authority"), dev_addr("issuer"), dev_addr("registrar"), dev_addr("auditor"));
+    let (gov, ca, issuer, registrar, auditor) =
+        (dev_addr("governance"), dev_addr("compliance_authority"), dev_addr("issuer"), dev_addr("registrar"), dev_addr("auditor"));
     let (alice, bob, reviewer, officer) = (dev_addr("alice"), dev_addr("bob"), dev_key("reviewer"), dev_key("officer"));
     let (dave, agent, sanctioned, frozen) = (key(61), key(62), key(63), key(64));
     let hkd_coin = |n: u128| lantau_client::pb_coin(&Coin::new("hkd.demo", n));
@@ -123,10 +124,15 @@ async fn history(n: &TestNode) -> (Vec<String>, Vec<(String, Value)>, u64) {
     fund(n, "governance", &dave.address()).await;
     fund(n, "governance", &agent.address()).await;
     // stablecoin: a mint, a freeze (a burn below).
-    let mint = lantau_proto::chain::stablecoin::v1::MsgMint { issuer: issuer.to_bech32(), recipient: dave.address().to_bech32(), amount: Some(hkd_coin(2_000_000)) };
+    let mint =
+        lantau_proto::chain::stablecoin::v1::MsgMint { issuer: issuer.to_bech32(), recipient: dave.address().to_bech32(), amount: Some(hkd_coin(2_000_000)) };
     ok(n, &dev_key("issuer"), &one(&mint)).await;
-    ok(n, &dev_key("compliance_authority"), &one(&lantau_proto::chain::stablecoin::v1::MsgFreeze { authority: ca.to_bech32(), address: frozen.address().to_bech32() }))
-        .await;
+    ok(
+        n,
+        &dev_key("compliance_authority"),
+        &one(&lantau_proto::chain::stablecoin::v1::MsgFreeze { authority: ca.to_bech32(), address: frozen.address().to_bech32() }),
+    )
+    .await;
     // reserve: an attestation submitted and co-signed.
     let submit = lantau_proto::chain::reserve::v1::MsgSubmitAttestation {
         issuer: issuer.to_bech32(),
@@ -162,13 +168,23 @@ async fn history(n: &TestNode) -> (Vec<String>, Vec<(String, Value)>, u64) {
     flags.push(raised(n, &t).await);
     txs.push(t.txhash);
     let review = |id: &str, decision: &str| {
-        one(&cpb::MsgReviewFlag { reviewer: reviewer.address().to_bech32(), flag_id: id.into(), decision: decision.into(), reviewer_evidence_hash: "ab12".into() })
+        one(&cpb::MsgReviewFlag {
+            reviewer: reviewer.address().to_bech32(),
+            flag_id: id.into(),
+            decision: decision.into(),
+            reviewer_evidence_hash: "ab12".into(),
+        })
     };
     let escalate = |id: &str| one(&cpb::MsgEscalateFlag { reviewer: reviewer.address().to_bech32(), flag_id: id.into(), officer_note_hash: "cd34".into() });
     ok(n, &reviewer, &review(&flags[1], "APPROVED")).await;
     ok(n, &reviewer, &escalate(&flags[2])).await;
     ok(n, &reviewer, &escalate(&flags[3])).await;
-    let close = cpb::MsgCloseFlag { officer: officer.address().to_bech32(), flag_id: flags[3].clone(), decision: "BLOCKED".into(), officer_evidence_hash: "ef56".into() };
+    let close = cpb::MsgCloseFlag {
+        officer: officer.address().to_bech32(),
+        flag_id: flags[3].clone(),
+        decision: "BLOCKED".into(),
+        officer_evidence_hash: "ef56".into(),
+    };
     ok(n, &officer, &one(&close)).await;
     // The issuer burns part of what it received.
     ok(n, &dev_key("issuer"), &one(&lantau_proto::chain::stablecoin::v1::MsgBurn { issuer: issuer.to_bech32(), amount: Some(hkd_coin(100)) })).await;
@@ -226,7 +242,10 @@ async fn history(n: &TestNode) -> (Vec<String>, Vec<(String, Value)>, u64) {
     paths.push(format!("/chain/reserve/v1/attestations/{issuer}/latest"));
     paths.push(format!("/chain/compliance/v1/agent_policy/{alice}/{}", agent.address()));
     paths.push(format!("/chain/compliance/v1/sub_role_parent/{}", agent.address()));
-    let mut holders: Vec<Address> = ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol", "reviewer", "officer"].iter().map(|a| dev_addr(a)).collect();
+    let mut holders: Vec<Address> = ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol", "reviewer", "officer"]
+        .iter()
+        .map(|a| dev_addr(a))
+        .collect();
     holders.extend([dave.address(), agent.address(), sanctioned.address(), frozen.address()]);
     for a in &holders {
         paths.push(format!("/cosmos/bank/v1beta1/balances/{a}"));

@@ -13,6 +13,7 @@ mod evm_rpc;
 mod gates;
 mod golden;
 mod grpc_client;
+mod history;
 mod http_limits;
 mod metrics;
 mod openapi;

@@ -379,7 +379,7 @@ impl EthServer {
         })
     }
 
-    async fn snapshot(&self, tag: BlockTag) -> Result<lantau_app::cnidarium::Snapshot, EthError> {
+    async fn snapshot(&self, tag: BlockTag) -> Result<lantau_app::history::StateView, EthError> {
         let h = self.height_of(tag).await?;
         self.node.state_at(h).await?.ok_or_else(|| EthError::Server(format!("header not found: no state for block {}", h.unwrap_or(0))))
     }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use lantau_app::cnidarium::{Snapshot, StateDelta, Storage};
+use lantau_app::cnidarium::{StateDelta, Storage};
 use lantau_app::compliance::{AuditEntry, AuditWrite};
 use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
 use lantau_app::module_api::{BlockCtx, GasMeter, QueryError, TxError};
@@ -34,7 +34,7 @@ impl NodeApi for Stub {
     async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
         self.0.queries().eth_call(height, call, interrupt).await
     }
-    async fn state_at(&self, height: Option<u64>) -> Result<Option<Snapshot>, NodeError> {
+    async fn state_at(&self, height: Option<u64>) -> Result<Option<lantau_app::history::StateView>, NodeError> {
         self.0.queries().snapshot_at_height(height).await.map_err(|e| NodeError::Internal(e.to_string()))
     }
     async fn last_height(&self) -> Result<u64, NodeError> {

@@ -1,0 +1,472 @@
+//! The state at past heights: a node-local history of every value the state machine wrote, so
+//! queries (REST `x-cosmos-block-height`, gRPC, `abci_query`, `eth_call` and the `eth_get*` reads
+//! at a block) answer at any height the node keeps, after restarts too.
+//!
+//! cnidarium keeps the last few versions open (its snapshot cache); older versions of the
+//! Merkle tree stay on disk but cannot be opened, and the non-verifiable records (audit rows,
+//! flags, velocity windows) are not versioned at all. So each block's commit also writes, in
+//! the same atomic batch, one history entry per key it changed (verifiable, and the modules'
+//! non-verifiable records):
+//!
+//! ```text
+//! history/v/<escaped key>\0\0<!height>   verifiable key   → 1 ‖ value, or 0 (deleted)
+//! history/n/<escaped key>\0\0<!height>   module record    → 1 ‖ value, or 0 (deleted)
+//! history/h/<height><v|n><key>           what the height changed (for pruning) → empty
+//! history/meta/start                     the first height the history holds (u64 BE)
+//! history/meta/floor                     the earliest height it still answers (u64 BE)
+//! ```
+//!
+//! `<escaped key>` is the key with each 0x00 byte written 0x00 0xFF, so entries sort by key,
+//! a key's entries are contiguous, and a prefix of keys is a prefix of entries; `<!height>` is
+//! `u64::MAX - height` big-endian, so a key's newest entry comes first and the value at height
+//! `h` is the first entry at or after `<!h>`. The first block a node commits with history on
+//! writes a baseline (every key, at the height before it).
+//!
+//! The history is the node's, like its tx index: not part of the app hash, not in snapshots or
+//! exports. Pruning (keep the last N heights) deletes, a few heights per block, the entries a
+//! newer entry at or below the horizon supersedes; an archive keeps everything.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::ops::{Bound, RangeBounds};
+use std::pin::Pin;
+
+use cnidarium::{Snapshot, StateRead};
+use futures::{Stream, StreamExt};
+
+use crate::state_key;
+
+const V: &[u8] = b"history/v/";
+const N: &[u8] = b"history/n/";
+const H: &[u8] = b"history/h/";
+const START: &[u8] = b"history/meta/start";
+const FLOOR: &[u8] = b"history/meta/floor";
+/// Everything the history writes starts with this.
+pub const PREFIX: &[u8] = b"history/";
+/// At most this many heights are pruned per block (a backlog is caught up over blocks).
+const PRUNE_PER_BLOCK: u64 = 16;
+
+/// How much history a node keeps (`[state] pruning` in the node's config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retention {
+    /// None: only the heights cnidarium keeps open (the last few).
+    Off,
+    /// The last `n` heights.
+    Recent(u64),
+    /// Every height since the history started.
+    Archive,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention::Recent(DEFAULT_KEEP_RECENT)
+    }
+}
+
+/// The heights a node keeps by default.
+pub const DEFAULT_KEEP_RECENT: u64 = 100_000;
+
+fn escape(key: &[u8], out: &mut Vec<u8>) {
+    for b in key {
+        out.push(*b);
+        if *b == 0 {
+            out.push(0xFF);
+        }
+    }
+}
+
+/// The entries of `key` in `space` start with this.
+fn group(space: &[u8], key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(space.len() + key.len() + 10);
+    k.extend_from_slice(space);
+    escape(key, &mut k);
+    k.extend_from_slice(&[0, 0]);
+    k
+}
+
+fn entry_key(space: &[u8], key: &[u8], height: u64) -> Vec<u8> {
+    let mut k = group(space, key);
+    k.extend_from_slice(&(u64::MAX - height).to_be_bytes());
+    k
+}
+
+/// Splits an entry's key (after its space) into the original key and the height.
+fn parse_entry(rest: &[u8]) -> Option<(Vec<u8>, u64)> {
+    let mut key = Vec::with_capacity(rest.len());
+    let mut i = 0usize;
+    loop {
+        let b = *rest.get(i)?;
+        if b == 0 {
+            match *rest.get(i.checked_add(1)?)? {
+                0xFF => key.push(0),
+                0 => break,
+                _ => return None,
+            }
+            i = i.checked_add(2)?;
+        } else {
+            key.push(b);
+            i = i.checked_add(1)?;
+        }
+    }
+    let inv: [u8; 8] = rest.get(i.checked_add(2)?..)?.try_into().ok()?;
+    Some((key, u64::MAX - u64::from_be_bytes(inv)))
+}
+
+fn encode_value(v: Option<&Vec<u8>>) -> Vec<u8> {
+    match v {
+        Some(v) => {
+            let mut out = Vec::with_capacity(v.len() + 1);
+            out.push(1);
+            out.extend_from_slice(v);
+            out
+        }
+        None => vec![0],
+    }
+}
+
+fn decode_value(v: &[u8]) -> Option<Vec<u8>> {
+    match v.split_first() {
+        Some((1, rest)) => Some(rest.to_vec()),
+        _ => None,
+    }
+}
+
+/// Whether a non-verifiable key is a module's record the history keeps (the node's own
+/// indexes and `app/version_base` are not state).
+fn tracked(key: &[u8]) -> bool {
+    crate::export::owner(key).is_some() && key != state_key::VERSION_BASE.as_bytes()
+}
+
+fn u64_at(v: Option<Vec<u8>>) -> Option<u64> {
+    v.and_then(|b| b.as_slice().try_into().ok().map(u64::from_be_bytes))
+}
+
+/// The writes that record a block's changes at `height`.
+pub(crate) fn rows(height: u64, verifiable: &BTreeMap<String, Option<Vec<u8>>>, nonverifiable: &BTreeMap<Vec<u8>, Option<Vec<u8>>>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::with_capacity(verifiable.len().saturating_add(nonverifiable.len()).saturating_mul(2));
+    let changed = |kind: u8, key: &[u8]| {
+        let mut k = Vec::with_capacity(H.len() + 9 + key.len());
+        k.extend_from_slice(H);
+        k.extend_from_slice(&height.to_be_bytes());
+        k.push(kind);
+        k.extend_from_slice(key);
+        (k, Vec::new())
+    };
+    for (k, v) in verifiable {
+        out.push((entry_key(V, k.as_bytes(), height), encode_value(v.as_ref())));
+        out.push(changed(b'v', k.as_bytes()));
+    }
+    for (k, v) in nonverifiable.iter().filter(|(k, _)| tracked(k)) {
+        out.push((entry_key(N, k, height), encode_value(v.as_ref())));
+        out.push(changed(b'n', k));
+    }
+    out
+}
+
+/// What the block at `height` writes besides its changes' entries: a baseline when the history
+/// starts (the state of `prev`, the committed snapshot before the block), and the pruning of
+/// superseded entries. `(key, Some(value))` puts, `(key, None)` deletes.
+pub(crate) async fn upkeep(prev: &Snapshot, height: u64, retention: Retention) -> anyhow::Result<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
+    let mut out = Vec::new();
+    let start = u64_at(prev.nonverifiable_get_raw(START).await?);
+    if retention == Retention::Off {
+        // A history that stopped is not continued: the next start writes a new baseline.
+        if start.is_some() {
+            out.push((START.to_vec(), None));
+            out.push((FLOOR.to_vec(), None));
+        }
+        return Ok(out);
+    }
+    let base = height.saturating_sub(1);
+    let Some(start) = start else {
+        let mut verifiable = BTreeMap::new();
+        let mut stream = std::pin::pin!(prev.prefix_raw(""));
+        while let Some(item) = stream.next().await {
+            let (k, v) = item?;
+            verifiable.insert(k, Some(v));
+        }
+        let mut nonverifiable = BTreeMap::new();
+        for section in std::iter::once(crate::export::APP_SECTION).chain(crate::modules::MODULE_NAMES.iter().copied()) {
+            let mut stream = std::pin::pin!(prev.nonverifiable_prefix_raw(format!("{section}/").as_bytes()));
+            while let Some(item) = stream.next().await {
+                let (k, v) = item?;
+                nonverifiable.insert(k, Some(v));
+            }
+        }
+        out.extend(rows(base, &verifiable, &nonverifiable).into_iter().map(|(k, v)| (k, Some(v))));
+        out.push((START.to_vec(), Some(base.to_be_bytes().to_vec())));
+        out.push((FLOOR.to_vec(), Some(base.to_be_bytes().to_vec())));
+        tracing::info!(height = base, keys = verifiable.len() + nonverifiable.len(), "history starts: baseline written");
+        return Ok(out);
+    };
+    let Retention::Recent(keep) = retention else { return Ok(out) };
+    // Heights at or below the horizon may lose entries a newer one (still at or below it)
+    // supersedes; the floor follows the horizon.
+    let horizon = height.saturating_sub(keep);
+    let floor = u64_at(prev.nonverifiable_get_raw(FLOOR).await?).unwrap_or(start).max(start);
+    if horizon <= floor {
+        return Ok(out);
+    }
+    let until = horizon.min(floor.saturating_add(PRUNE_PER_BLOCK));
+    for p in floor..until {
+        let mut prefix = H.to_vec();
+        prefix.extend_from_slice(&p.to_be_bytes());
+        let mut changed = Vec::new();
+        {
+            let mut stream = std::pin::pin!(prev.nonverifiable_prefix_raw(&prefix));
+            while let Some(item) = stream.next().await {
+                changed.push(item?.0);
+            }
+        }
+        for c in changed {
+            let (kind, key) = match c.get(prefix.len()..).and_then(<[u8]>::split_first) {
+                Some((k, key)) => (*k, key.to_vec()),
+                None => continue,
+            };
+            let space = if kind == b'v' { V } else { N };
+            // The newest entry at or below the horizon: if it is newer than `p`, the entry at
+            // `p` is superseded for every height the history still answers.
+            let g = group(space, &key);
+            let from = entry_key(space, &key, until);
+            let newest = {
+                let mut s = std::pin::pin!(prev.nonverifiable_range_raw(Some(&g), from.get(g.len()..).unwrap_or_default().to_vec()..)?);
+                match s.next().await {
+                    Some(item) => parse_entry(item?.0.get(V.len()..).unwrap_or_default()).map(|(_, h)| h),
+                    None => None,
+                }
+            };
+            if newest.is_some_and(|h| h > p) {
+                out.push((entry_key(space, &key, p), None));
+            }
+            out.push((c, None));
+        }
+    }
+    out.push((FLOOR.to_vec(), Some(until.to_be_bytes().to_vec())));
+    Ok(out)
+}
+
+/// The heights the history of `snap` answers: `(earliest, latest)`; `None` without history.
+pub async fn span(snap: &Snapshot) -> anyhow::Result<Option<(u64, u64)>> {
+    let start = u64_at(snap.nonverifiable_get_raw(START).await?);
+    let floor = u64_at(snap.nonverifiable_get_raw(FLOOR).await?);
+    let latest = crate::storage::height_at(snap).await?;
+    Ok(start.map(|s| (floor.unwrap_or(s).max(s), latest)))
+}
+
+type BoxFut<T> = Pin<Box<dyn Future<Output = anyhow::Result<T>> + Send + 'static>>;
+type BoxStream<T> = Pin<Box<dyn Stream<Item = anyhow::Result<T>> + Send + 'static>>;
+
+/// The state after block `height`, read from the history of the latest snapshot.
+#[derive(Clone)]
+pub struct PastState {
+    snap: Snapshot,
+    height: u64,
+}
+
+impl PastState {
+    /// The state of `height` when the history of `snap` holds it.
+    pub(crate) async fn at(snap: Snapshot, height: u64) -> anyhow::Result<Option<Self>> {
+        Ok(match span(&snap).await? {
+            Some((earliest, latest)) if (earliest..=latest).contains(&height) => Some(Self { snap, height }),
+            _ => None,
+        })
+    }
+
+    /// The height whose state this is.
+    pub fn height(&self) -> u64 {
+        self.height
+    }
+
+    /// The value of `key` in `space` at this height.
+    fn get(&self, space: &'static [u8], key: &[u8]) -> BoxFut<Option<Vec<u8>>> {
+        let (snap, g, from) = (self.snap.clone(), group(space, key), entry_key(space, key, self.height));
+        Box::pin(async move {
+            let tail = from.get(g.len()..).unwrap_or_default().to_vec();
+            let mut s = std::pin::pin!(snap.nonverifiable_range_raw(Some(&g), tail..)?);
+            Ok(match s.next().await {
+                Some(item) => decode_value(&item?.1),
+                None => None,
+            })
+        })
+    }
+
+    /// Every key under `prefix` in `space` with its value at this height, in key order,
+    /// restricted to `range` when given.
+    fn scan(&self, space: &'static [u8], prefix: &[u8], range: Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)>) -> BoxStream<(Vec<u8>, Vec<u8>)> {
+        let (snap, height, prefix_len) = (self.snap.clone(), self.height, prefix.len());
+        let mut p = space.to_vec();
+        escape(prefix, &mut p);
+        Box::pin(
+            futures::stream::once(async move {
+                let mut out = Vec::new();
+                let mut current: Option<Vec<u8>> = None;
+                let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&p));
+                while let Some(item) = stream.next().await {
+                    let (k, v) = item?;
+                    let Some((key, h)) = parse_entry(k.get(space.len()..).unwrap_or_default()) else { continue };
+                    if h > height || current.as_ref() == Some(&key) {
+                        continue;
+                    }
+                    // The first entry at or below the height is the key's value then.
+                    current = Some(key.clone());
+                    // Range bounds are relative to the prefix, as cnidarium's are.
+                    if let Some(r) = &range {
+                        if !r.contains(&key.get(prefix_len..).unwrap_or_default().to_vec()) {
+                            continue;
+                        }
+                    }
+                    if let Some(v) = decode_value(&v) {
+                        out.push(Ok((key, v)));
+                    }
+                }
+                Ok::<_, anyhow::Error>(futures::stream::iter(out))
+            })
+            .map(|r: anyhow::Result<_>| match r {
+                Ok(s) => s.boxed(),
+                Err(e) => futures::stream::iter(vec![Err(e)]).boxed(),
+            })
+            .flatten(),
+        )
+    }
+}
+
+impl StateRead for PastState {
+    type GetRawFut = BoxFut<Option<Vec<u8>>>;
+    type PrefixRawStream = BoxStream<(String, Vec<u8>)>;
+    type PrefixKeysStream = BoxStream<String>;
+    type NonconsensusPrefixRawStream = BoxStream<(Vec<u8>, Vec<u8>)>;
+    type NonconsensusRangeRawStream = BoxStream<(Vec<u8>, Vec<u8>)>;
+
+    fn get_raw(&self, key: &str) -> Self::GetRawFut {
+        self.get(V, key.as_bytes())
+    }
+
+    fn nonverifiable_get_raw(&self, key: &[u8]) -> Self::GetRawFut {
+        if tracked(key) {
+            self.get(N, key)
+        } else {
+            let (snap, key) = (self.snap.clone(), key.to_vec());
+            Box::pin(async move { snap.nonverifiable_get_raw(&key).await })
+        }
+    }
+
+    fn object_get<T: std::any::Any + Send + Sync + Clone>(&self, _key: &'static str) -> Option<T> {
+        None
+    }
+
+    fn object_type(&self, _key: &'static str) -> Option<std::any::TypeId> {
+        None
+    }
+
+    fn prefix_raw(&self, prefix: &str) -> Self::PrefixRawStream {
+        self.scan(V, prefix.as_bytes(), None).map(|r| r.and_then(|(k, v)| Ok((String::from_utf8(k)?, v)))).boxed()
+    }
+
+    fn prefix_keys(&self, prefix: &str) -> Self::PrefixKeysStream {
+        self.prefix_raw(prefix).map(|r| r.map(|(k, _)| k)).boxed()
+    }
+
+    fn nonverifiable_prefix_raw(&self, prefix: &[u8]) -> Self::NonconsensusPrefixRawStream {
+        if tracked(prefix) {
+            self.scan(N, prefix, None)
+        } else {
+            self.snap.nonverifiable_prefix_raw(prefix).boxed()
+        }
+    }
+
+    fn nonverifiable_range_raw(&self, prefix: Option<&[u8]>, range: impl RangeBounds<Vec<u8>>) -> anyhow::Result<Self::NonconsensusRangeRawStream> {
+        let p = prefix.unwrap_or_default();
+        let bounds = (range.start_bound().cloned(), range.end_bound().cloned());
+        if tracked(p) {
+            Ok(self.scan(N, p, Some(bounds)))
+        } else {
+            Ok(self.snap.nonverifiable_range_raw(prefix, bounds)?.boxed())
+        }
+    }
+}
+
+/// The committed state after a height: one cnidarium keeps open, or the history's.
+#[derive(Clone)]
+pub enum StateView {
+    /// A version cnidarium keeps open (the latest few): proofs available.
+    Live(Snapshot),
+    /// An older height, from the node's history.
+    Past(PastState),
+}
+
+impl StateView {
+    /// The open snapshot, when this is one.
+    pub fn live(&self) -> Option<&Snapshot> {
+        match self {
+            StateView::Live(s) => Some(s),
+            StateView::Past(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Debug for StateView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StateView::Live(s) => f.debug_tuple("Live").field(s).finish(),
+            StateView::Past(p) => f.debug_tuple("Past").field(&p.height).finish(),
+        }
+    }
+}
+
+impl StateRead for StateView {
+    type GetRawFut = BoxFut<Option<Vec<u8>>>;
+    type PrefixRawStream = BoxStream<(String, Vec<u8>)>;
+    type PrefixKeysStream = BoxStream<String>;
+    type NonconsensusPrefixRawStream = BoxStream<(Vec<u8>, Vec<u8>)>;
+    type NonconsensusRangeRawStream = BoxStream<(Vec<u8>, Vec<u8>)>;
+
+    fn get_raw(&self, key: &str) -> Self::GetRawFut {
+        match self {
+            StateView::Live(s) => Box::pin(s.get_raw(key)),
+            StateView::Past(p) => p.get_raw(key),
+        }
+    }
+
+    fn nonverifiable_get_raw(&self, key: &[u8]) -> Self::GetRawFut {
+        match self {
+            StateView::Live(s) => Box::pin(s.nonverifiable_get_raw(key)),
+            StateView::Past(p) => p.nonverifiable_get_raw(key),
+        }
+    }
+
+    fn object_get<T: std::any::Any + Send + Sync + Clone>(&self, _key: &'static str) -> Option<T> {
+        None
+    }
+
+    fn object_type(&self, _key: &'static str) -> Option<std::any::TypeId> {
+        None
+    }
+
+    fn prefix_raw(&self, prefix: &str) -> Self::PrefixRawStream {
+        match self {
+            StateView::Live(s) => s.prefix_raw(prefix).boxed(),
+            StateView::Past(p) => p.prefix_raw(prefix),
+        }
+    }
+
+    fn prefix_keys(&self, prefix: &str) -> Self::PrefixKeysStream {
+        match self {
+            StateView::Live(s) => s.prefix_keys(prefix).boxed(),
+            StateView::Past(p) => p.prefix_keys(prefix),
+        }
+    }
+
+    fn nonverifiable_prefix_raw(&self, prefix: &[u8]) -> Self::NonconsensusPrefixRawStream {
+        match self {
+            StateView::Live(s) => s.nonverifiable_prefix_raw(prefix).boxed(),
+            StateView::Past(p) => p.nonverifiable_prefix_raw(prefix),
+        }
+    }
+
+    fn nonverifiable_range_raw(&self, prefix: Option<&[u8]>, range: impl RangeBounds<Vec<u8>>) -> anyhow::Result<Self::NonconsensusRangeRawStream> {
+        match self {
+            StateView::Live(s) => Ok(s.nonverifiable_range_raw(prefix, range)?.boxed()),
+            StateView::Past(p) => p.nonverifiable_range_raw(prefix, range),
+        }
+    }
+}

@@ -14,4 +14,6 @@ export PROPTEST_CASES="${PROPTEST_CASES:-256}"
 # The proofs that a module cannot move a stablecoin around the gate chain are compile_fail
 # doctests (nextest does not run doctests).
 cargo test --locked --doc --workspace
+# The network test of an upgrade resumes with a second build of this tree.
+bash scripts/build-upgrade-test.sh
 exec cargo nextest run --locked --workspace --no-fail-fast --test-threads 2 "$@"

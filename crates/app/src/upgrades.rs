@@ -25,7 +25,12 @@ use crate::modules::{migrate, STATE_VERSIONS};
 /// The upgrades this release applies (names of plans governance schedules for it), besides
 /// any the configuration adds ([`crate::AppConfig::upgrade_handlers`]). Empty: no release
 /// before this one changed a module's state version.
+#[cfg(not(feature = "upgrade-test"))]
 pub const RELEASE_HANDLERS: &[&str] = &[];
+/// The test build of the upgrade path applies `lantau-upgrade-test` (the upgrade module's
+/// migration to state version 2).
+#[cfg(feature = "upgrade-test")]
+pub const RELEASE_HANDLERS: &[&str] = &["lantau-upgrade-test"];
 
 fn rec(e: lantau_module_api::TxError) -> AppError {
     AppError::BlockRecord(e)

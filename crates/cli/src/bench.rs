@@ -115,6 +115,11 @@ pub(crate) struct BenchArgs {
     /// With `--ops`: measured blocks per kind of operation (the median is reported).
     #[arg(long, default_value_t = 7)]
     ops_rounds: usize,
+    /// The node's `[pruning] strategy` (`default`, `nothing`: an archive, `everything`: no
+    /// history of past heights); the report gives the store's growth per 1,000 committed
+    /// transactions.
+    #[arg(long, default_value = "default")]
+    pruning: String,
 }
 
 /// What the bench sends.
@@ -385,6 +390,11 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     if let Some(g) = a.max_block_gas {
         set_max_block_gas(dir.path(), g)?;
     }
+    let cfg_path = lantau_node::home::Home(dir.path().to_path_buf()).config();
+    let mut cfg = lantau_node::config::NodeConfig::load(&cfg_path)?;
+    cfg.pruning.strategy = a.pruning.clone();
+    cfg.pruning.retention()?;
+    cfg.save(&cfg_path)?;
     let node = start(
         dir.path(),
         StartOptions {
@@ -405,6 +415,8 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     eprintln!("bench: node at {base}, chain {chain_id}; signing {} transfers...", a.accounts as u64 * a.per_account);
 
     let before_bench = committed_from_store(&node.node).await?;
+    let state_dir = lantau_node::home::Home(dir.path().to_path_buf()).state();
+    let bytes_at_start = dir_bytes(&state_dir);
     let signed = prepare(&a, &base, &eth_url, &chain_id, evm_chain_id, keys).await?;
     eprintln!("bench: broadcasting with {} workers", a.concurrency);
 
@@ -517,6 +529,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let us_per_mgas = if gas_used > 0 { block_ms * 1e3 / (gas_used as f64 / 1e6) } else { 0.0 };
     let gas_per_tx = if details.is_empty() { 0.0 } else { gas_used as f64 / details.iter().map(|d| d.txs).sum::<usize>().max(1) as f64 };
     node.stop().await;
+    // The store's growth over the run (after the stop: memtables flushed).
+    let grew = dir_bytes(&state_dir).saturating_sub(bytes_at_start);
+    let bytes_per_1000 = if committed > 0 { grew as f64 * 1000.0 / committed as f64 } else { 0.0 };
     if let Some(path) = &a.trace {
         use std::fmt::Write as _;
         let mut out = String::from("kind,t_ms,a,b,c\n");
@@ -578,6 +593,9 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
          "gas_used_per_tx": gas_per_tx,
          "gas_wanted_per_block_max": gas_wanted_max,
          "finalize_and_commit_us_per_mgas": us_per_mgas,
+         "pruning": a.pruning,
+         "store_bytes_grown": grew,
+         "store_bytes_per_1000_committed": bytes_per_1000,
     }));
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -601,6 +619,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         println!(
             "gas: {gas_per_tx:.0} used per tx; FinalizeBlock + Commit take {us_per_mgas:.0} µs per million gas used; the largest block wanted {gas_wanted_max} gas"
         );
+        println!("store: grew {:.1} MiB, {:.0} KiB per 1,000 committed transactions (pruning {})", grew as f64 / 1048576.0, bytes_per_1000 / 1024.0, a.pruning);
     }
     Ok(())
 }
@@ -744,6 +763,19 @@ async fn prepare(a: &BenchArgs, base: &str, eth_url: &str, chain_id: &str, evm_c
 
 /// Successful transactions in the committed blocks, counted from the node's own store (the
 /// event stream can lag under load).
+/// The bytes of the files under `dir`.
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
 async fn committed_from_store(node: &lantau_node::EmbeddedNode) -> anyhow::Result<u64> {
     let last = node.app().queries().last_height().await?;
     let mut ok = 0u64;

@@ -128,6 +128,9 @@ impl NodeApi for EmbeddedNode {
     async fn last_height(&self) -> Result<u64, NodeError> {
         crate::app_api::last_height(&self.app).await
     }
+    fn history(&self) -> lantau_app::history::Retention {
+        self.app.config().history
+    }
 
     async fn max_block_gas(&self) -> Result<Option<u64>, NodeError> {
         crate::app_api::max_block_gas(&self.app).await

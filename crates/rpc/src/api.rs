@@ -157,6 +157,9 @@ pub trait NodeApi: Send + Sync + 'static {
     /// The height of the last block the app committed (0 before the first block).
     async fn last_height(&self) -> Result<u64, NodeError>;
 
+    /// How many past heights the node keeps readable (its `[pruning]` setting).
+    fn history(&self) -> lantau_app::history::Retention;
+
     /// The consensus parameter `block.max_gas` of the latest committed state (`None`:
     /// unlimited), which Ethereum clients read as a block's `gasLimit`.
     async fn max_block_gas(&self) -> Result<Option<u64>, NodeError>;

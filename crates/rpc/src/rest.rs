@@ -515,10 +515,18 @@ async fn denom_metadata(State(node): State<Node>, headers: axum::http::HeaderMap
 /// DecCoin with 18 decimals), what it keeps of history, no halt height.
 #[utoipa::path(get, path = "/cosmos/base/node/v1beta1/config", tag = "node", summary = "The node's gas price floor and history window",
     responses((status = 200, description = "The answer", body = NodeConfigResponse)))]
-async fn node_config() -> ApiResult<NodeConfigResponse> {
+async fn node_config(State(node): State<Node>) -> ApiResult<NodeConfigResponse> {
+    use lantau_app::history::Retention;
+    // As the SDK reports it: 0 with an archive (nothing pruned); without history, the versions
+    // the store keeps open.
+    let keep = match node.history() {
+        Retention::Recent(n) => n,
+        Retention::Archive => 0,
+        Retention::Off => 10,
+    };
     Ok(Body(NodeConfigResponse {
         minimum_gas_price: format!("{}.000000000000000000{}", lantau_primitives::MIN_GAS_PRICE, lantau_primitives::NATIVE_DENOM),
-        pruning_keep_recent: "10".into(),
+        pruning_keep_recent: keep.to_string(),
         pruning_interval: "0".into(),
         halt_height: "0".into(),
     }))

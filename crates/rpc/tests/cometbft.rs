@@ -136,6 +136,9 @@ impl NodeApi for Fake {
     async fn last_height(&self) -> Result<u64, NodeError> {
         self.app.queries().last_height().await.map_err(|e| NodeError::Internal(e.to_string()))
     }
+    fn history(&self) -> lantau_app::history::Retention {
+        self.app.config().history
+    }
     async fn max_block_gas(&self) -> Result<Option<u64>, NodeError> {
         self.app.queries().max_block_gas().await.map_err(|e| NodeError::Internal(e.to_string()))
     }

@@ -436,12 +436,70 @@ async fn signer_of(http: &reqwest::Client, net: &Testnet, key: &lantau_crypto::S
     SignerData { chain_id: net.chain_id.clone(), account_number: acct.account_number, sequence: acct.sequence }
 }
 
+/// The test build of the upgrade path (`scripts/test.sh` builds it beside `lantaud`): this
+/// tree with the upgrade `lantau-upgrade-test`, which migrates the upgrade module to state
+/// version 2.
+fn lantaud_upgrade_test() -> PathBuf {
+    let p = lantaud().with_file_name("lantaud-upgrade-test");
+    assert!(p.exists(), "{} is missing: scripts/test.sh builds it (cargo build -p lantau-cli --features upgrade-test, copied)", p.display());
+    p
+}
+
+/// Native-coin sends from `key` to `to`, one every few milliseconds to the validators in turn,
+/// until `stop`; each accepted one is followed to its commit. Returns the (hash, height) of every
+/// transaction seen committed.
+fn load(
+    http: reqwest::Client,
+    net: Testnet,
+    mut sender: Sender,
+    to: lantau_primitives::Address,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> tokio::task::JoinHandle<Vec<(String, u64)>> {
+    tokio::spawn(async move {
+        let mut waiters = Vec::new();
+        let mut n = 0usize;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let tx = TxBuilder::new(vec![msg_send(&sender.key.address(), &to, &[Coin::new("alantau", 1u128)])]).gas(200_000).sign(&sender.key, &sender.signer);
+            let node = net.nodes[n % 4].clone();
+            n += 1;
+            let r = rpc_at(&http, &node.rpc, &format!("broadcast_tx_sync?tx=0x{}", hex::encode(&tx))).await;
+            match r {
+                Some(r) if r["code"] == 0 => {
+                    sender.signer.sequence += 1;
+                    let (http, hash) = (http.clone(), r["hash"].as_str().unwrap_or_default().to_string());
+                    waiters.push(tokio::spawn(async move {
+                        let deadline = std::time::Instant::now() + Duration::from_secs(40);
+                        while std::time::Instant::now() < deadline {
+                            if let Some(t) = rpc_at(&http, &node.rpc_front, &format!("tx?hash=0x{hash}")).await {
+                                return Some((hash, t["height"].as_str().and_then(|h| h.parse().ok()).unwrap_or(0)));
+                            }
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                        }
+                        None
+                    }));
+                }
+                _ => {}
+            }
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        let mut seen = Vec::new();
+        for w in waiters {
+            if let Ok(Some(c)) = w.await {
+                seen.push(c);
+            }
+        }
+        seen
+    })
+}
+
 /// A scheduled upgrade on a network of four validators under load: every app stops at the
 /// plan's height with the SDK's message (CometBFT has the block, no app executes it); each
-/// restarted with the upgrade's handler replays that block, applies the upgrade and goes on;
-/// the app hashes continue and agree, and no committed transaction or audit row is lost.
+/// restarts with the test build that applies the plan (the upgrade module migrates from state
+/// version 1 to 2 inside that block), and the network goes on with agreeing app hashes; no
+/// transaction committed before the halt, audit row or flag is lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_validators_stop_at_a_scheduled_upgrade_and_resume_with_its_handler() {
+async fn four_validators_stop_at_a_scheduled_upgrade_and_resume_with_the_build_that_migrates() {
+    let next_build = lantaud_upgrade_test();
     let (_tmp, dir, net) = init_net("lantau-upgrade-1", 0, 0).await;
     let genesis: Value = serde_json::from_slice(&std::fs::read(net.nodes[0].cometbft_home.join("config/genesis.json")).unwrap()).unwrap();
     let mut vals: Vec<Option<RunningValidator>> = (0..4).map(|i| Some(start(&dir, &net, i))).collect();
@@ -452,23 +510,29 @@ async fn four_validators_stop_at_a_scheduled_upgrade_and_resume_with_its_handler
     let mut alice = Sender { key: dev_key("alice"), signer: signer_of(&http, &net, &dev_key("alice")).await };
     let issuer = dev_addr("issuer");
     let p = payload(&genesis, &alice.key.address().to_bech32(), &issuer.to_bech32());
+    // Load from another account until the network halts.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let faucet = Sender { key: dev_key("faucet"), signer: signer_of(&http, &net, &dev_key("faucet")).await };
+    let background = load(http.clone(), net.clone(), faucet, issuer, stop.clone());
+    // Gated transfers, one over the threshold (a flag).
     let mut hashes = Vec::new();
-    for n in 0..3u128 {
-        let r = broadcast(&http, &net.nodes[n as usize], &alice.transfer(&issuer, 1_000 + n, &p)).await;
+    for (n, cents) in [1_000u128, 900_000, 2_000].into_iter().enumerate() {
+        let r = broadcast(&http, &net.nodes[n], &alice.transfer(&issuer, cents, &p)).await;
         assert_eq!(r["code"], 0, "{r}");
         let h = r["hash"].as_str().unwrap().to_string();
-        committed(&http, &net.nodes[n as usize], &h).await;
+        committed(&http, &net.nodes[n], &h).await;
         hashes.push(h);
     }
 
-    // Governance schedules "v-test" a few blocks ahead.
+    // Governance schedules the test build's upgrade a few blocks ahead.
+    let name = "lantau-upgrade-test";
     let gov = dev_key("governance");
     let at = height(&http, &net.nodes[0]).await + 15;
     #[allow(deprecated)]
     let plan = cosmos_sdk_proto::cosmos::upgrade::v1beta1::Plan {
-        name: "v-test".into(),
+        name: name.into(),
         height: at as i64,
-        info: "same build".into(),
+        info: "the upgrade module to state version 2".into(),
         time: None,
         upgraded_client_state: None,
     };
@@ -477,7 +541,6 @@ async fn four_validators_stop_at_a_scheduled_upgrade_and_resume_with_its_handler
     let r = broadcast(&http, &net.nodes[1], &tx).await;
     assert_eq!(r["code"], 0, "{r}");
     committed(&http, &net.nodes[1], r["hash"].as_str().unwrap()).await;
-    // Transfers keep flowing up to the height.
     for n in 0..3u128 {
         let r = broadcast(&http, &net.nodes[0], &alice.transfer(&issuer, 2_000 + n, &p)).await;
         assert_eq!(r["code"], 0, "{r}");
@@ -486,6 +549,8 @@ async fn four_validators_stop_at_a_scheduled_upgrade_and_resume_with_its_handler
         hashes.push(h);
     }
     let rows_before = agree(&http, &net, &all, 1, height(&http, &net.nodes[0]).await.min(at - 1)).await;
+    let flags_req = lantau_proto::chain::compliance::v1::QueryFlagsRequest::default().encode_to_vec();
+    let flags_before = abci_query(&http, &net.nodes[0], "/chain.compliance.v1.Query/Flags", &flags_req, 0).await["value"].clone();
 
     // The apps stop at the height, naming the upgrade; none executes the block. Once three
     // have stopped the network has no quorum, so one that lagged may never receive the block:
@@ -502,31 +567,46 @@ async fn four_validators_stop_at_a_scheduled_upgrade_and_resume_with_its_handler
     for i in 0..4 {
         if stopped.contains(&i) {
             let log = std::fs::read_to_string(dir.join(format!("node{i}/app.log"))).unwrap();
-            assert!(log.contains(&format!("UPGRADE \"v-test\" NEEDED at height: {at}: same build")), "validator-{i}: {log}");
+            assert!(log.contains(&format!("UPGRADE \"{name}\" NEEDED at height: {at}: the upgrade module to state version 2")), "validator-{i}: {log}");
         } else {
             let info = rpc_at(&http, &net.nodes[i].rpc_front, "abci_info").await.expect("the running app answers abci_info");
             assert_eq!(info["response"]["last_block_height"], (at - 1).to_string(), "validator-{i} ran past the upgrade height: {info}");
         }
     }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let loaded = background.await.unwrap();
+    assert!(loaded.len() >= 20, "the load committed {} transactions before the halt", loaded.len());
+    assert!(loaded.iter().all(|(_, h)| *h < at), "{loaded:?}");
     for v in vals.iter_mut() {
         v.take().unwrap().kill();
     }
 
-    // The "new release": the same build told to apply "v-test" (it migrates nothing).
-    for n in &net.nodes {
-        let path = n.app_home.join("config/config.toml");
-        let mut cfg = lantau_node::config::NodeConfig::load(&path).unwrap();
-        cfg.upgrade_handlers = vec!["v-test".into()];
-        cfg.save(&path).unwrap();
-    }
-    let _vals: Vec<RunningValidator> = (0..4).map(|i| start(&dir, &net, i)).collect();
+    // The new release: the test build, which applies the plan.
+    let _vals: Vec<RunningValidator> = (0..4).map(|i| testnet::start_validator(&dir, &net, i, &next_build).unwrap()).collect();
     all_at_least(&http, &net, &all, at + 3).await;
     let rows_after = agree(&http, &net, &all, 1, at + 3).await;
     assert!(rows_after >= rows_before, "audit rows {rows_before} -> {rows_after}");
     for h in &hashes {
         committed(&http, &net.nodes[3], h).await;
     }
-    let applied: Value = http.get(format!("{}/cosmos/upgrade/v1beta1/applied_plan/v-test", net.nodes[2].rest)).send().await.unwrap().json().await.unwrap();
+    // Every transaction of the load that was committed before the halt is still there, at its
+    // height.
+    for (hash, h) in &loaded {
+        let t = rpc_at(&http, &net.nodes[2].rpc_front, &format!("tx?hash=0x{hash}")).await.unwrap_or_else(|| panic!("{hash} lost"));
+        assert_eq!(t["height"], h.to_string(), "{hash}");
+    }
+    let flags_after = abci_query(&http, &net.nodes[3], "/chain.compliance.v1.Query/Flags", &flags_req, 0).await["value"].clone();
+    assert_eq!(flags_after, flags_before, "the flags changed across the upgrade");
+    // The migration ran at the height on every validator (a Merkle key: the app hashes that
+    // agree above include it), and the module is at version 2.
+    for node in &net.nodes[..4] {
+        let r = abci_query(&http, node, "/store/key", lantau_app::upgrade::TEST_V2_MIGRATED.as_bytes(), 0).await;
+        assert_eq!(b64(&r["value"]), at.to_be_bytes().to_vec(), "{}: {r}", node.moniker);
+        let v: Value =
+            http.get(format!("{}/cosmos/upgrade/v1beta1/module_versions?module_name=upgrade", node.rest)).send().await.unwrap().json().await.unwrap();
+        assert_eq!(v["module_versions"][0]["version"], "2", "{}: {v}", node.moniker);
+    }
+    let applied: Value = http.get(format!("{}/cosmos/upgrade/v1beta1/applied_plan/{name}", net.nodes[2].rest)).send().await.unwrap().json().await.unwrap();
     assert_eq!(applied["height"], at.to_string(), "{applied}");
     let plan: Value = http.get(format!("{}/cosmos/upgrade/v1beta1/current_plan", net.nodes[2].rest)).send().await.unwrap().json().await.unwrap();
     assert!(plan["plan"].is_null(), "{plan}");

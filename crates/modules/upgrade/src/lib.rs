@@ -182,4 +182,21 @@ impl Module for Upgrade {
     async fn query<S: cnidarium::StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, QueryError>> {
         query::grpc(state, method, request).await
     }
+
+    /// Version 2 exists only in the test build of the upgrade path (feature `test-v2`).
+    #[cfg(feature = "test-v2")]
+    const STATE_VERSION: u64 = 2;
+
+    #[cfg(feature = "test-v2")]
+    async fn migrate<S: StateWrite + Send + Sync>(state: &mut S, from: u64, gas: &lantau_module_api::GasMeter, block: &BlockCtx) -> Result<(), TxError> {
+        match from {
+            // Version 2 records the height its migration ran at (a Merkle key: every
+            // validator must write the same for the app hashes to agree).
+            1 => lantau_module_api::store::put(state, gas, TEST_V2_MIGRATED.to_string(), block.height.to_be_bytes().to_vec()),
+            _ => Err(lantau_module_api::error::internal(format!("the upgrade module has no migration from state version {from}"))),
+        }
+    }
 }
+
+/// Written by the test build's migration to version 2 (feature `test-v2`): the height it ran at.
+pub const TEST_V2_MIGRATED: &str = "upgrade/test_v2_migrated";

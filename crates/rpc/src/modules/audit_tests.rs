@@ -40,6 +40,9 @@ impl NodeApi for Stub {
     async fn last_height(&self) -> Result<u64, NodeError> {
         self.0.queries().last_height().await.map_err(|e| NodeError::Internal(e.to_string()))
     }
+    fn history(&self) -> lantau_app::history::Retention {
+        self.0.config().history
+    }
     async fn max_block_gas(&self) -> Result<Option<u64>, NodeError> {
         self.0.queries().max_block_gas().await.map_err(|e| NodeError::Internal(e.to_string()))
     }

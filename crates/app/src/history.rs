@@ -18,7 +18,7 @@
 //!
 //! `<escaped key>` is the key with each 0x00 byte written 0x00 0xFF, so entries sort by key,
 //! a key's entries are contiguous, and a prefix of keys is a prefix of entries; `<!height>` is
-//! `u64::MAX - height` big-endian, so a key's newest entry comes first and the value at height
+//! `!height` (u64::MAX − height) big-endian, so a key's newest entry comes first and the value at height
 //! `h` is the first entry at or after `<!h>`. The first block a node commits with history on
 //! writes a baseline (every key, at the height before it).
 //!
@@ -77,7 +77,7 @@ fn escape(key: &[u8], out: &mut Vec<u8>) {
 
 /// The entries of `key` in `space` start with this.
 fn group(space: &[u8], key: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(space.len() + key.len() + 10);
+    let mut k = Vec::with_capacity(space.len().saturating_add(key.len()).saturating_add(10));
     k.extend_from_slice(space);
     escape(key, &mut k);
     k.extend_from_slice(&[0, 0]);
@@ -86,7 +86,7 @@ fn group(space: &[u8], key: &[u8]) -> Vec<u8> {
 
 fn entry_key(space: &[u8], key: &[u8], height: u64) -> Vec<u8> {
     let mut k = group(space, key);
-    k.extend_from_slice(&(u64::MAX - height).to_be_bytes());
+    k.extend_from_slice(&(!height).to_be_bytes());
     k
 }
 
@@ -109,13 +109,13 @@ fn parse_entry(rest: &[u8]) -> Option<(Vec<u8>, u64)> {
         }
     }
     let inv: [u8; 8] = rest.get(i.checked_add(2)?..)?.try_into().ok()?;
-    Some((key, u64::MAX - u64::from_be_bytes(inv)))
+    Some((key, !u64::from_be_bytes(inv)))
 }
 
 fn encode_value(v: Option<&Vec<u8>>) -> Vec<u8> {
     match v {
         Some(v) => {
-            let mut out = Vec::with_capacity(v.len() + 1);
+            let mut out = Vec::with_capacity(v.len().saturating_add(1));
             out.push(1);
             out.extend_from_slice(v);
             out
@@ -145,7 +145,7 @@ fn u64_at(v: Option<Vec<u8>>) -> Option<u64> {
 pub(crate) fn rows(height: u64, verifiable: &BTreeMap<String, Option<Vec<u8>>>, nonverifiable: &BTreeMap<Vec<u8>, Option<Vec<u8>>>) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut out = Vec::with_capacity(verifiable.len().saturating_add(nonverifiable.len()).saturating_mul(2));
     let changed = |kind: u8, key: &[u8]| {
-        let mut k = Vec::with_capacity(H.len() + 9 + key.len());
+        let mut k = Vec::with_capacity(H.len().saturating_add(9).saturating_add(key.len()));
         k.extend_from_slice(H);
         k.extend_from_slice(&height.to_be_bytes());
         k.push(kind);
@@ -196,7 +196,7 @@ pub(crate) async fn upkeep(prev: &Snapshot, height: u64, retention: Retention) -
         out.extend(rows(base, &verifiable, &nonverifiable).into_iter().map(|(k, v)| (k, Some(v))));
         out.push((START.to_vec(), Some(base.to_be_bytes().to_vec())));
         out.push((FLOOR.to_vec(), Some(base.to_be_bytes().to_vec())));
-        tracing::info!(height = base, keys = verifiable.len() + nonverifiable.len(), "history starts: baseline written");
+        tracing::info!(height = base, keys = verifiable.len().saturating_add(nonverifiable.len()), "history starts: baseline written");
         return Ok(out);
     };
     let Retention::Recent(keep) = retention else { return Ok(out) };
@@ -253,6 +253,9 @@ pub async fn span(snap: &Snapshot) -> anyhow::Result<Option<(u64, u64)>> {
     Ok(start.map(|s| (floor.unwrap_or(s).max(s), latest)))
 }
 
+/// Bounds on keys (after a prefix), as cnidarium's range reads take them.
+type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
 type BoxFut<T> = Pin<Box<dyn Future<Output = anyhow::Result<T>> + Send + 'static>>;
 type BoxStream<T> = Pin<Box<dyn Stream<Item = anyhow::Result<T>> + Send + 'static>>;
 
@@ -292,7 +295,7 @@ impl PastState {
 
     /// Every key under `prefix` in `space` with its value at this height, in key order,
     /// restricted to `range` when given.
-    fn scan(&self, space: &'static [u8], prefix: &[u8], range: Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)>) -> BoxStream<(Vec<u8>, Vec<u8>)> {
+    fn scan(&self, space: &'static [u8], prefix: &[u8], range: Option<KeyRange>) -> BoxStream<(Vec<u8>, Vec<u8>)> {
         let (snap, height, prefix_len) = (self.snap.clone(), self.height, prefix.len());
         let mut p = space.to_vec();
         escape(prefix, &mut p);

@@ -174,7 +174,7 @@ pub(crate) struct History {
     /// The height of the last block.
     pub(crate) height: u64,
     /// With `record`: the queries' answers after each block, by height.
-    pub(crate) answers: std::collections::BTreeMap<u64, Vec<(String, Result<Vec<u8>, String>)>>,
+    pub(crate) answers: std::collections::BTreeMap<u64, crate::export::Answers>,
     screened_ok: usize,
     rejected: usize,
 }

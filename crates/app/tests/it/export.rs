@@ -20,6 +20,9 @@ use prost::Message;
 
 use crate::compliance_props::{block_req, history, op, Op};
 
+/// Each query's method and its answer (the bytes, or the error's text).
+pub(crate) type Answers = Vec<(String, Result<Vec<u8>, String>)>;
+
 fn app_state(e: &StateExport) -> Vec<u8> {
     serde_json::to_vec(&serde_json::json!({"evm_chain_id": "852", "exported": e})).unwrap()
 }
@@ -44,7 +47,7 @@ async fn import(chain_id: &str, e: &StateExport) -> (tempfile::TempDir, App, Res
 
 /// The answers of every module's queries at `height` (0: the latest), for every key and for the
 /// whole chain.
-pub(crate) async fn answers(app: &App, keys: &[SecretKey], height: u64) -> Vec<(String, Result<Vec<u8>, String>)> {
+pub(crate) async fn answers(app: &App, keys: &[SecretKey], height: u64) -> Answers {
     use cosmos_sdk_proto::cosmos::{auth::v1beta1 as auth, bank::v1beta1 as bank, upgrade::v1beta1 as upgrade};
     use lantau_proto::chain::{compliance::v1 as c, kyc::v1 as kyc, reserve::v1 as reserve, stablecoin::v1 as sc};
     let mut q: Vec<(&str, Vec<u8>)> = vec![
@@ -67,7 +70,7 @@ pub(crate) async fn answers(app: &App, keys: &[SecretKey], height: u64) -> Vec<(
         q.push(("/cosmos.bank.v1beta1.Query/AllBalances", bank::QueryAllBalancesRequest { address: a.clone(), ..Default::default() }.encode_to_vec()));
         q.push(("/cosmos.auth.v1beta1.Query/Account", auth::QueryAccountRequest { address: a.clone() }.encode_to_vec()));
         q.push(("/chain.kyc.v1.Query/Identity", kyc::QueryIdentityRequest { address: a.clone() }.encode_to_vec()));
-        q.push(("/chain.stablecoin.v1.Query/Frozen", sc::QueryFrozenRequest { address: a.clone(), ..Default::default() }.encode_to_vec()));
+        q.push(("/chain.stablecoin.v1.Query/Frozen", sc::QueryFrozenRequest { address: a.clone() }.encode_to_vec()));
         q.push(("/chain.compliance.v1.Query/SubRoleBindings", c::QuerySubRoleBindingsRequest { parent: a.clone(), ..Default::default() }.encode_to_vec()));
         q.push(("/chain.compliance.v1.Query/AuditLog", c::QueryAuditLogRequest { subject: a.clone(), ..Default::default() }.encode_to_vec()));
         q.push(("/chain.reserve.v1.Query/LatestAttestation", reserve::QueryLatestAttestationRequest { issuer: a.clone() }.encode_to_vec()));

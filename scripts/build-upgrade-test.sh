@@ -7,5 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/lantau-target}"
 cargo build --locked -p lantau-cli --features upgrade-test --bin lantaud
+# (a new file: one still running from an earlier test keeps its own)
+rm -f "$CARGO_TARGET_DIR/debug/lantaud-upgrade-test"
 cp "$CARGO_TARGET_DIR/debug/lantaud" "$CARGO_TARGET_DIR/debug/lantaud-upgrade-test"
 cargo build --locked -p lantau-cli --bin lantaud

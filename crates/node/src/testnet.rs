@@ -367,6 +367,19 @@ impl RunningValidator {
     }
 }
 
+/// A validator dropped while still running (a test that panicked, a caller that forgot to stop
+/// it) is killed, so no process outlives its owner.
+impl Drop for RunningValidator {
+    fn drop(&mut self) {
+        for child in [&mut self.cometbft, &mut self.app] {
+            if let Ok(None) = child.try_wait() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
 fn terminate(child: &mut Child, grace: Duration) {
     if let Ok(pid) = libc::pid_t::try_from(child.id()) {
         // SAFETY: `kill` with a pid of a child this process spawned and has not reaped.

@@ -13,11 +13,23 @@ use serde_json::Value;
 use crate::crash::free_port;
 use crate::upgrade::{exited, lantaud, start, start_with_eth};
 
+/// A node process, killed if the test ends (or panics) without stopping it.
+struct Node(std::process::Child);
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Stops the node with SIGTERM and waits for a clean exit.
-async fn stop(mut child: std::process::Child) {
-    let st = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+async fn stop(mut node: Node) {
+    let st = Command::new("kill").args(["-TERM", &node.0.id().to_string()]).status().unwrap();
     assert!(st.success());
-    let status = exited(&mut child).await;
+    let status = exited(&mut node.0).await;
     assert!(status.success(), "the node did not stop cleanly on SIGTERM: {status}");
 }
 
@@ -40,7 +52,7 @@ async fn an_exported_chain_restarts_from_a_new_home_with_every_query_answering_t
     let api = free_port();
     let base = format!("http://127.0.0.1:{api}");
     let eth = free_port();
-    let child = start_with_eth(old.path(), api, eth, &old.path().join("node.log"));
+    let child = Node(start_with_eth(old.path(), api, eth, &old.path().join("node.log")));
     let client = RestClient::new(&base);
     poll(Duration::from_secs(60), || async { client.chain_id().await.is_ok() }).await.unwrap();
 
@@ -125,7 +137,7 @@ async fn an_exported_chain_restarts_from_a_new_home_with_every_query_answering_t
     std::fs::write(&cfg, text).unwrap();
     let api = free_port();
     let base = format!("http://127.0.0.1:{api}");
-    let child = start(new.path(), api, &new.path().join("node.log"));
+    let child = Node(start(new.path(), api, &new.path().join("node.log")));
     let client = RestClient::new(&base);
     poll(Duration::from_secs(60), || async { client.chain_id().await.is_ok() }).await.unwrap();
     for (p, b) in paths.iter().zip(&before) {
@@ -135,7 +147,7 @@ async fn an_exported_chain_restarts_from_a_new_home_with_every_query_answering_t
     assert_eq!(export(new.path()), exported, "the imported chain exports other bytes");
 
     // It goes on from the next height.
-    let child = start(new.path(), api, &new.path().join("node.log"));
+    let child = Node(start(new.path(), api, &new.path().join("node.log")));
     poll(Duration::from_secs(60), || async { client.chain_id().await.is_ok() }).await.unwrap();
     let hn = new.path().to_path_buf();
     let b = base.clone();

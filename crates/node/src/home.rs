@@ -237,6 +237,7 @@ fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) ->
             ivms101_off_chain_ref: reference.into(),
             enrolled_at: Some(ts),
             last_level_change: Some(ts),
+            expires_at: None,
         })
     };
     g.authority.governance = Some(lantau_primitives::Address::from_bech32(&addr("governance")?)?);

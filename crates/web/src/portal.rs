@@ -245,6 +245,7 @@ impl Portal {
             level: self.cfg.kyc_level as i32,
             vasp_identifier: String::new(),
             ivms101_off_chain_ref: app.ivms101_off_chain_ref.clone(),
+            expires_at: None,
         };
         let now = rfc3339(time::OffsetDateTime::now_utc());
         match self.registrar.send(vec![to_any(&msg)], "lantau portal: identity application").await {

@@ -70,8 +70,21 @@ pub(super) struct IdentityArgs {
     /// IVMS 101 off-chain reference.
     #[arg(long = "ivms-ref", default_value = "")]
     ivms_ref: String,
+    /// When the identity lapses (RFC 3339, e.g. 2027-06-30T00:00:00Z): from then on the KYC
+    /// gate refuses it until a registrar renews it. Without it: never.
+    #[arg(long = "expires-at", value_name = "TIME")]
+    expires_at: Option<String>,
     #[command(flatten)]
     tx: TxArgs,
+}
+
+fn parse_expiry(t: Option<&str>) -> anyhow::Result<Option<lantau_proto::Timestamp>> {
+    t.map(|t| {
+        let at = time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
+            .map_err(|e| anyhow::anyhow!("--expires-at {t}: not an RFC 3339 time ({e})"))?;
+        Ok(lantau_proto::timestamp(at))
+    })
+    .transpose()
 }
 
 /// KYC transactions.
@@ -275,6 +288,7 @@ pub(super) async fn kyc_tx(home: &std::path::Path, out: Output, t: KycTx) -> any
                 level: parse_level(&a.level)?,
                 vasp_identifier: a.vasp,
                 ivms101_off_chain_ref: a.ivms_ref,
+                expires_at: parse_expiry(a.expires_at.as_deref())?,
             };
             (key, a.tx, to_any(&m))
         }
@@ -286,6 +300,7 @@ pub(super) async fn kyc_tx(home: &std::path::Path, out: Output, t: KycTx) -> any
                 level: parse_level(&a.level)?,
                 vasp_identifier: a.vasp,
                 ivms101_off_chain_ref: a.ivms_ref,
+                expires_at: parse_expiry(a.expires_at.as_deref())?,
             };
             (key, a.tx, to_any(&m))
         }

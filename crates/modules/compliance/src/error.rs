@@ -38,6 +38,10 @@ pub enum ComplianceError {
     /// 18 (gate): a party is blacklisted; the log names it (`recipient=<address>: address is blacklisted`).
     #[error("{0}")]
     PartyBlacklisted(String),
+    /// 22 (gate): a party's identity has lapsed at the block time; the log names the party
+    /// and the date (`sender=<address>: identity expired at 2027-06-30T00:00:00Z`).
+    #[error("{0}")]
+    IdentityExpired(String),
     /// 19 (gate): a party's registered VASP is on the sanctions list.
     #[error("{0}")]
     VaspSanctioned(String),
@@ -94,7 +98,7 @@ pub enum ComplianceError {
         /// The parent named.
         parent: String,
     },
-    /// 22: the binding is revoked (revoking twice, or a policy for a revoked agent).
+    /// 30: the binding is revoked (revoking twice, or a policy for a revoked agent).
     #[error("the sub-role binding of {0} is revoked")]
     BindingRevoked(String),
     /// 23: an agent policy for a binding that is not SUB_ROLE_AGENT.
@@ -157,7 +161,8 @@ impl ErrorCode for ComplianceError {
             ComplianceError::SubKeyClaimed { .. } => 15,
             ComplianceError::ParentLevel(_) => 16,
             ComplianceError::BindingNotFound { .. } => 17,
-            ComplianceError::BindingRevoked(_) => 22,
+            ComplianceError::BindingRevoked(_) => 30,
+            ComplianceError::IdentityExpired(_) => 22,
             ComplianceError::NotAgent { .. } => 23,
             ComplianceError::InvalidEnvelope(_) => 24,
             ComplianceError::InvalidBinding(_) => 25,

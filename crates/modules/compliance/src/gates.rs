@@ -231,6 +231,14 @@ impl Party {
         }
     }
 
+    /// Why the party's identity does not count at `now`, if it has lapsed (a sub-key's is its
+    /// parent's).
+    fn expired(&self, role: &str, now: &lantau_proto::Timestamp) -> Option<String> {
+        let at = self.identity.as_ref()?.expires_at.as_ref().filter(|t| t.seconds != 0 || t.nanos != 0)?;
+        ((at.seconds, at.nanos) <= (now.seconds, now.nanos))
+            .then(|| format!("{}: identity expired at {}", self.label(role), at.to_rfc3339().unwrap_or_default()))
+    }
+
     /// Why the party is refused by the KYC gate, if it is: its own key blacklisted (a
     /// delegated key is judged as itself first), or the identity that counts blacklisted.
     fn blacklisted(&self, role: &str) -> Option<String> {
@@ -385,6 +393,14 @@ async fn kyc_gate<S: StateRead + Sync>(cx: &mut Cx<'_, S>) -> Result<Row, TxErro
         for (role, p) in [("sender", s), ("recipient", r)] {
             if let Some(why) = p.blacklisted(role) {
                 return Ok(Row::fail(ComplianceError::PartyBlacklisted(why)));
+            }
+        }
+    }
+    // An identity that lapsed at the block time no longer counts (its registrar renews it).
+    for (_, s, r) in &cx.facts {
+        for (role, p) in [("sender", s), ("recipient", r)] {
+            if let Some(why) = p.expired(role, &now) {
+                return Ok(Row::fail(ComplianceError::IdentityExpired(why)));
             }
         }
     }

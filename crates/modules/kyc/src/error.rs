@@ -40,6 +40,9 @@ pub enum KycError {
     /// 9: the params are invalid.
     #[error("invalid params: {0}")]
     InvalidParams(String),
+    /// 11: `expires_at` is not a valid time, or not after the block time.
+    #[error("invalid expires_at: {0}")]
+    InvalidExpiry(String),
     /// 10: a text field is too long.
     #[error("{field} is too long: {len} bytes, at most {max}")]
     FieldTooLong {
@@ -67,6 +70,7 @@ impl ErrorCode for KycError {
             KycError::Blacklisted(_) => 8,
             KycError::InvalidParams(_) => 9,
             KycError::FieldTooLong { .. } => 10,
+            KycError::InvalidExpiry(_) => 11,
         }
     }
 }

@@ -32,6 +32,7 @@ impl MsgHandler for KycMsg {
         match self {
             KycMsg::Enroll(m) => {
                 ensure_registrar(state, ctx, &m.registrar).await?;
+                check_expiry(m, &now)?;
                 if state.identity(ctx.gas, &m.address).await?.is_some() {
                     return Err(KycError::IdentityExists(m.address.to_bech32()).into());
                 }
@@ -49,6 +50,7 @@ impl MsgHandler for KycMsg {
             }
             KycMsg::Update(m) => {
                 ensure_registrar(state, ctx, &m.registrar).await?;
+                check_expiry(m, &now)?;
                 let old = state.identity(ctx.gas, &m.address).await?.ok_or_else(|| KycError::IdentityNotFound(m.address.to_bech32()))?;
                 let previous = level_of(&old);
                 if previous == Level::Blacklisted {
@@ -108,5 +110,17 @@ fn record(m: &IdentityFields, enrolled_at: Option<lantau_proto::Timestamp>, last
         ivms101_off_chain_ref: m.ivms101_off_chain_ref.clone(),
         enrolled_at,
         last_level_change,
+        expires_at: m.expires_at,
+    }
+}
+
+/// An expiry must lie after the block time (an identity enrolled already lapsed is a mistake).
+fn check_expiry(m: &IdentityFields, now: &lantau_proto::Timestamp) -> Result<(), TxError> {
+    match &m.expires_at {
+        Some(t) if (t.seconds, t.nanos) <= (now.seconds, now.nanos) => {
+            Err(KycError::InvalidExpiry(format!("{} is not after the block time {}", t.to_rfc3339().unwrap_or_default(), now.to_rfc3339().unwrap_or_default()))
+                .into())
+        }
+        _ => Ok(()),
     }
 }

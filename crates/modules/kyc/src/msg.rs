@@ -26,6 +26,20 @@ pub struct IdentityFields {
     pub vasp_identifier: String,
     /// IVMS 101 reference (may be empty).
     pub ivms101_off_chain_ref: String,
+    /// When the identity lapses; `None`: never (absent or zero in the message).
+    pub expires_at: Option<lantau_proto::Timestamp>,
+}
+
+/// An expiry as a message carries it: absent or zero means never; otherwise a valid time.
+fn parse_expiry(t: Option<lantau_proto::Timestamp>) -> Result<Option<lantau_proto::Timestamp>, KycError> {
+    match t {
+        None => Ok(None),
+        Some(t) if t.seconds == 0 && t.nanos == 0 => Ok(None),
+        Some(t) if t.seconds < 0 || !(0..1_000_000_000).contains(&t.nanos) || t.to_rfc3339().is_none() => {
+            Err(KycError::InvalidExpiry(format!("{}s {}ns is not a time after 1970", t.seconds, t.nanos)))
+        }
+        Some(t) => Ok(Some(t)),
+    }
 }
 
 fn parse_level(v: i32) -> Result<Level, KycError> {
@@ -33,7 +47,7 @@ fn parse_level(v: i32) -> Result<Level, KycError> {
 }
 
 impl IdentityFields {
-    fn new(registrar: &str, address: &str, level: i32, vasp: &str, reference: &str) -> Result<Self, TxError> {
+    fn new(registrar: &str, address: &str, level: i32, vasp: &str, reference: &str, expires_at: Option<lantau_proto::Timestamp>) -> Result<Self, TxError> {
         let level = parse_level(level)?;
         if level == Level::Blacklisted {
             return Err(KycError::InvalidLevel(
@@ -52,6 +66,7 @@ impl IdentityFields {
             level,
             vasp_identifier: vasp.to_string(),
             ivms101_off_chain_ref: reference.to_string(),
+            expires_at: parse_expiry(expires_at)?,
         })
     }
 }
@@ -139,10 +154,12 @@ impl KycMsg {
     /// Decodes and validates; `None` when the type URL is not this module's.
     pub fn from_any(any: &Any) -> Option<Result<Self, TxError>> {
         Some(match any.type_url.as_str() {
-            MSG_ENROLL_IDENTITY => decode::<pb::MsgEnrollIdentity>(any)
-                .and_then(|m| IdentityFields::new(&m.registrar, &m.address, m.level, &m.vasp_identifier, &m.ivms101_off_chain_ref).map(KycMsg::Enroll)),
-            MSG_UPDATE_IDENTITY => decode::<pb::MsgUpdateIdentity>(any)
-                .and_then(|m| IdentityFields::new(&m.registrar, &m.address, m.level, &m.vasp_identifier, &m.ivms101_off_chain_ref).map(KycMsg::Update)),
+            MSG_ENROLL_IDENTITY => decode::<pb::MsgEnrollIdentity>(any).and_then(|m| {
+                IdentityFields::new(&m.registrar, &m.address, m.level, &m.vasp_identifier, &m.ivms101_off_chain_ref, m.expires_at).map(KycMsg::Enroll)
+            }),
+            MSG_UPDATE_IDENTITY => decode::<pb::MsgUpdateIdentity>(any).and_then(|m| {
+                IdentityFields::new(&m.registrar, &m.address, m.level, &m.vasp_identifier, &m.ivms101_off_chain_ref, m.expires_at).map(KycMsg::Update)
+            }),
             MSG_BLACKLIST_ADDRESS => decode::<pb::MsgBlacklistAddress>(any).and_then(|m| {
                 check_len("reason", &m.reason, MAX_REASON_LEN)?;
                 check_len("evidence_ref", &m.evidence_ref, MAX_REF_LEN)?;

@@ -93,6 +93,7 @@ pub trait KycWrite: StateWrite + KycRead {
                     ivms101_off_chain_ref: String::new(),
                     enrolled_at: Some(now),
                     last_level_change: None,
+                    expires_at: None,
                 },
             };
             let previous = level_of(&id);
@@ -140,6 +141,7 @@ pub trait KycWrite: StateWrite + KycRead {
                         ivms101_off_chain_ref: String::new(),
                         enrolled_at: Some(now),
                         last_level_change: Some(now),
+                        expires_at: None,
                     };
                     self.put_identity(gas, addr, &id)?;
                     let meta = [("level", Level::LicensedIssuer.as_str_name().to_string()), ("registrar", authority.to_bech32())];

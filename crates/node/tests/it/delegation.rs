@@ -169,7 +169,7 @@ async fn binding_rules_upsert_conflicts_and_revocation() {
     let r = sync_key(&n, &dev_key("bob"), &policy(&bob, &k1.address(), Coin::new("hkd.demo", 5), Coin::new("hkd.other", 1))).await;
     assert_eq!(r.code, 24, "{r:?}");
 
-    // Revocation: stamped, the policy revoked in the same transaction, twice fails (22).
+    // Revocation: stamped, the policy revoked in the same transaction, twice fails (30).
     let t = ok(&n, &dev_key("bob"), &revoke(&bob, &k1.address())).await;
     assert_eq!(events(&t, "chain.compliance.v1.EventSubRoleRevoked").len(), 1);
     assert_eq!(audit_rows(&n, &t.txhash).await[0]["tx_type"], "sub_role_revoked");
@@ -179,9 +179,9 @@ async fn binding_rules_upsert_conflicts_and_revocation() {
     let v = n.client.query(&format!("/chain/compliance/v1/agent_policy/{}/{}", bob.to_bech32(), k1.address().to_bech32())).await.unwrap();
     assert_eq!(v["policy"]["revoked"], true);
     let (_, c, _) = code(&n, &dev_key("bob"), &revoke(&bob, &k1.address())).await;
-    assert_eq!(c, 22);
+    assert_eq!(c, 30);
     let (_, c, _) = code(&n, &dev_key("bob"), &policy(&bob, &k1.address(), Coin::new("hkd.demo", 5), Coin::new("hkd.demo", 5))).await;
-    assert_eq!(c, 22);
+    assert_eq!(c, 30);
     // Revoking someone else's sub-key (17).
     let (_, c, _) = code(&n, &dev_key("alice"), &revoke(&alice, &k2.address())).await;
     assert_eq!(c, 17);

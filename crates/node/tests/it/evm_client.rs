@@ -30,6 +30,7 @@ async fn viem_deploys_calls_and_transfers_and_both_paths_agree() {
             level: kpb::Level::RetailPlus as i32,
             vasp_identifier: lantau_node::home::DEV_ALICE_VASP.into(),
             ivms101_off_chain_ref: "ivms101:intermediary-0001".into(),
+            expires_at: None,
         }),
     )
     .await;

@@ -369,3 +369,78 @@ async fn query_errors_follow_the_spec() {
     }
     n.stop().await;
 }
+
+/// The registrar's MsgUpdateIdentity for alice (her dev record) with this expiry.
+fn alice_expiring(at: Option<lantau_proto::Timestamp>) -> TxBuilder {
+    TxBuilder::new(vec![to_any(&kpb::MsgUpdateIdentity {
+        registrar: dev_addr("registrar").to_bech32(),
+        address: dev_addr("alice").to_bech32(),
+        level: kpb::Level::RetailPlus as i32,
+        vasp_identifier: lantau_node::home::DEV_ALICE_VASP.into(),
+        ivms101_off_chain_ref: "ivms101:alice-0001".into(),
+        expires_at: at,
+    })])
+    .gas(300_000)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lapsed_identity_is_refused_with_code_22_on_both_paths_until_renewed() {
+    use lantau_client::eth;
+    use prost::Message as _;
+    let n = TestNode::start().await.unwrap();
+    let (alice, issuer) = (dev_addr("alice"), dev_addr("issuer"));
+    let app = n.node.node.app();
+    let block_time = || async { app.queries().last_block_time().await.unwrap() };
+    // An expiry not after the block time is refused (kyc 11); a later one is recorded.
+    let past = lantau_proto::timestamp(block_time().await - time::Duration::seconds(1));
+    let r = confirm(&n, &sync(&n, "registrar", &alice_expiring(Some(past))).await.txhash).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("kyc", 11), "{}", r.raw_log);
+    let at = lantau_proto::timestamp(block_time().await + time::Duration::seconds(2));
+    let when = at.to_rfc3339().unwrap();
+    let r = confirm(&n, &sync(&n, "registrar", &alice_expiring(Some(at))).await.txhash).await;
+    assert_eq!(r.code, 0, "{}", r.raw_log);
+    let v: Value = n.client.query(&format!("/chain/kyc/v1/identity/{alice}")).await.unwrap();
+    assert_eq!(v["identity"]["expires_at"], when.as_str(), "{v}");
+    // Until then alice sends.
+    let p = n.client.travel_rule_payload(&alice, &issuer).await.unwrap();
+    let r = confirm(&n, &sync(&n, "alice", &hkd("alice", "issuer", 100).travel_rule(&p)).await.txhash).await;
+    assert_eq!(r.code, 0, "{}", r.raw_log);
+
+    // From the first block at or after the expiry, she is refused as sender and as recipient.
+    lantau_test_utils::poll(Duration::from_secs(30), || async { lantau_proto::timestamp(block_time().await).seconds >= at.seconds + 1 }).await.unwrap();
+    let r = sync(&n, "alice", &hkd("alice", "issuer", 100).travel_rule(&p)).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 22), "{r:?}");
+    assert_eq!(r.raw_log, format!("sender={}: identity expired at {when}", alice.to_bech32()));
+    let back = n.client.travel_rule_payload(&issuer, &alice).await.unwrap();
+    let r = sync(&n, "issuer", &hkd("issuer", "alice", 100).travel_rule(&back)).await;
+    assert_eq!((r.codespace.as_str(), r.code), ("compliance", 22), "{r:?}");
+    assert_eq!(r.raw_log, format!("recipient={}: identity expired at {when}", alice.to_bech32()));
+    // The trace names the gate.
+    use base64::Engine as _;
+    let tx = n.sign(&dev_key("alice"), &hkd("alice", "issuer", 100).travel_rule(&p)).await.unwrap();
+    let body = serde_json::json!({"tx_bytes": base64::engine::general_purpose::STANDARD.encode(&tx)});
+    let v: Value =
+        reqwest::Client::new().post(format!("{}/chain/compliance/v1/simulate_trace", n.rest_url)).json(&body).send().await.unwrap().json().await.unwrap();
+    assert_eq!(v["trace"]["results"][0]["name"], "kyc_gate");
+    assert_eq!(v["trace"]["results"][0]["status"], "DECORATOR_RESULT_FAIL", "{v}");
+    assert_eq!(v["trace"]["results"][0]["reason"], format!("sender={}: identity expired at {when}", alice.to_bech32()));
+    // The EVM path: the precompile's call reverts with the same reason, either way.
+    let token = lantau_app::erc20::token_address("hkd.demo").to_hex();
+    let call = |from: &lantau_primitives::Address, to: &lantau_primitives::Address, p: &lantau_proto::chain::compliance::v1::TravelRulePayload| {
+        let data = eth::transfer_with_travel_rule_calldata(to, 100, &p.encode_to_vec());
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "eth_call", "params": [{"from": from.to_hex(), "to": token, "data": format!("0x{}", hex::encode(data))}, "latest"]})
+    };
+    for (body, party) in [(call(&alice, &issuer, &p), "sender"), (call(&issuer, &alice, &back), "recipient")] {
+        let e: Value = reqwest::Client::new().post(&n.eth_url).json(&body).send().await.unwrap().json().await.unwrap();
+        assert_eq!(e["error"]["code"], 3, "{e}");
+        assert_eq!(e["error"]["message"], format!("execution reverted: {party}={}: identity expired at {when}", alice.to_bech32()), "{e}");
+    }
+
+    // A renewal (a later expiry) lets her send again.
+    let later = lantau_proto::timestamp(block_time().await + time::Duration::days(365));
+    let r = confirm(&n, &sync(&n, "registrar", &alice_expiring(Some(later))).await.txhash).await;
+    assert_eq!(r.code, 0, "{}", r.raw_log);
+    let r = confirm(&n, &sync(&n, "alice", &hkd("alice", "issuer", 100).travel_rule(&p)).await.txhash).await;
+    assert_eq!(r.code, 0, "{}", r.raw_log);
+    n.stop().await;
+}

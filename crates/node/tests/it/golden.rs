@@ -119,6 +119,7 @@ async fn history(n: &TestNode) -> (Vec<String>, Vec<(String, Value)>, u64) {
         level: lantau_proto::chain::kyc::v1::Level::RetailPlus as i32,
         vasp_identifier: "VASP-GOLDEN-DAVE".into(),
         ivms101_off_chain_ref: "ivms101:dave-0001".into(),
+        expires_at: None,
     };
     ok(n, &dev_key("registrar"), &one(&enroll)).await;
     fund(n, "governance", &dave.address()).await;

@@ -80,6 +80,7 @@ fn enroll(registrar: &str, addr: &Address, level: kpb::Level, vasp: &str, refere
         level: level as i32,
         vasp_identifier: vasp.into(),
         ivms101_off_chain_ref: reference.into(),
+        expires_at: None,
     })
 }
 
@@ -90,6 +91,7 @@ fn update(registrar: &str, addr: &Address, level: i32, vasp: &str, reference: &s
         level,
         vasp_identifier: vasp.into(),
         ivms101_off_chain_ref: reference.into(),
+        expires_at: None,
     })
 }
 

@@ -226,7 +226,7 @@ async fn revoking_twice_is_refused_with_code_22() {
     let (_d, s) = setup().await;
     run(&s, ComplianceMsg::RevokeSubRole(ISSUER, REVIEWER)).await.unwrap();
     let rows = audit_rows(&s).await;
-    assert_eq!(code(run_in(&s, &block_at(8, T0 + 1), ComplianceMsg::RevokeSubRole(ISSUER, REVIEWER)).await), ("compliance", 22));
+    assert_eq!(code(run_in(&s, &block_at(8, T0 + 1), ComplianceMsg::RevokeSubRole(ISSUER, REVIEWER)).await), ("compliance", 30));
     assert_eq!(binding(&s, &REVIEWER).await.unwrap().revoked_at.unwrap().seconds, T0, "the first revocation's time stays");
     assert_eq!(audit_rows(&s).await, rows);
 }
@@ -283,12 +283,12 @@ async fn a_policy_for_a_binding_that_is_not_an_agent_is_refused_with_code_23() {
 }
 
 #[tokio::test]
-async fn a_policy_for_a_revoked_agent_is_refused_with_code_22() {
+async fn a_policy_for_a_revoked_agent_is_refused_with_code_30() {
     let (_d, s) = bare().await;
     run(&s, bind(RETAIL, AGENT, SubRole::Agent, Some(envelope(1_000, 100)))).await.unwrap();
     run(&s, ComplianceMsg::RevokeSubRole(RETAIL, AGENT)).await.unwrap();
     let rows = audit_rows(&s).await;
-    assert_eq!(code(run(&s, ComplianceMsg::BindAgentPolicy(RETAIL, AGENT, envelope(5_000, 500))).await), ("compliance", 22));
+    assert_eq!(code(run(&s, ComplianceMsg::BindAgentPolicy(RETAIL, AGENT, envelope(5_000, 500))).await), ("compliance", 30));
     let p = policy(&s, &AGENT).await.unwrap();
     assert!(p.revoked);
     assert_eq!(p.daily_cap, pb_coin(1_000));

@@ -96,6 +96,7 @@ pub(crate) fn put_identity(d: &mut StateDelta<cnidarium::Snapshot>, a: Address, 
         ivms101_off_chain_ref: format!("ivms-{}", a.to_hex()),
         enrolled_at: Some(now),
         last_level_change: Some(now),
+        expires_at: None,
     };
     d.put_identity(&GasMeter::infinite(), &a, &id).unwrap();
 }

@@ -53,7 +53,7 @@ async fn run(storage: &Storage, msg: KycMsg) -> Result<Vec<Event>, TxError> {
 }
 
 fn fields(registrar: Address, address: Address, level: Level) -> IdentityFields {
-    IdentityFields { registrar, address, level, vasp_identifier: "VASP-A".into(), ivms101_off_chain_ref: "ivms-ref-a".into() }
+    IdentityFields { registrar, address, level, vasp_identifier: "VASP-A".into(), ivms101_off_chain_ref: "ivms-ref-a".into(), expires_at: None }
 }
 
 fn enroll(registrar: Address, address: Address, level: Level) -> KycMsg {

@@ -106,13 +106,13 @@ async fn denoms(State(node): State<Node>) -> ApiResult<DenomsResponse> {
     Ok(Body(DenomsResponse { denoms: r.denoms, pagination }))
 }
 
-#[utoipa::path(get, path = "/chain/stablecoin/v1/denoms/{denom}", tag = "stablecoin", summary = "One stablecoin: record, paused, supply",
+#[utoipa::path(get, path = "/chain/stablecoin/v1/denoms/{denom}", tag = "stablecoin", summary = "One stablecoin: record, paused features, supply",
     params(("denom" = String, Path, description = "The denom", example = "hkd.demo")),
     responses((status = 200, description = "The answer", body = DenomResponse), (status = 404, description = "Not found", body = ErrorBody)))]
 async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult<DenomResponse> {
     // Unknown: 404 `unknown stablecoin denom <denom>`.
     let r: stablecoin_pb::QueryDenomResponse = routed(&node, stablecoin::query::DENOM, &stablecoin_pb::QueryDenomRequest { denom }).await?;
-    Ok(Body(DenomResponse { denom: r.denom, paused: r.paused, supply: crate::json::coin(&r.supply.unwrap_or_default()) }))
+    Ok(Body(DenomResponse { denom: r.denom, paused: r.paused, supply: crate::json::coin(&r.supply.unwrap_or_default()), paused_features: r.paused_features }))
 }
 
 #[utoipa::path(get, path = "/chain/stablecoin/v1/frozen/{address}", tag = "stablecoin", summary = "Whether an address is frozen",
@@ -567,8 +567,11 @@ mod bodies {
     pub(super) struct DenomResponse {
         #[schema(schema_with = proto_nullable::<stablecoin_pb::Denom>)]
         pub(super) denom: Option<stablecoin_pb::Denom>,
+        /// Transfers are paused.
         pub(super) paused: bool,
         pub(super) supply: Coin,
+        /// Every paused feature (TRANSFER, MINT, BURN, SEIZE, REDEEM, in that order).
+        pub(super) paused_features: Vec<String>,
     }
 
     /// `{address, frozen}`.

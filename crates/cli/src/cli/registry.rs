@@ -157,17 +157,30 @@ pub(super) enum StablecoinTx {
         #[command(flatten)]
         tx: TxArgs,
     },
-    /// Pause every movement of the issuer's denom.
+    /// Pause features of a denom (every feature by default: transfers, mint, burn, seize,
+    /// redeem).
     Pause {
         /// Key name of the issuer.
         from: String,
+        /// The denom (default: the signer's own).
+        #[arg(long, default_value = "")]
+        denom: String,
+        /// Features to pause, comma-separated: TRANSFER, MINT, BURN, SEIZE, REDEEM (default: all).
+        #[arg(long, value_delimiter = ',')]
+        features: Vec<String>,
         #[command(flatten)]
         tx: TxArgs,
     },
-    /// Lift a pause.
+    /// Lift the pause of features (all by default).
     Unpause {
         /// Key name of the issuer.
         from: String,
+        /// The denom (default: the signer's own).
+        #[arg(long, default_value = "")]
+        denom: String,
+        /// Features to resume, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        features: Vec<String>,
         #[command(flatten)]
         tx: TxArgs,
     },
@@ -336,14 +349,14 @@ pub(super) async fn stablecoin_tx(home: &std::path::Path, out: Output, t: Stable
             let m = spb::MsgBurn { issuer: key.address().to_bech32(), amount: Some(coin(&amount)?) };
             (key, tx, to_any(&m))
         }
-        StablecoinTx::Pause { from, tx } => {
+        StablecoinTx::Pause { from, denom, features, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;
-            let m = spb::MsgPause { issuer: key.address().to_bech32() };
+            let m = spb::MsgPause { authority: key.address().to_bech32(), denom, features };
             (key, tx, to_any(&m))
         }
-        StablecoinTx::Unpause { from, tx } => {
+        StablecoinTx::Unpause { from, denom, features, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;
-            let m = spb::MsgUnpause { issuer: key.address().to_bech32() };
+            let m = spb::MsgUnpause { authority: key.address().to_bech32(), denom, features };
             (key, tx, to_any(&m))
         }
         StablecoinTx::Freeze { from, address, tx } => {

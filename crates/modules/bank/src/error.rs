@@ -20,6 +20,14 @@ pub enum BankError {
     /// 9: a multi-send with more than one input (one signer per transaction).
     #[error("multiple senders not allowed")]
     MultipleSenders,
+    /// 12: a feature other than transfers (mint, burn, seize, redeem) is paused for the denom.
+    #[error("{feature} of {denom} is paused by its issuer")]
+    FeaturePaused {
+        /// The denom.
+        denom: String,
+        /// The feature (`MINT`, `BURN`, `SEIZE`, `REDEEM`).
+        feature: &'static str,
+    },
     /// 10: a frozen address cannot send or receive stablecoins.
     #[error("{0} is frozen: it cannot send or receive stablecoins")]
     AddressFrozen(String),
@@ -41,6 +49,7 @@ impl ErrorCode for BankError {
             BankError::SendDisabled(_) => 5,
             BankError::MultipleSenders => 9,
             BankError::AddressFrozen(_) => 10,
+            BankError::FeaturePaused { .. } => 12,
             BankError::NeedsScreening(_) => 11,
         }
     }

@@ -108,6 +108,9 @@ pub mod query;
 pub mod state;
 pub mod state_key;
 
+mod features;
+pub use features::{Feature, Features};
+
 pub use error::BankError;
 pub use lantau_proto::chain::stablecoin::v1::Denom as DenomRecord;
 pub use msg::{coins_from_proto, coins_to_string, MultiSendMsg, SendMsg};

@@ -62,12 +62,25 @@ pub trait BankRead: StateRead {
         }
     }
 
-    /// True when movements of `denom` are paused.
+    /// True when transfers of `denom` are paused.
     fn is_send_paused(&self, gas: &GasMeter, denom: &str) -> impl Future<Output = Result<bool, TxError>> + Send
     where
         Self: Sync,
     {
-        async move { Ok(store::get(self, gas, &state_key::paused(denom)).await?.is_some()) }
+        async move { Ok(self.paused_features(gas, denom).await?.contains(crate::Feature::Transfer)) }
+    }
+
+    /// The features of `denom` that are paused.
+    fn paused_features(&self, gas: &GasMeter, denom: &str) -> impl Future<Output = Result<crate::Features, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            Ok(match store::get(self, gas, &state_key::paused(denom)).await? {
+                None => crate::Features::NONE,
+                Some(v) => crate::Features::decode(&v).ok_or_else(|| internal(format!("corrupt {}: {v:?}", state_key::paused(denom))))?,
+            })
+        }
     }
 
     /// The record of a stablecoin denom (display, decimals, issuer).
@@ -247,20 +260,24 @@ impl PlainLeg {
     }
 }
 
-/// What one leg does to balances and supply.
+/// What one leg does to balances and supply, and the feature of its denom it uses.
 struct Effect<'a> {
     from: Option<&'a Address>,
     to: Option<&'a Address>,
     coin: &'a Coin,
+    feature: crate::Feature,
 }
 
 impl Leg {
     fn effect(&self) -> Effect<'_> {
+        use crate::Feature;
         match self {
-            Leg::Plain(l) => Effect { from: Some(&l.from), to: Some(&l.to), coin: &l.coin },
-            Leg::Screened(t) => Effect { from: Some(t.from()), to: Some(t.to()), coin: t.coin() },
-            Leg::Issue(l) => Effect { from: l.from.as_ref(), to: l.to.as_ref(), coin: &l.coin },
-            Leg::Genesis(g) => Effect { from: None, to: Some(&g.to), coin: &g.coin },
+            Leg::Plain(l) => Effect { from: Some(&l.from), to: Some(&l.to), coin: &l.coin, feature: Feature::Transfer },
+            Leg::Screened(t) => Effect { from: Some(t.from()), to: Some(t.to()), coin: t.coin(), feature: Feature::Transfer },
+            Leg::Issue(l) => {
+                Effect { from: l.from.as_ref(), to: l.to.as_ref(), coin: &l.coin, feature: if l.from.is_none() { Feature::Mint } else { Feature::Burn } }
+            }
+            Leg::Genesis(g) => Effect { from: None, to: Some(&g.to), coin: &g.coin, feature: Feature::Transfer },
         }
     }
 }
@@ -270,7 +287,7 @@ impl Leg {
 struct Ledger {
     balances: std::collections::BTreeMap<(Address, String), Amount>,
     supplies: std::collections::BTreeMap<String, Amount>,
-    paused: std::collections::BTreeMap<String, bool>,
+    paused: std::collections::BTreeMap<String, crate::Features>,
     frozen: std::collections::BTreeMap<Address, bool>,
 }
 
@@ -294,9 +311,9 @@ impl Ledger {
         Ok(v)
     }
 
-    /// The send restrictions every movement of a stablecoin obeys: the denom is not paused
-    /// and neither party is frozen. Other denoms (the native gas coin) are never restricted,
-    /// so fees can always be paid.
+    /// The send restrictions every movement of a stablecoin obeys: the feature it uses is not
+    /// paused for the denom and neither party is frozen. Other denoms (the native gas coin) are
+    /// never restricted, so fees can always be paid.
     async fn check_restrictions<S: StateRead + Sync + ?Sized>(&mut self, s: &S, gas: &GasMeter, e: &Effect<'_>) -> Result<(), TxError> {
         if !e.coin.is_stablecoin() {
             return Ok(());
@@ -304,13 +321,17 @@ impl Ledger {
         let paused = match self.paused.get(&e.coin.denom) {
             Some(p) => *p,
             None => {
-                let p = s.is_send_paused(gas, &e.coin.denom).await?;
+                let p = s.paused_features(gas, &e.coin.denom).await?;
                 self.paused.insert(e.coin.denom.clone(), p);
                 p
             }
         };
-        if paused {
-            return Err(BankError::SendDisabled(e.coin.denom.clone()).into());
+        if paused.contains(e.feature) {
+            return Err(match e.feature {
+                crate::Feature::Transfer => BankError::SendDisabled(e.coin.denom.clone()),
+                f => BankError::FeaturePaused { denom: e.coin.denom.clone(), feature: f.name() },
+            }
+            .into());
         }
         for a in e.from.into_iter().chain(e.to) {
             let frozen = match self.frozen.get(a) {
@@ -469,12 +490,16 @@ pub trait BankWrite: StateWrite + BankRead {
         issue(self, gas, block, tx_hash, issuer, Some(issuer.address), None, amount, events)
     }
 
-    /// Pauses or resumes every movement of `denom`.
+    /// Pauses or resumes every feature of `denom`.
     fn set_send_paused(&mut self, gas: &GasMeter, denom: &str, paused: bool) -> Result<(), TxError> {
-        if paused {
-            store::put(self, gas, state_key::paused(denom), vec![1])
-        } else {
-            store::delete(self, gas, state_key::paused(denom))
+        self.set_paused_features(gas, denom, if paused { crate::Features::ALL } else { crate::Features::NONE })
+    }
+
+    /// Sets the paused features of `denom` (none: the record is removed).
+    fn set_paused_features(&mut self, gas: &GasMeter, denom: &str, features: crate::Features) -> Result<(), TxError> {
+        match features.encode() {
+            Some(v) => store::put(self, gas, state_key::paused(denom), v),
+            None => store::delete(self, gas, state_key::paused(denom)),
         }
     }
 

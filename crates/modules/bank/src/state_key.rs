@@ -20,8 +20,9 @@ pub fn supply(denom: &str) -> String {
 /// Prefix of every supply key.
 pub const SUPPLY_PREFIX: &str = "bank/supply/";
 
-/// `bank/paused/<denom>` → `[1]`: movements of the denom are paused (its issuer paused
-/// it). Absent means enabled.
+/// `bank/paused/<denom>` → the paused features of the denom: `[1]` every feature (what a pause
+/// of all writes, as before features existed), `[0x80 | mask]` some (bits: [`crate::Feature`]).
+/// Absent means nothing paused.
 pub fn paused(denom: &str) -> String {
     format!("bank/paused/{denom}")
 }

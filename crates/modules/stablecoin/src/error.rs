@@ -54,10 +54,10 @@ pub enum StablecoinError {
     /// 10: the amount is missing, zero, negative or malformed.
     #[error("invalid amount: {0}")]
     InvalidAmount(String),
-    /// 11: the issuer's denom is paused already.
+    /// 11: every feature asked is paused already.
     #[error("{0} is already paused")]
     AlreadyPaused(String),
-    /// 12: the issuer's denom is not paused.
+    /// 12: none of the features asked is paused.
     #[error("{0} is not paused")]
     NotPaused(String),
     /// 13: the address is frozen already.
@@ -72,9 +72,12 @@ pub enum StablecoinError {
     /// 16: a blacklisted address cannot become an issuer.
     #[error("issuer={0}: address is blacklisted")]
     IssuerBlacklisted(String),
-    /// 17: the denom is paused; mint and burn wait for unpause.
+    /// 17: the feature (mint, burn) is paused for the denom; it waits for unpause.
     #[error("{0} is paused by its issuer")]
     Paused(String),
+    /// 20: a feature name that is not TRANSFER, MINT, BURN, SEIZE or REDEEM.
+    #[error("{0}")]
+    InvalidFeatures(String),
     /// 18: the display name is empty or too long.
     #[error("invalid display {0:?}: 1 to 32 characters")]
     InvalidDisplay(String),
@@ -107,6 +110,7 @@ impl ErrorCode for StablecoinError {
             StablecoinError::Paused(_) => 17,
             StablecoinError::InvalidDisplay(_) => 18,
             StablecoinError::NotAnIssuer(_) => 19,
+            StablecoinError::InvalidFeatures(_) => 20,
         }
     }
 }

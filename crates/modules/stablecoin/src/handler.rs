@@ -10,8 +10,9 @@ use lantau_proto::chain::stablecoin::v1 as pb;
 
 use crate::deps::{IdentityKeeper, TokenPairKeeper};
 use crate::error::StablecoinError;
-use crate::msg::StablecoinMsg;
+use crate::msg::{Pause, StablecoinMsg};
 use crate::DECIMALS;
+use lantau_bank::Feature;
 
 /// The bank's proof that `signer` issues `denom`.
 async fn issued_by<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, denom: &str, signer: &Address) -> Result<Issuer, TxError> {
@@ -25,6 +26,17 @@ async fn issued_by<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, de
 /// The denom the signer issues.
 async fn own_denom<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, issuer: &Address) -> Result<String, TxError> {
     state.issuer_denom(ctx.gas, issuer).await?.ok_or_else(|| StablecoinError::NotAnIssuer(issuer.to_bech32()).into())
+}
+
+/// The denom a pause names (the signer's own when it names none) and its issuer, when the
+/// signer may pause it: the denom's issuer.
+async fn pause_target<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, p: &Pause) -> Result<(String, Address), TxError> {
+    let denom = match &p.denom {
+        Some(d) => d.clone(),
+        None => own_denom(state, ctx, &p.authority).await?,
+    };
+    let issuer = issued_by(state, ctx, &denom, &p.authority).await?;
+    Ok((denom, *issuer.address()))
 }
 
 async fn ensure_compliance<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, signer: &Address) -> Result<(), TxError> {
@@ -68,8 +80,8 @@ impl MsgHandler for StablecoinMsg {
             }
             StablecoinMsg::Mint(m) => {
                 let issuer = issued_by(state, ctx, &m.amount.denom, &m.issuer).await?;
-                if state.is_send_paused(ctx.gas, &m.amount.denom).await? {
-                    return Err(StablecoinError::Paused(m.amount.denom.clone()).into());
+                if state.paused_features(ctx.gas, &m.amount.denom).await?.contains(Feature::Mint) {
+                    return Err(StablecoinError::Paused(format!("MINT of {}", m.amount.denom)).into());
                 }
                 if state.is_blacklisted(ctx.gas, &m.recipient).await? {
                     return Err(StablecoinError::RecipientBlacklisted(m.recipient.to_bech32()).into());
@@ -83,8 +95,8 @@ impl MsgHandler for StablecoinMsg {
             }
             StablecoinMsg::Burn(m) => {
                 let issuer = issued_by(state, ctx, &m.amount.denom, &m.issuer).await?;
-                if state.is_send_paused(ctx.gas, &m.amount.denom).await? {
-                    return Err(StablecoinError::Paused(m.amount.denom.clone()).into());
+                if state.paused_features(ctx.gas, &m.amount.denom).await?.contains(Feature::Burn) {
+                    return Err(StablecoinError::Paused(format!("BURN of {}", m.amount.denom)).into());
                 }
                 let mut events = Vec::new();
                 state.burn(ctx.gas, ctx.block, ctx.tx_hash, &issuer, m.amount.amount, &mut events).await?;
@@ -92,24 +104,24 @@ impl MsgHandler for StablecoinMsg {
                 ctx.emit_typed(&pb::EventBurned { issuer: m.issuer.to_bech32(), amount: Some(pb_coin(&m.amount)) });
                 Ok(())
             }
-            StablecoinMsg::Pause(issuer) => {
-                let denom = own_denom(state, ctx, issuer).await?;
-                if state.is_send_paused(ctx.gas, &denom).await? {
-                    return Err(StablecoinError::AlreadyPaused(denom).into());
+            StablecoinMsg::Pause(p) | StablecoinMsg::Unpause(p) => {
+                let pause = matches!(self, StablecoinMsg::Pause(_));
+                let (denom, issuer) = pause_target(state, ctx, p).await?;
+                let before = state.paused_features(ctx.gas, &denom).await?;
+                let after = if pause { before.with(p.features) } else { before.without(p.features) };
+                if after == before {
+                    return Err(if pause { StablecoinError::AlreadyPaused(denom) } else { StablecoinError::NotPaused(denom) }.into());
                 }
-                state.set_send_paused(ctx.gas, &denom, true)?;
-                state.append_audit(ctx.gas, ctx.block, action_entry("pause", issuer, ctx.tx_hash, &[("denom", denom.clone())])).await?;
-                ctx.emit_typed(&pb::EventPaused { issuer: issuer.to_bech32(), denom });
-                Ok(())
-            }
-            StablecoinMsg::Unpause(issuer) => {
-                let denom = own_denom(state, ctx, issuer).await?;
-                if !state.is_send_paused(ctx.gas, &denom).await? {
-                    return Err(StablecoinError::NotPaused(denom).into());
+                state.set_paused_features(ctx.gas, &denom, after)?;
+                let asked = p.features.names().join(",");
+                let meta = [("denom", denom.clone()), ("features", asked), ("paused_features", after.names().join(","))];
+                state.append_audit(ctx.gas, ctx.block, action_entry(if pause { "pause" } else { "unpause" }, &p.authority, ctx.tx_hash, &meta)).await?;
+                let (issuer, authority, features, paused_features) = (issuer.to_bech32(), p.authority.to_bech32(), p.features.names(), after.names());
+                if pause {
+                    ctx.emit_typed(&pb::EventPaused { issuer, denom, authority, features, paused_features });
+                } else {
+                    ctx.emit_typed(&pb::EventUnpaused { issuer, denom, authority, features, paused_features });
                 }
-                state.set_send_paused(ctx.gas, &denom, false)?;
-                state.append_audit(ctx.gas, ctx.block, action_entry("unpause", issuer, ctx.tx_hash, &[("denom", denom.clone())])).await?;
-                ctx.emit_typed(&pb::EventUnpaused { issuer: issuer.to_bech32(), denom });
                 Ok(())
             }
             StablecoinMsg::Freeze(authority, addr) => {

@@ -62,6 +62,25 @@ pub struct Burn {
     pub amount: Coin,
 }
 
+/// `MsgPause` / `MsgUnpause`, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pause {
+    /// The signer: the denom's issuer (or a pauser of it).
+    pub authority: Address,
+    /// The denom; `None`: the signer's own.
+    pub denom: Option<String>,
+    /// The features (an empty list in the message: all).
+    pub features: lantau_bank::Features,
+}
+
+impl Pause {
+    fn new(authority: &str, denom: &str, features: &[String]) -> Result<Self, TxError> {
+        let denom = if denom.is_empty() { None } else { Some(validate_denom(denom)?.as_str().to_string()) };
+        let features = lantau_bank::Features::parse(features).map_err(StablecoinError::InvalidFeatures)?;
+        Ok(Self { authority: parse_address(authority, "authority")?, denom, features })
+    }
+}
+
 /// Every stablecoin message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StablecoinMsg {
@@ -71,10 +90,10 @@ pub enum StablecoinMsg {
     Mint(Mint),
     /// `MsgBurn`.
     Burn(Burn),
-    /// `MsgPause`: the issuer.
-    Pause(Address),
-    /// `MsgUnpause`: the issuer.
-    Unpause(Address),
+    /// `MsgPause`.
+    Pause(Pause),
+    /// `MsgUnpause`.
+    Unpause(Pause),
     /// `MsgFreeze`: (authority, address).
     Freeze(Address, Address),
     /// `MsgUnfreeze`: (authority, address).
@@ -124,8 +143,8 @@ impl StablecoinMsg {
             }),
             MSG_BURN => decode::<pb::MsgBurn>(any)
                 .and_then(|m| Ok(StablecoinMsg::Burn(Burn { issuer: parse_address(&m.issuer, "issuer")?, amount: validate_coin(m.amount.as_ref())? }))),
-            MSG_PAUSE => decode::<pb::MsgPause>(any).and_then(|m| Ok(StablecoinMsg::Pause(parse_address(&m.issuer, "issuer")?))),
-            MSG_UNPAUSE => decode::<pb::MsgUnpause>(any).and_then(|m| Ok(StablecoinMsg::Unpause(parse_address(&m.issuer, "issuer")?))),
+            MSG_PAUSE => decode::<pb::MsgPause>(any).and_then(|m| Pause::new(&m.authority, &m.denom, &m.features).map(StablecoinMsg::Pause)),
+            MSG_UNPAUSE => decode::<pb::MsgUnpause>(any).and_then(|m| Pause::new(&m.authority, &m.denom, &m.features).map(StablecoinMsg::Unpause)),
             MSG_FREEZE => decode::<pb::MsgFreeze>(any)
                 .and_then(|m| Ok(StablecoinMsg::Freeze(parse_address(&m.authority, "authority")?, parse_address(&m.address, "address")?))),
             MSG_UNFREEZE => decode::<pb::MsgUnfreeze>(any)
@@ -153,7 +172,7 @@ impl StablecoinMsg {
             StablecoinMsg::CreateDenom(m) => m.authority,
             StablecoinMsg::Mint(m) => m.issuer,
             StablecoinMsg::Burn(m) => m.issuer,
-            StablecoinMsg::Pause(a) | StablecoinMsg::Unpause(a) => *a,
+            StablecoinMsg::Pause(p) | StablecoinMsg::Unpause(p) => p.authority,
             StablecoinMsg::Freeze(a, _) | StablecoinMsg::Unfreeze(a, _) => *a,
         }
     }

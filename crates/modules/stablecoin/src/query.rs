@@ -10,11 +10,11 @@ pub async fn denoms<S: StateRead + Sync>(state: &S) -> Result<Vec<DenomRecord>, 
     lantau_bank::query::denom_records(state).await
 }
 
-/// A denom record with whether it is paused.
-pub async fn denom<S: StateRead + Sync>(state: &S, denom: &str) -> Result<Option<(DenomRecord, bool)>, TxError> {
+/// A denom record with its paused features.
+pub async fn denom<S: StateRead + Sync>(state: &S, denom: &str) -> Result<Option<(DenomRecord, lantau_bank::Features)>, TxError> {
     let gas = GasMeter::infinite();
     match state.denom_record(&gas, denom).await? {
-        Some(r) => Ok(Some((r, state.is_send_paused(&gas, denom).await?))),
+        Some(r) => Ok(Some((r, state.paused_features(&gas, denom).await?))),
         None => Ok(None),
     }
 }
@@ -52,7 +52,13 @@ pub async fn grpc<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) 
                 };
                 let supply = lantau_bank::query::supply(state, &req.denom).await?;
                 let supply = Some(pb_coin(&lantau_primitives::Coin::new(req.denom.as_str(), supply)));
-                Ok(pb::QueryDenomResponse { denom: Some(rec), paused, supply }.encode_to_vec())
+                Ok(pb::QueryDenomResponse {
+                    denom: Some(rec),
+                    paused: paused.contains(lantau_bank::Feature::Transfer),
+                    supply,
+                    paused_features: paused.names(),
+                }
+                .encode_to_vec())
             }
             .await
         }

@@ -360,7 +360,7 @@ async fn a_paused_denom_cannot_move_and_an_admitted_transfer_fails_in_the_block(
     let n = TestNode::start_with(Default::default(), 1_500).await.unwrap();
     let issuer = dev_key("issuer");
     let alice = dev_key("alice");
-    let pause = n.sign(&issuer, &TxBuilder::new(vec![to_any(&spb::MsgPause { issuer: b32("issuer") })]).gas(300_000)).await.unwrap();
+    let pause = n.sign(&issuer, &TxBuilder::new(vec![to_any(&spb::MsgPause { authority: b32("issuer"), ..Default::default() })]).gas(300_000)).await.unwrap();
     let bob = dev_key("bob");
     let payload = n.client.travel_rule_payload(&dev_addr("bob"), &dev_addr("alice")).await.unwrap();
     let send = n.sign(&bob, &TxBuilder::new(vec![hkd_send("bob", "alice", 100)]).gas(300_000).travel_rule(&payload)).await.unwrap();
@@ -377,13 +377,13 @@ async fn a_paused_denom_cannot_move_and_an_admitted_transfer_fails_in_the_block(
 
     // Mint waits too; pausing twice, or by someone who issues nothing, fails.
     exec(&n, &issuer, mint("issuer", &dev_addr("alice"), "1", "hkd.demo")).await.fails("stablecoin", 17);
-    exec(&n, &issuer, to_any(&spb::MsgPause { issuer: b32("issuer") })).await.fails("stablecoin", 11);
-    exec(&n, &alice, to_any(&spb::MsgUnpause { issuer: b32("alice") })).await.fails("stablecoin", 19);
+    exec(&n, &issuer, to_any(&spb::MsgPause { authority: b32("issuer"), ..Default::default() })).await.fails("stablecoin", 11);
+    exec(&n, &alice, to_any(&spb::MsgUnpause { authority: b32("alice"), ..Default::default() })).await.fails("stablecoin", 19);
     // Native coin still moves.
     exec(&n, &alice, msg_send(&dev_addr("alice"), &dev_addr("bob"), &[Coin::new("alantau", 1u128)])).await.ok();
 
-    exec(&n, &issuer, to_any(&spb::MsgUnpause { issuer: b32("issuer") })).await.ok();
-    exec(&n, &issuer, to_any(&spb::MsgUnpause { issuer: b32("issuer") })).await.fails("stablecoin", 12);
+    exec(&n, &issuer, to_any(&spb::MsgUnpause { authority: b32("issuer"), ..Default::default() })).await.ok();
+    exec(&n, &issuer, to_any(&spb::MsgUnpause { authority: b32("issuer"), ..Default::default() })).await.fails("stablecoin", 12);
     hkd(&n, "bob", "alice", 100).await.ok();
     assert_eq!(n.client.balance(&dev_addr("alice"), "hkd.demo").await.unwrap().0, 100_000_100);
     n.stop().await;
@@ -621,8 +621,8 @@ async fn every_enforcement_action_writes_an_audit_row() {
         assert_eq!(audit_row(&n, t, &carol).await["metadata"]["authority"], b32("compliance_authority"));
     }
     let issuer = dev_addr("issuer");
-    exec(&n, &dev_key("issuer"), to_any(&spb::MsgPause { issuer: b32("issuer") })).await.ok();
-    exec(&n, &dev_key("issuer"), to_any(&spb::MsgUnpause { issuer: b32("issuer") })).await.ok();
+    exec(&n, &dev_key("issuer"), to_any(&spb::MsgPause { authority: b32("issuer"), ..Default::default() })).await.ok();
+    exec(&n, &dev_key("issuer"), to_any(&spb::MsgUnpause { authority: b32("issuer"), ..Default::default() })).await.ok();
     for t in ["pause", "unpause"] {
         assert_eq!(audit_row(&n, t, &issuer).await["metadata"]["denom"], "hkd.demo");
     }
@@ -630,5 +630,73 @@ async fn every_enforcement_action_writes_an_audit_row() {
     let v = n.client.query(&format!("/chain/compliance/v1/audit_log?subject={}", dave.to_bech32())).await.unwrap();
     let types: Vec<&str> = v["entries"].as_array().unwrap().iter().map(|e| e["tx_type"].as_str().unwrap()).collect();
     assert_eq!(types, vec!["identity_enrolled", "level_change", "blacklist"]);
+    n.stop().await;
+}
+
+fn pause(signer: &str, features: &[&str]) -> Any {
+    to_any(&spb::MsgPause { authority: b32(signer), denom: "hkd.demo".into(), features: features.iter().map(|f| f.to_string()).collect() })
+}
+
+fn unpause(signer: &str, features: &[&str]) -> Any {
+    to_any(&spb::MsgUnpause { authority: b32(signer), denom: "hkd.demo".into(), features: features.iter().map(|f| f.to_string()).collect() })
+}
+
+fn burn(signer: &str, amount: &str) -> Any {
+    to_any(&spb::MsgBurn { issuer: b32(signer), amount: coin(amount, "hkd.demo") })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_feature_pauses_alone_and_the_denom_shows_which() {
+    let n = TestNode::start().await.unwrap();
+    let issuer = dev_key("issuer");
+    let alice = dev_addr("alice");
+    let features = |n: &TestNode| {
+        let n = n.client.clone();
+        async move { n.query("/chain/stablecoin/v1/denoms/hkd.demo").await.unwrap()["paused_features"].clone() }
+    };
+    // The issuer gets coins to burn.
+    hkd(&n, "alice", "issuer", 1_000).await.ok();
+
+    // TRANSFER alone: transfers stop (both paths' chokepoint), mint and burn go on.
+    let o = exec(&n, &issuer, pause("issuer", &["TRANSFER"])).await;
+    o.ok();
+    assert!(o.event("chain.stablecoin.v1.EventPaused").is_some(), "{o:?}");
+    assert_eq!(features(&n).await, serde_json::json!(["TRANSFER"]));
+    assert_eq!(n.client.query("/chain/stablecoin/v1/denoms/hkd.demo").await.unwrap()["paused"], true);
+    hkd(&n, "alice", "issuer", 1).await.fails("bank", 5).log_has("hkd.demo transfers are paused");
+    exec(&n, &issuer, mint("issuer", &alice, "1", "hkd.demo")).await.ok();
+    exec(&n, &issuer, burn("issuer", "1")).await.ok();
+    exec(&n, &issuer, unpause("issuer", &["TRANSFER"])).await.ok();
+    assert_eq!(features(&n).await, serde_json::json!([]));
+
+    // MINT alone.
+    exec(&n, &issuer, pause("issuer", &["MINT"])).await.ok();
+    exec(&n, &issuer, mint("issuer", &alice, "1", "hkd.demo")).await.fails("stablecoin", 17).log_has("MINT of hkd.demo is paused");
+    hkd(&n, "alice", "issuer", 1).await.ok();
+    exec(&n, &issuer, burn("issuer", "1")).await.ok();
+    // BURN besides: both listed, in order; pausing what is paused already fails.
+    exec(&n, &issuer, pause("issuer", &["BURN"])).await.ok();
+    assert_eq!(features(&n).await, serde_json::json!(["MINT", "BURN"]));
+    assert_eq!(n.client.query("/chain/stablecoin/v1/denoms/hkd.demo").await.unwrap()["paused"], false);
+    exec(&n, &issuer, burn("issuer", "1")).await.fails("stablecoin", 17).log_has("BURN of hkd.demo is paused");
+    exec(&n, &issuer, pause("issuer", &["MINT", "BURN"])).await.fails("stablecoin", 11);
+    // Lifting one leaves the other; lifting what is not paused fails.
+    exec(&n, &issuer, unpause("issuer", &["MINT"])).await.ok();
+    assert_eq!(features(&n).await, serde_json::json!(["BURN"]));
+    exec(&n, &issuer, unpause("issuer", &["MINT"])).await.fails("stablecoin", 12);
+    exec(&n, &issuer, mint("issuer", &alice, "1", "hkd.demo")).await.ok();
+    // An empty list is every feature (as before features existed); unpausing all lifts them.
+    exec(&n, &issuer, pause("issuer", &[])).await.ok();
+    assert_eq!(features(&n).await, serde_json::json!(["TRANSFER", "MINT", "BURN", "SEIZE", "REDEEM"]));
+    exec(&n, &issuer, unpause("issuer", &[])).await.ok();
+    assert_eq!(features(&n).await, serde_json::json!([]));
+    // An unknown feature is refused at admission; only the issuer pauses its denom.
+    exec(&n, &issuer, pause("issuer", &["transfer"])).await.fails("stablecoin", 20);
+    exec(&n, &dev_key("alice"), pause("alice", &["MINT"])).await.fails("stablecoin", 7).log_has("is not the issuer of hkd.demo");
+    // Every pause and unpause is audited with the features.
+    let rows = n.client.query("/chain/compliance/v1/audit_log?tx_type=pause").await.unwrap();
+    let rows = rows["entries"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows[1]["metadata"]["features"], "MINT");
     n.stop().await;
 }

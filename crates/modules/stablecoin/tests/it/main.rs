@@ -185,7 +185,7 @@ async fn a_mint_of_an_unknown_denom_is_refused_with_code_6() {
 #[tokio::test]
 async fn a_mint_while_the_denom_is_paused_is_refused_with_code_17() {
     let (_d, s) = setup().await;
-    run(&s, StablecoinMsg::Pause(ISSUER)).await.unwrap();
+    run(&s, StablecoinMsg::Pause(all(ISSUER))).await.unwrap();
     assert_eq!(code(run(&s, mint(ISSUER, ALICE, 1)).await), ("stablecoin", 17));
 }
 
@@ -235,19 +235,24 @@ async fn a_burn_by_someone_not_the_issuer_is_refused_with_code_7() {
 async fn a_burn_while_the_denom_is_paused_is_refused_with_code_17() {
     let (_d, s) = setup().await;
     run(&s, mint(ISSUER, ISSUER, 10)).await.unwrap();
-    run(&s, StablecoinMsg::Pause(ISSUER)).await.unwrap();
+    run(&s, StablecoinMsg::Pause(all(ISSUER))).await.unwrap();
     assert_eq!(code(run(&s, burn(ISSUER, 1)).await), ("stablecoin", 17));
 }
 
 // === MsgPause, MsgUnpause ===
 
+/// A pause (or unpause) of every feature of the signer's own denom.
+fn all(a: Address) -> lantau_stablecoin::msg::Pause {
+    lantau_stablecoin::msg::Pause { authority: a, denom: None, features: lantau_bank::Features::ALL }
+}
+
 #[tokio::test]
 async fn the_issuer_pauses_and_unpauses_its_denom() {
     let (_d, s) = setup().await;
-    let events = run(&s, StablecoinMsg::Pause(ISSUER)).await.unwrap();
+    let events = run(&s, StablecoinMsg::Pause(all(ISSUER))).await.unwrap();
     assert!(paused(&s).await);
     assert!(has(&events, "EventPaused"));
-    let events = run(&s, StablecoinMsg::Unpause(ISSUER)).await.unwrap();
+    let events = run(&s, StablecoinMsg::Unpause(all(ISSUER))).await.unwrap();
     assert!(!paused(&s).await);
     assert!(has(&events, "EventUnpaused"));
 }
@@ -255,21 +260,21 @@ async fn the_issuer_pauses_and_unpauses_its_denom() {
 #[tokio::test]
 async fn pausing_a_paused_denom_is_refused_with_code_11() {
     let (_d, s) = setup().await;
-    run(&s, StablecoinMsg::Pause(ISSUER)).await.unwrap();
-    assert_eq!(code(run(&s, StablecoinMsg::Pause(ISSUER)).await), ("stablecoin", 11));
+    run(&s, StablecoinMsg::Pause(all(ISSUER))).await.unwrap();
+    assert_eq!(code(run(&s, StablecoinMsg::Pause(all(ISSUER))).await), ("stablecoin", 11));
 }
 
 #[tokio::test]
 async fn unpausing_a_denom_that_is_not_paused_is_refused_with_code_12() {
     let (_d, s) = setup().await;
-    assert_eq!(code(run(&s, StablecoinMsg::Unpause(ISSUER)).await), ("stablecoin", 12));
+    assert_eq!(code(run(&s, StablecoinMsg::Unpause(all(ISSUER))).await), ("stablecoin", 12));
 }
 
 #[tokio::test]
 async fn a_pause_or_unpause_by_someone_who_issues_nothing_is_refused_with_code_19() {
     let (_d, s) = setup().await;
-    assert_eq!(code(run(&s, StablecoinMsg::Pause(MALLORY)).await), ("stablecoin", 19));
-    assert_eq!(code(run(&s, StablecoinMsg::Unpause(MALLORY)).await), ("stablecoin", 19));
+    assert_eq!(code(run(&s, StablecoinMsg::Pause(all(MALLORY))).await), ("stablecoin", 19));
+    assert_eq!(code(run(&s, StablecoinMsg::Unpause(all(MALLORY))).await), ("stablecoin", 19));
     assert!(!paused(&s).await);
 }
 

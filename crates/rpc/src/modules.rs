@@ -42,6 +42,7 @@ pub fn routes() -> OpenApiRouter<Node> {
         .routes(routes!(denoms))
         .routes(routes!(denom))
         .routes(routes!(frozen))
+        .routes(routes!(roles))
         .routes(routes!(token_pairs))
         .routes(routes!(token_pair))
         .routes(routes!(latest_attestation))
@@ -113,6 +114,14 @@ async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult
     // Unknown: 404 `unknown stablecoin denom <denom>`.
     let r: stablecoin_pb::QueryDenomResponse = routed(&node, stablecoin::query::DENOM, &stablecoin_pb::QueryDenomRequest { denom }).await?;
     Ok(Body(DenomResponse { denom: r.denom, paused: r.paused, supply: crate::json::coin(&r.supply.unwrap_or_default()), paused_features: r.paused_features }))
+}
+
+#[utoipa::path(get, path = "/chain/stablecoin/v1/roles/{denom}", tag = "stablecoin", summary = "The roles the issuer granted for a denom: minters (with their allowances left), pausers, seizers, redeemers",
+    params(("denom" = String, Path, description = "The denom", example = "hkd.demo")),
+    responses((status = 200, description = "The answer", body = RolesResponse), (status = 404, description = "Not found", body = ErrorBody)))]
+async fn roles(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult<RolesResponse> {
+    let r: stablecoin_pb::QueryRolesResponse = routed(&node, stablecoin::query::ROLES, &stablecoin_pb::QueryRolesRequest { denom }).await?;
+    Ok(Body(RolesResponse { roles: r.roles }))
 }
 
 #[utoipa::path(get, path = "/chain/stablecoin/v1/frozen/{address}", tag = "stablecoin", summary = "Whether an address is frozen",
@@ -560,6 +569,13 @@ mod bodies {
     #[derive(Serialize, ToSchema)]
     pub(super) struct UpgradeAuthorityResponse {
         pub(super) address: String,
+    }
+
+    /// `{roles}`: the grants, by role then address.
+    #[derive(Serialize, ToSchema)]
+    pub(super) struct RolesResponse {
+        #[schema(schema_with = proto_list::<stablecoin_pb::RoleGrant>)]
+        pub(super) roles: Vec<stablecoin_pb::RoleGrant>,
     }
 
     /// `{denom, paused, supply}`.

@@ -184,6 +184,38 @@ pub(super) enum StablecoinTx {
         #[command(flatten)]
         tx: TxArgs,
     },
+    /// Grant a role of the issuer's denom (or replace the grant): minter (with
+    /// --allowance), pauser, seizer, redeemer.
+    SetRole {
+        /// Key name of the issuer.
+        from: String,
+        /// minter, pauser, seizer or redeemer.
+        role: String,
+        /// Who gets it (address or key name).
+        address: String,
+        /// The denom (default: the signer's own, read from the chain).
+        #[arg(long, default_value = "")]
+        denom: String,
+        /// A minter's allowance, e.g. `5000.00hkd.demo`.
+        #[arg(long)]
+        allowance: Option<String>,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Revoke a role grant.
+    RevokeRole {
+        /// Key name of the issuer.
+        from: String,
+        /// minter, pauser, seizer or redeemer.
+        role: String,
+        /// The holder (address or key name).
+        address: String,
+        /// The denom (default: the signer's own, read from the chain).
+        #[arg(long, default_value = "")]
+        denom: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
     /// Freeze an address (signed by the compliance authority).
     Freeze {
         /// Key name of the compliance authority.
@@ -291,6 +323,20 @@ fn coin(s: &str) -> anyhow::Result<cosmos_sdk_proto::cosmos::base::v1beta1::Coin
     Ok(pb_coin(&super::amount::parse_coin(s)?))
 }
 
+/// The denom given, or the one `issuer` issues (asked of the node).
+async fn issuer_denom(tx: &TxArgs, issuer: &lantau_primitives::Address, denom: String) -> anyhow::Result<String> {
+    if !denom.is_empty() {
+        return Ok(denom);
+    }
+    let v = lantau_client::RestClient::new(tx.node.url()).query("/chain/stablecoin/v1/denoms").await?;
+    v["denoms"]
+        .as_array()
+        .and_then(|ds| ds.iter().find(|d| d["issuer"] == issuer.to_bech32()))
+        .and_then(|d| d["denom"].as_str())
+        .map(str::to_string)
+        .ok_or_else(|| anyhow::anyhow!("{issuer} issues no denom: pass --denom"))
+}
+
 pub(super) async fn kyc_tx(home: &std::path::Path, out: Output, t: KycTx) -> anyhow::Result<()> {
     let (from, tx, msg) = match t {
         KycTx::Enroll(a) => {
@@ -357,6 +403,19 @@ pub(super) async fn stablecoin_tx(home: &std::path::Path, out: Output, t: Stable
         StablecoinTx::Unpause { from, denom, features, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;
             let m = spb::MsgUnpause { authority: key.address().to_bech32(), denom, features };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::SetRole { from, role, address, denom, allowance, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let denom = issuer_denom(&tx, &key.address(), denom).await?;
+            let allowance = allowance.as_deref().map(coin).transpose()?;
+            let m = spb::MsgSetRole { issuer: key.address().to_bech32(), denom, role, address: resolve_address(home, &address)?.to_bech32(), allowance };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::RevokeRole { from, role, address, denom, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let denom = issuer_denom(&tx, &key.address(), denom).await?;
+            let m = spb::MsgRevokeRole { issuer: key.address().to_bech32(), denom, role, address: resolve_address(home, &address)?.to_bech32() };
             (key, tx, to_any(&m))
         }
         StablecoinTx::Freeze { from, address, tx } => {
@@ -441,6 +500,14 @@ pub(super) enum StablecoinQuery {
         #[command(flatten)]
         node: NodeArgs,
     },
+    /// The roles granted for a denom (minters with their allowances, pausers, seizers,
+    /// redeemers).
+    Roles {
+        /// The denom.
+        denom: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
 }
 
 /// erc20 queries.
@@ -516,6 +583,7 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
         ModuleQuery::Kyc(KycQuery::Params { node }) => (node, "/chain/kyc/v1/params".to_string()),
         ModuleQuery::Stablecoin(StablecoinQuery::Denoms { node }) => (node, "/chain/stablecoin/v1/denoms".to_string()),
         ModuleQuery::Stablecoin(StablecoinQuery::Denom { denom, node }) => (node, format!("/chain/stablecoin/v1/denoms/{denom}")),
+        ModuleQuery::Stablecoin(StablecoinQuery::Roles { denom, node }) => (node, format!("/chain/stablecoin/v1/roles/{denom}")),
         ModuleQuery::Stablecoin(StablecoinQuery::Frozen { address, node }) => {
             (node, format!("/chain/stablecoin/v1/frozen/{}", resolve_address(home, &address)?.to_bech32()))
         }

@@ -469,7 +469,28 @@ pub trait BankWrite: StateWrite + BankRead {
     where
         Self: Sync + Send,
     {
-        issue(self, gas, block, tx_hash, issuer, None, Some(*to), amount, events)
+        issue(self, gas, block, tx_hash, issuer, None, Some(*to), amount, &[], events)
+    }
+
+    /// [`BankWrite::mint`] by one of the issuer's minters (the stablecoin module checked its
+    /// role and allowance): the `mint` audit row names it (`minter` in the metadata).
+    #[allow(clippy::too_many_arguments)]
+    fn mint_by(
+        &mut self,
+        gas: &GasMeter,
+        block: &BlockCtx,
+        tx_hash: &str,
+        issuer: &Issuer,
+        minter: &Address,
+        to: &Address,
+        amount: Amount,
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        let meta = [("minter", minter.to_bech32())];
+        async move { issue(self, gas, block, tx_hash, issuer, None, Some(*to), amount, &meta, events).await }
     }
 
     /// The issuer destroys `amount` of its denom from its own balance, through the chokepoint,
@@ -487,7 +508,7 @@ pub trait BankWrite: StateWrite + BankRead {
     where
         Self: Sync + Send,
     {
-        issue(self, gas, block, tx_hash, issuer, Some(issuer.address), None, amount, events)
+        issue(self, gas, block, tx_hash, issuer, Some(issuer.address), None, amount, &[], events)
     }
 
     /// Pauses or resumes every feature of `denom`.
@@ -527,6 +548,7 @@ async fn issue<S: StateWrite + Sync + Send + ?Sized>(
     from: Option<Address>,
     to: Option<Address>,
     amount: Amount,
+    metadata: &[(&str, String)],
     events: &mut Vec<Event>,
 ) -> Result<(), TxError> {
     let coin = Coin::new(issuer.denom.as_str(), amount);
@@ -540,6 +562,7 @@ async fn issue<S: StateWrite + Sync + Send + ?Sized>(
         counterparty: account.to_bech32(),
         amount: Some(pb_coin(&coin)),
         tx_hash: tx_hash.to_string(),
+        metadata: metadata.iter().map(|(k, v)| ((*k).to_string(), v.clone())).collect(),
         ..Default::default()
     };
     s.transfer(gas, vec![Leg::Issue(IssueLeg { from, to, coin })], events).await?;

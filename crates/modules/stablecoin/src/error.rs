@@ -78,6 +78,31 @@ pub enum StablecoinError {
     /// 20: a feature name that is not TRANSFER, MINT, BURN, SEIZE or REDEEM.
     #[error("{0}")]
     InvalidFeatures(String),
+    /// 21: an unknown role, or an allowance where none belongs (or missing for a minter).
+    #[error("invalid role grant: {0}")]
+    InvalidRole(String),
+    /// 22: revoking a grant that does not exist.
+    #[error("{address} holds no {role} role of {denom}")]
+    RoleNotFound {
+        /// The denom.
+        denom: String,
+        /// The role.
+        role: &'static str,
+        /// The address (bech32).
+        address: String,
+    },
+    /// 23: a minter's mint over its allowance.
+    #[error("mint of {amount}{denom} by minter {minter} is over its allowance of {allowance}{denom}")]
+    OverAllowance {
+        /// The minter (bech32).
+        minter: String,
+        /// The denom.
+        denom: String,
+        /// The amount asked.
+        amount: String,
+        /// What is left of its allowance.
+        allowance: String,
+    },
     /// 18: the display name is empty or too long.
     #[error("invalid display {0:?}: 1 to 32 characters")]
     InvalidDisplay(String),
@@ -111,6 +136,9 @@ impl ErrorCode for StablecoinError {
             StablecoinError::InvalidDisplay(_) => 18,
             StablecoinError::NotAnIssuer(_) => 19,
             StablecoinError::InvalidFeatures(_) => 20,
+            StablecoinError::InvalidRole(_) => 21,
+            StablecoinError::RoleNotFound { .. } => 22,
+            StablecoinError::OverAllowance { .. } => 23,
         }
     }
 }

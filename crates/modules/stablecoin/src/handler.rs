@@ -11,8 +11,10 @@ use lantau_proto::chain::stablecoin::v1 as pb;
 use crate::deps::{IdentityKeeper, TokenPairKeeper};
 use crate::error::StablecoinError;
 use crate::msg::{Pause, StablecoinMsg};
+use crate::roles::{Role, RoleRead, RoleWrite};
 use crate::DECIMALS;
 use lantau_bank::Feature;
+use lantau_primitives::Amount;
 
 /// The bank's proof that `signer` issues `denom`.
 async fn issued_by<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, denom: &str, signer: &Address) -> Result<Issuer, TxError> {
@@ -35,8 +37,15 @@ async fn pause_target<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>,
         Some(d) => d.clone(),
         None => own_denom(state, ctx, &p.authority).await?,
     };
-    let issuer = issued_by(state, ctx, &denom, &p.authority).await?;
-    Ok((denom, *issuer.address()))
+    match state.issuer_of(ctx.gas, &denom, &p.authority).await? {
+        IssuerOf::Issuer(issuer) => Ok((denom, *issuer.address())),
+        IssuerOf::UnknownDenom => Err(StablecoinError::UnknownDenom(denom).into()),
+        // A pauser of the denom pauses it as its issuer would.
+        IssuerOf::Other(issuer) if state.role_grant(ctx.gas, &denom, Role::Pauser, &p.authority).await?.is_some() => {
+            Ok((denom, Address::from_bech32(&issuer).map_err(|e| lantau_module_api::error::internal(format!("the issuer of a denom: {e}")))?))
+        }
+        IssuerOf::Other(issuer) => Err(StablecoinError::NotIssuer { signer: p.authority.to_bech32(), denom, issuer }.into()),
+    }
 }
 
 async fn ensure_compliance<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, signer: &Address) -> Result<(), TxError> {
@@ -79,16 +88,46 @@ impl MsgHandler for StablecoinMsg {
                 Ok(())
             }
             StablecoinMsg::Mint(m) => {
-                let issuer = issued_by(state, ctx, &m.amount.denom, &m.issuer).await?;
-                if state.paused_features(ctx.gas, &m.amount.denom).await?.contains(Feature::Mint) {
-                    return Err(StablecoinError::Paused(format!("MINT of {}", m.amount.denom)).into());
+                let denom = m.amount.denom.as_str();
+                // The issuer mints; so does a minter of the denom, within its allowance.
+                let (issuer, minter) = match state.issuer_of(ctx.gas, denom, &m.issuer).await? {
+                    IssuerOf::Issuer(issuer) => (issuer, None),
+                    IssuerOf::UnknownDenom => return Err(StablecoinError::UnknownDenom(denom.to_string()).into()),
+                    IssuerOf::Other(issuer) => {
+                        let Some(grant) = state.role_grant(ctx.gas, denom, Role::Minter, &m.issuer).await? else {
+                            return Err(StablecoinError::NotIssuer { signer: m.issuer.to_bech32(), denom: denom.to_string(), issuer }.into());
+                        };
+                        let left: Amount = grant.allowance.as_ref().and_then(|c| c.amount.parse().ok()).unwrap_or(Amount::ZERO);
+                        let Ok(rest) = left.checked_sub(m.amount.amount) else {
+                            return Err(StablecoinError::OverAllowance {
+                                minter: m.issuer.to_bech32(),
+                                denom: denom.to_string(),
+                                amount: m.amount.amount.to_string(),
+                                allowance: left.to_string(),
+                            }
+                            .into());
+                        };
+                        let issuer = Address::from_bech32(&issuer).map_err(|e| lantau_module_api::error::internal(format!("the issuer of {denom}: {e}")))?;
+                        (issued_by(state, ctx, denom, &issuer).await?, Some((grant, rest)))
+                    }
+                };
+                if state.paused_features(ctx.gas, denom).await?.contains(Feature::Mint) {
+                    return Err(StablecoinError::Paused(format!("MINT of {denom}")).into());
                 }
                 if state.is_blacklisted(ctx.gas, &m.recipient).await? {
                     return Err(StablecoinError::RecipientBlacklisted(m.recipient.to_bech32()).into());
                 }
-                // The issuer's own mint: outside the gate chain, audited by the bank.
+                // The issuer's own mint (or its minter's): outside the gate chain, audited by
+                // the bank.
                 let mut events = Vec::new();
-                state.mint(ctx.gas, ctx.block, ctx.tx_hash, &issuer, &m.recipient, m.amount.amount, &mut events).await?;
+                match minter {
+                    None => state.mint(ctx.gas, ctx.block, ctx.tx_hash, &issuer, &m.recipient, m.amount.amount, &mut events).await?,
+                    Some((mut grant, rest)) => {
+                        state.mint_by(ctx.gas, ctx.block, ctx.tx_hash, &issuer, &m.issuer, &m.recipient, m.amount.amount, &mut events).await?;
+                        grant.allowance = Some(pb_coin(&lantau_primitives::Coin::new(denom, rest)));
+                        state.put_role(ctx.gas, Role::Minter, &m.issuer, &grant)?;
+                    }
+                }
                 ctx.events.extend(events);
                 ctx.emit_typed(&pb::EventMinted { issuer: m.issuer.to_bech32(), recipient: m.recipient.to_bech32(), amount: Some(pb_coin(&m.amount)) });
                 Ok(())
@@ -122,6 +161,38 @@ impl MsgHandler for StablecoinMsg {
                 } else {
                     ctx.emit_typed(&pb::EventUnpaused { issuer, denom, authority, features, paused_features });
                 }
+                Ok(())
+            }
+            StablecoinMsg::SetRole(r) | StablecoinMsg::RevokeRole(r) => {
+                let set = matches!(self, StablecoinMsg::SetRole(_));
+                issued_by(state, ctx, &r.denom, &r.issuer).await?;
+                let existing = state.role_grant(ctx.gas, &r.denom, r.role, &r.address).await?;
+                let role = r.role.name().to_string();
+                let mut meta = vec![("denom", r.denom.clone()), ("role", role.clone()), ("issuer", r.issuer.to_bech32())];
+                if set {
+                    let allowance = (r.role == Role::Minter).then(|| pb_coin(&lantau_primitives::Coin::new(r.denom.as_str(), r.allowance)));
+                    let grant = pb::RoleGrant {
+                        denom: r.denom.clone(),
+                        role: role.clone(),
+                        address: r.address.to_bech32(),
+                        allowance: allowance.clone(),
+                        granted_at: Some(lantau_module_api::block_timestamp(ctx.block)),
+                    };
+                    state.put_role(ctx.gas, r.role, &r.address, &grant)?;
+                    meta.push(("action", if existing.is_some() { "updated" } else { "granted" }.to_string()));
+                    if let Some(a) = &allowance {
+                        meta.push(("allowance", format!("{}{}", a.amount, a.denom)));
+                    }
+                    ctx.emit_typed(&pb::EventRoleSet { denom: r.denom.clone(), role, address: r.address.to_bech32(), allowance, issuer: r.issuer.to_bech32() });
+                } else {
+                    if existing.is_none() {
+                        return Err(StablecoinError::RoleNotFound { denom: r.denom.clone(), role: r.role.name(), address: r.address.to_bech32() }.into());
+                    }
+                    state.delete_role(ctx.gas, &r.denom, r.role, &r.address)?;
+                    meta.push(("action", "revoked".to_string()));
+                    ctx.emit_typed(&pb::EventRoleRevoked { denom: r.denom.clone(), role, address: r.address.to_bech32(), issuer: r.issuer.to_bech32() });
+                }
+                state.append_audit(ctx.gas, ctx.block, action_entry("role_update", &r.address, ctx.tx_hash, &meta)).await?;
                 Ok(())
             }
             StablecoinMsg::Freeze(authority, addr) => {

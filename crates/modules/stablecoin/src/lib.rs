@@ -17,10 +17,10 @@
 //! changes only through mint and burn.
 //!
 //! Layout: `msg.rs` ([`StablecoinMsg`]), `handler.rs`, `query.rs`, `genesis.rs`, `error.rs`
-//! (codespace `stablecoin`), `deps.rs` (identities, token pairs), `tests/` (handler unit tests
-//! on a temporary store). No `state.rs` or `state_key.rs`: the module keeps no state of its
-//! own; denom records, pause flags and frozen addresses are the bank's (`bank/denom/`,
-//! `bank/issuer/`, `bank/paused/`, `bank/frozen/`). No `event.rs`: the module's events are
+//! (codespace `stablecoin`), `deps.rs` (identities, token pairs), `roles.rs` (the role grants
+//! per denom, the module's own state: `stablecoin/role/`), `tests/` (handler unit tests on a
+//! temporary store). Denom records, paused features and frozen addresses are the bank's
+//! (`bank/denom/`, `bank/issuer/`, `bank/paused/`, `bank/frozen/`). No `event.rs`: the module's events are
 //! the typed protobuf events of `chain.stablecoin.v1` (`EventDenomCreated`, `EventMinted`,
 //! `EventBurned`, `EventPaused`, `EventUnpaused`, `EventFrozen`, `EventUnfrozen`), emitted with
 //! `emit_typed` in `handler.rs`; the balance events of mint and burn are the bank's.
@@ -34,6 +34,7 @@ pub mod genesis;
 pub mod handler;
 pub mod msg;
 pub mod query;
+pub mod roles;
 
 pub use error::StablecoinError;
 pub use lantau_bank::DenomRecord;

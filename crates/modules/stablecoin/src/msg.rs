@@ -81,6 +81,45 @@ impl Pause {
     }
 }
 
+/// `MsgSetRole` / `MsgRevokeRole`, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetRole {
+    /// The signer: the denom's issuer.
+    pub issuer: Address,
+    /// The denom.
+    pub denom: String,
+    /// The role.
+    pub role: crate::roles::Role,
+    /// Who gets it.
+    pub address: Address,
+    /// A minter's allowance (zero for the other roles, and in a revocation).
+    pub allowance: lantau_primitives::Amount,
+}
+
+impl SetRole {
+    fn new(issuer: &str, denom: &str, role: &str, address: &str, allowance: Option<&PbCoin>, revoke: bool) -> Result<Self, TxError> {
+        let denom = validate_denom(denom)?.as_str().to_string();
+        let role = crate::roles::Role::from_name(role)
+            .ok_or_else(|| StablecoinError::InvalidRole(format!("unknown role {role:?}: one of minter, pauser, seizer, redeemer")))?;
+        let allowance = match (role, allowance, revoke) {
+            (_, None, true) => lantau_primitives::Amount::ZERO,
+            (_, Some(_), true) => return Err(StablecoinError::InvalidRole("a revocation carries no allowance".into()).into()),
+            (crate::roles::Role::Minter, Some(c), false) => {
+                if c.denom != denom {
+                    return Err(StablecoinError::InvalidRole(format!("a minter's allowance is in {denom}, not {:?}", c.denom)).into());
+                }
+                c.amount.parse().map_err(|_| StablecoinError::InvalidAmount(format!("allowance {:?}", c.amount)))?
+            }
+            (crate::roles::Role::Minter, None, false) => return Err(StablecoinError::InvalidRole("a minter needs an allowance".into()).into()),
+            (_, Some(c), false) if c.amount != "0" && !c.amount.is_empty() => {
+                return Err(StablecoinError::InvalidRole(format!("only a minter has an allowance, not a {}", role.name())).into())
+            }
+            (_, _, false) => lantau_primitives::Amount::ZERO,
+        };
+        Ok(Self { issuer: parse_address(issuer, "issuer")?, denom, role, address: parse_address(address, "address")?, allowance })
+    }
+}
+
 /// Every stablecoin message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StablecoinMsg {
@@ -94,6 +133,10 @@ pub enum StablecoinMsg {
     Pause(Pause),
     /// `MsgUnpause`.
     Unpause(Pause),
+    /// `MsgSetRole`.
+    SetRole(SetRole),
+    /// `MsgRevokeRole`.
+    RevokeRole(SetRole),
     /// `MsgFreeze`: (authority, address).
     Freeze(Address, Address),
     /// `MsgUnfreeze`: (authority, address).
@@ -110,6 +153,10 @@ pub const MSG_BURN: &str = "/chain.stablecoin.v1.MsgBurn";
 pub const MSG_PAUSE: &str = "/chain.stablecoin.v1.MsgPause";
 /// `/chain.stablecoin.v1.MsgUnpause`.
 pub const MSG_UNPAUSE: &str = "/chain.stablecoin.v1.MsgUnpause";
+/// `/chain.stablecoin.v1.MsgSetRole`.
+pub const MSG_SET_ROLE: &str = "/chain.stablecoin.v1.MsgSetRole";
+/// `/chain.stablecoin.v1.MsgRevokeRole`.
+pub const MSG_REVOKE_ROLE: &str = "/chain.stablecoin.v1.MsgRevokeRole";
 /// `/chain.stablecoin.v1.MsgFreeze`.
 pub const MSG_FREEZE: &str = "/chain.stablecoin.v1.MsgFreeze";
 /// `/chain.stablecoin.v1.MsgUnfreeze`.
@@ -145,6 +192,11 @@ impl StablecoinMsg {
                 .and_then(|m| Ok(StablecoinMsg::Burn(Burn { issuer: parse_address(&m.issuer, "issuer")?, amount: validate_coin(m.amount.as_ref())? }))),
             MSG_PAUSE => decode::<pb::MsgPause>(any).and_then(|m| Pause::new(&m.authority, &m.denom, &m.features).map(StablecoinMsg::Pause)),
             MSG_UNPAUSE => decode::<pb::MsgUnpause>(any).and_then(|m| Pause::new(&m.authority, &m.denom, &m.features).map(StablecoinMsg::Unpause)),
+            MSG_SET_ROLE => decode::<pb::MsgSetRole>(any)
+                .and_then(|m| SetRole::new(&m.issuer, &m.denom, &m.role, &m.address, m.allowance.as_ref(), false).map(StablecoinMsg::SetRole)),
+            MSG_REVOKE_ROLE => {
+                decode::<pb::MsgRevokeRole>(any).and_then(|m| SetRole::new(&m.issuer, &m.denom, &m.role, &m.address, None, true).map(StablecoinMsg::RevokeRole))
+            }
             MSG_FREEZE => decode::<pb::MsgFreeze>(any)
                 .and_then(|m| Ok(StablecoinMsg::Freeze(parse_address(&m.authority, "authority")?, parse_address(&m.address, "address")?))),
             MSG_UNFREEZE => decode::<pb::MsgUnfreeze>(any)
@@ -161,6 +213,8 @@ impl StablecoinMsg {
             StablecoinMsg::Burn(_) => MSG_BURN,
             StablecoinMsg::Pause(_) => MSG_PAUSE,
             StablecoinMsg::Unpause(_) => MSG_UNPAUSE,
+            StablecoinMsg::SetRole(_) => MSG_SET_ROLE,
+            StablecoinMsg::RevokeRole(_) => MSG_REVOKE_ROLE,
             StablecoinMsg::Freeze(..) => MSG_FREEZE,
             StablecoinMsg::Unfreeze(..) => MSG_UNFREEZE,
         }
@@ -173,6 +227,7 @@ impl StablecoinMsg {
             StablecoinMsg::Mint(m) => m.issuer,
             StablecoinMsg::Burn(m) => m.issuer,
             StablecoinMsg::Pause(p) | StablecoinMsg::Unpause(p) => p.authority,
+            StablecoinMsg::SetRole(r) | StablecoinMsg::RevokeRole(r) => r.issuer,
             StablecoinMsg::Freeze(a, _) | StablecoinMsg::Unfreeze(a, _) => *a,
         }
     }

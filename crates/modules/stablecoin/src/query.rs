@@ -28,6 +28,8 @@ pub async fn frozen<S: StateRead + Sync>(state: &S, addr: &Address) -> Result<bo
 pub const DENOMS: &str = "/chain.stablecoin.v1.Query/Denoms";
 /// `/chain.stablecoin.v1.Query/Denom`.
 pub const DENOM: &str = "/chain.stablecoin.v1.Query/Denom";
+/// `/chain.stablecoin.v1.Query/Roles`.
+pub const ROLES: &str = "/chain.stablecoin.v1.Query/Roles";
 /// `/chain.stablecoin.v1.Query/Frozen`.
 pub const FROZEN: &str = "/chain.stablecoin.v1.Query/Frozen";
 
@@ -59,6 +61,16 @@ pub async fn grpc<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) 
                     paused_features: paused.names(),
                 }
                 .encode_to_vec())
+            }
+            .await
+        }
+        ROLES => {
+            async {
+                let req: pb::QueryRolesRequest = decode_query(request)?;
+                if denom(state, &req.denom).await?.is_none() {
+                    return Err(QueryError::NotFound(format!("unknown stablecoin denom {}", req.denom)));
+                }
+                Ok(pb::QueryRolesResponse { roles: crate::roles::grants(state, &req.denom).await? }.encode_to_vec())
             }
             .await
         }

@@ -21,9 +21,13 @@ struct Outcome {
     codespace: String,
     log: String,
     events: Vec<Value>,
+    hash: String,
 }
 
 impl Outcome {
+    fn txhash(&self) -> &str {
+        &self.hash
+    }
     fn ok(&self) -> &Self {
         assert!(self.admitted && self.code == 0, "expected success, got {self:?}");
         self
@@ -59,10 +63,10 @@ async fn exec_b(n: &TestNode, key: &SecretKey, b: TxBuilder) -> Outcome {
     let tx = n.sign(key, &b).await.unwrap();
     let b = n.client.broadcast(&tx, "BROADCAST_MODE_SYNC").await.unwrap();
     if b.code != 0 {
-        return Outcome { admitted: false, code: b.code, codespace: b.codespace, log: b.raw_log, events: vec![] };
+        return Outcome { admitted: false, code: b.code, codespace: b.codespace, log: b.raw_log, events: vec![], hash: b.txhash };
     }
     let r = n.client.wait_for_tx(&b.txhash, Duration::from_secs(30), Duration::from_millis(20)).await.unwrap();
-    Outcome { admitted: true, code: r.code, codespace: r.codespace, log: r.raw_log, events: r.events }
+    Outcome { admitted: true, code: r.code, codespace: r.codespace, log: r.raw_log, events: r.events, hash: b.txhash }
 }
 
 fn b32(name: &str) -> String {
@@ -698,5 +702,109 @@ async fn each_feature_pauses_alone_and_the_denom_shows_which() {
     let rows = rows["entries"].as_array().unwrap();
     assert_eq!(rows.len(), 4, "{rows:?}");
     assert_eq!(rows[1]["metadata"]["features"], "MINT");
+    n.stop().await;
+}
+
+fn set_role(role: &str, who: &Address, allowance: Option<&str>) -> Any {
+    to_any(&spb::MsgSetRole {
+        issuer: b32("issuer"),
+        denom: "hkd.demo".into(),
+        role: role.into(),
+        address: who.to_bech32(),
+        allowance: allowance.and_then(|a| coin(a, "hkd.demo")),
+    })
+}
+
+fn revoke_role(role: &str, who: &Address) -> Any {
+    to_any(&spb::MsgRevokeRole { issuer: b32("issuer"), denom: "hkd.demo".into(), role: role.into(), address: who.to_bech32() })
+}
+
+fn mint_by(k: &SecretKey, to: &Address, amount: &str) -> Any {
+    to_any(&spb::MsgMint { issuer: k.address().to_bech32(), recipient: to.to_bech32(), amount: coin(amount, "hkd.demo") })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_issuer_grants_roles_and_a_minter_mints_within_its_allowance() {
+    let n = TestNode::start().await.unwrap();
+    let issuer = dev_key("issuer");
+    let (minter, pauser) = (crate::support::key(71), crate::support::key(72));
+    for k in [&minter, &pauser] {
+        crate::support::fund(&n, "governance", &k.address()).await;
+    }
+    let alice = dev_addr("alice");
+    let roles = |n: &TestNode| {
+        let c = n.client.clone();
+        async move { c.query("/chain/stablecoin/v1/roles/hkd.demo").await.unwrap()["roles"].clone() }
+    };
+
+    // Malformed grants are refused at admission (21); only the issuer grants (7).
+    exec(&n, &issuer, set_role("owner", &minter.address(), None)).await.fails("stablecoin", 21);
+    exec(&n, &issuer, set_role("minter", &minter.address(), None)).await.fails("stablecoin", 21).log_has("a minter needs an allowance");
+    exec(&n, &issuer, set_role("pauser", &pauser.address(), Some("5"))).await.fails("stablecoin", 21);
+    exec(
+        &n,
+        &dev_key("alice"),
+        to_any(&spb::MsgSetRole { issuer: b32("alice"), denom: "hkd.demo".into(), role: "pauser".into(), address: b32("bob"), allowance: None }),
+    )
+    .await
+    .fails("stablecoin", 7);
+
+    // A minter with 1,000: it mints 600, then 500 is over what is left.
+    let o = exec(&n, &issuer, set_role("minter", &minter.address(), Some("1000"))).await;
+    o.ok();
+    assert!(o.event("chain.stablecoin.v1.EventRoleSet").is_some(), "{o:?}");
+    exec(&n, &issuer, set_role("pauser", &pauser.address(), None)).await.ok();
+    let r = roles(&n).await;
+    assert_eq!(r.as_array().unwrap().len(), 2, "{r}");
+    assert_eq!((r[0]["role"].clone(), r[0]["allowance"]["amount"].clone()), (Value::from("minter"), Value::from("1000")), "{r}");
+    assert_eq!((r[1]["role"].clone(), r[1]["allowance"].clone()), (Value::from("pauser"), Value::Null), "{r}");
+    let before = supply(&n, "hkd.demo").await.parse::<u128>().unwrap();
+    let o = exec(&n, &minter, mint_by(&minter, &alice, "600")).await;
+    o.ok();
+    assert_eq!(supply(&n, "hkd.demo").await.parse::<u128>().unwrap(), before + 600);
+    assert_eq!(roles(&n).await[0]["allowance"]["amount"], "400");
+    let mints = n.client.query(&format!("/chain/compliance/v1/audit_log?tx_hash={}", o.txhash())).await.unwrap();
+    let row = &mints["entries"][0];
+    assert_eq!(
+        (row["tx_type"].clone(), row["subject"].clone(), row["metadata"]["minter"].clone()),
+        ("mint".into(), b32("issuer").into(), minter.address().to_bech32().into()),
+        "{row}"
+    );
+    exec(&n, &minter, mint_by(&minter, &alice, "500"))
+        .await
+        .fails("stablecoin", 23)
+        .log_has(&format!("mint of 500hkd.demo by minter {} is over its allowance of 400hkd.demo", minter.address().to_bech32()));
+    // The issuer sets a new allowance; its own mints are not counted against anyone's.
+    exec(&n, &issuer, set_role("minter", &minter.address(), Some("500"))).await.ok();
+    exec(&n, &minter, mint_by(&minter, &alice, "500")).await.ok();
+    exec(&n, &issuer, mint("issuer", &alice, "10000", "hkd.demo")).await.ok();
+    assert_eq!(roles(&n).await[0]["allowance"]["amount"], "0");
+
+    // The pauser pauses and lifts a feature of the denom it names, as the issuer would.
+    exec(&n, &pauser, to_any(&spb::MsgPause { authority: pauser.address().to_bech32(), denom: "hkd.demo".into(), features: vec!["MINT".into()] })).await.ok();
+    exec(&n, &issuer, mint("issuer", &alice, "1", "hkd.demo")).await.fails("stablecoin", 17);
+    exec(&n, &pauser, to_any(&spb::MsgUnpause { authority: pauser.address().to_bech32(), denom: "hkd.demo".into(), features: vec![] })).await.ok();
+
+    // Revoked: the minter is refused as anyone else (7); revoking twice fails (22).
+    let o = exec(&n, &issuer, revoke_role("minter", &minter.address())).await;
+    o.ok();
+    assert!(o.event("chain.stablecoin.v1.EventRoleRevoked").is_some());
+    exec(&n, &issuer, set_role("minter", &minter.address(), Some("5"))).await.ok();
+    exec(&n, &issuer, revoke_role("minter", &minter.address())).await.ok();
+    exec(&n, &minter, mint_by(&minter, &alice, "1")).await.fails("stablecoin", 7);
+    exec(&n, &issuer, revoke_role("minter", &minter.address())).await.fails("stablecoin", 22);
+    exec(&n, &pauser, to_any(&spb::MsgPause { authority: pauser.address().to_bech32(), denom: "hkd.demo".into(), features: vec![] })).await.ok();
+    exec(&n, &issuer, revoke_role("pauser", &pauser.address())).await.ok();
+    exec(&n, &pauser, to_any(&spb::MsgUnpause { authority: pauser.address().to_bech32(), denom: "hkd.demo".into(), features: vec![] }))
+        .await
+        .fails("stablecoin", 7);
+    assert_eq!(roles(&n).await, serde_json::json!([]));
+    // Every grant and revocation is a role_update row, subject the holder.
+    let rows = n.client.query("/chain/compliance/v1/audit_log?tx_type=role_update").await.unwrap();
+    let rows = rows["entries"].as_array().unwrap();
+    let actions: Vec<&str> = rows.iter().map(|r| r["metadata"]["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["granted", "granted", "updated", "revoked", "granted", "revoked", "revoked"], "{rows:?}");
+    assert_eq!(rows[0]["subject"], minter.address().to_bech32());
+    assert_eq!(rows[0]["metadata"]["allowance"], "1000hkd.demo");
     n.stop().await;
 }

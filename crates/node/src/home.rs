@@ -260,7 +260,9 @@ fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) ->
         issuer: addr("issuer")?,
         decimals: 2,
     });
-    g.reserve.params = Some(lantau_proto::chain::reserve::v1::Params { auditors: vec![addr("auditor")?] });
+    // Generous on a dev chain: the genesis attestation (dated at the genesis time) backs mints
+    // for ten years.
+    g.reserve.params = Some(lantau_proto::chain::reserve::v1::Params { auditors: vec![addr("auditor")?], max_attestation_age: "315360000s".into() });
     let customers = ["alice", "bob", "carol"];
     for customer in customers {
         let a = lantau_primitives::Address::from_bech32(&addr(customer)?)?;

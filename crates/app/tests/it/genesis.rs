@@ -10,7 +10,7 @@ use crate::compliance_props::{genesis, key, new_chain, DENOM};
 
 fn with_reserve(keys: &[SecretKey], auditors: Vec<String>, attestations: Vec<Attestation>) -> Vec<u8> {
     let mut g: AppGenesis = serde_json::from_slice(&genesis(keys)).unwrap();
-    g.reserve.params = Some(Params { auditors });
+    g.reserve.params = Some(Params { auditors, ..Default::default() });
     g.reserve.attestations = attestations;
     serde_json::to_vec(&g).unwrap()
 }

@@ -552,16 +552,28 @@ async fn four_validators_stop_at_a_scheduled_upgrade_and_resume_with_the_build_t
     let flags_req = lantau_proto::chain::compliance::v1::QueryFlagsRequest::default().encode_to_vec();
     let flags_before = abci_query(&http, &net.nodes[0], "/chain.compliance.v1.Query/Flags", &flags_req, 0).await["value"].clone();
 
-    // The apps stop at the height, naming the upgrade; none executes the block. Once three
-    // have stopped the network has no quorum, so one that lagged may never receive the block:
-    // it stays at the height before (it stops at the height when its peers come back).
+    // The apps stop at the height, naming the upgrade; none executes the block. A validator
+    // whose peers stopped (with their CometBFT) before it received the decided block never
+    // gets it: it stays at the height before (and stops at the height when its peers come
+    // back). So: wait until every validator has stopped or sits at the height before, for a
+    // few polls in a row, with at least one stopped.
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let mut settled = 0;
     let stopped = loop {
         let stopped: Vec<usize> = (0..4).filter(|&i| vals[i].as_mut().unwrap().app.try_wait().unwrap().is_some()).collect();
-        if stopped.len() >= 3 {
+        let mut waiting = 0;
+        for i in (0..4).filter(|i| !stopped.contains(i)) {
+            if let Some(info) = rpc_at(&http, &net.nodes[i].rpc_front, "abci_info").await {
+                if info["response"]["last_block_height"].as_str() == Some((at - 1).to_string().as_str()) {
+                    waiting += 1;
+                }
+            }
+        }
+        settled = if !stopped.is_empty() && stopped.len() + waiting == 4 { settled + 1 } else { 0 };
+        if stopped.len() == 4 || settled >= 20 {
             break stopped;
         }
-        assert!(std::time::Instant::now() < deadline, "only validators {stopped:?} stopped at height {at}");
+        assert!(std::time::Instant::now() < deadline, "validators {stopped:?} stopped at height {at}; {waiting} others at {}", at - 1);
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     for i in 0..4 {

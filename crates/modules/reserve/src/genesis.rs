@@ -53,6 +53,9 @@ pub async fn init_genesis<S: StateWrite + Send + Sync + ?Sized>(state: &mut S, g
             _ => return Err(at("state must be SUBMITTED (no auditor) or ATTESTED")),
         }
         state.put_attestation(&gas, a, Some(&issuer))?;
+        if a.state == AttestationState::Attested as i32 {
+            state.record_attested(&gas, &issuer, a.id).await?;
+        }
     }
     if last_id > 0 {
         state.set_next_attestation_id(&gas, last_id.checked_add(1).ok_or_else(|| invalid("attestation ids exhausted".into()))?)?;

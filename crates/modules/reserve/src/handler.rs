@@ -69,6 +69,9 @@ impl MsgHandler for ReserveMsg {
                 a.auditor = who.clone();
                 a.attested_at = Some(now);
                 state.put_attestation(ctx.gas, &a, None)?;
+                let issuer = lantau_primitives::Address::from_bech32(&a.issuer)
+                    .map_err(|e| lantau_module_api::error::internal(format!("attestation {id}: issuer: {e}")))?;
+                state.record_attested(ctx.gas, &issuer, *id).await?;
                 ctx.emit_typed(&pb::EventAttestationCosigned { id: *id, issuer: a.issuer, auditor: who });
                 Ok(())
             }

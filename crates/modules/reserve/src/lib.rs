@@ -77,4 +77,35 @@ impl lantau_module_api::Module for Reserve {
     async fn query<S: cnidarium::StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
         query::grpc(state, method, request).await
     }
+
+    /// Version 2 records each issuer's latest ATTESTED attestation
+    /// (`reserve/latest_attested/<issuer>`), which mints are measured against.
+    const STATE_VERSION: u64 = 2;
+
+    async fn migrate<S: cnidarium::StateWrite + Send + Sync>(
+        state: &mut S,
+        from: u64,
+        gas: &lantau_module_api::GasMeter,
+        _block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        match from {
+            1 => {
+                // Every attestation, in id order: the last ATTESTED one of each issuer.
+                let mut latest = std::collections::BTreeMap::new();
+                for (k, v) in lantau_module_api::store::scan_prefix(state, state_key::ATTESTATION_PREFIX).await? {
+                    let a: Attestation = lantau_module_api::store::decode(&v, &k)?;
+                    if a.state == AttestationState::Attested as i32 {
+                        let issuer = lantau_primitives::Address::from_bech32(&a.issuer)
+                            .map_err(|e| lantau_module_api::error::internal(format!("attestation {}: issuer: {e}", a.id)))?;
+                        latest.insert(issuer, a.id);
+                    }
+                }
+                for (issuer, id) in latest {
+                    state::ReserveWrite::record_attested(state, gas, &issuer, id).await?;
+                }
+                Ok(())
+            }
+            _ => Err(lantau_module_api::error::internal(format!("the reserve module has no migration from state version {from}"))),
+        }
+    }
 }

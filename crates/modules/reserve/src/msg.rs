@@ -51,8 +51,24 @@ fn coin(c: Option<&PbCoin>, field: &'static str) -> Result<Coin, ReserveError> {
     Ok(Coin::new(c.denom.clone(), amount))
 }
 
-/// Validates params: auditors are valid addresses, listed once.
+/// `max_attestation_age` in seconds: `"<seconds>s"` (a protobuf Duration's JSON, whole
+/// seconds); empty: no limit.
+pub fn max_age_secs(p: &Params) -> Result<Option<u64>, ReserveError> {
+    let s = p.max_attestation_age.as_str();
+    if s.is_empty() {
+        return Ok(None);
+    }
+    s.strip_suffix('s')
+        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|d| d.parse::<u64>().ok())
+        .filter(|secs| *secs > 0)
+        .map(Some)
+        .ok_or_else(|| ReserveError::InvalidParams(format!("max_attestation_age {s:?}: whole seconds, e.g. \"31536000s\"")))
+}
+
+/// Validates params: auditors are valid addresses, listed once; the age a duration.
 pub fn validate_params(p: &Params) -> Result<(), ReserveError> {
+    max_age_secs(p)?;
     let mut seen = std::collections::BTreeSet::new();
     for a in &p.auditors {
         let addr = Address::from_bech32(a).map_err(|e| ReserveError::InvalidParams(format!("auditor {a:?}: {e}")))?;

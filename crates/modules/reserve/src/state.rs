@@ -47,6 +47,14 @@ pub trait ReserveRead: StateRead {
 
 impl<T: StateRead + ?Sized> ReserveRead for T {}
 
+/// The issuer's latest ATTESTED attestation.
+pub async fn latest_attested<S: StateRead + Sync + ?Sized>(state: &S, gas: &GasMeter, issuer: &Address) -> Result<Option<Attestation>, TxError> {
+    match store::get(state, gas, &state_key::latest_attested(issuer)).await? {
+        Some(b) => state.attestation(gas, u64_of(&b)?).await,
+        None => Ok(None),
+    }
+}
+
 /// Writes of reserve state.
 pub trait ReserveWrite: StateWrite + ReserveRead {
     /// Stores the params.
@@ -82,6 +90,25 @@ pub trait ReserveWrite: StateWrite + ReserveRead {
             store::put(self, gas, state_key::latest(issuer), a.id.to_be_bytes().to_vec())?;
         }
         Ok(())
+    }
+
+    /// Makes attestation `id` its issuer's latest ATTESTED one when it is later than the one
+    /// recorded (an older attestation co-signed late does not replace a newer one).
+    fn record_attested(&mut self, gas: &GasMeter, issuer: &Address, id: u64) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        async move {
+            let key = state_key::latest_attested(issuer);
+            let newer = match store::get(self, gas, &key).await? {
+                Some(b) => u64_of(&b)? < id,
+                None => true,
+            };
+            if newer {
+                store::put(self, gas, key, id.to_be_bytes().to_vec())?;
+            }
+            Ok(())
+        }
     }
 }
 

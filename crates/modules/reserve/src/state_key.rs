@@ -17,3 +17,12 @@ pub fn attestation(id: u64) -> String {
 pub fn latest(issuer: &Address) -> String {
     format!("reserve/latest/{}", issuer.to_key_hex())
 }
+
+/// `reserve/latest_attested/<lower-hex issuer>` → u64 big-endian: the id of the issuer's
+/// latest ATTESTED attestation (what its mints are measured against).
+pub fn latest_attested(issuer: &Address) -> String {
+    format!("reserve/latest_attested/{}", issuer.to_key_hex())
+}
+
+/// Prefix of every attestation record.
+pub const ATTESTATION_PREFIX: &str = "reserve/att/";

@@ -91,6 +91,22 @@ pub enum StablecoinError {
         /// The address (bech32).
         address: String,
     },
+    /// 24: the mint would take circulation over the reserve the latest attestation shows (the
+    /// log names the figures and the attestation).
+    #[error("{0}")]
+    OverReserve(String),
+    /// 25: the issuer has no ATTESTED attestation to mint against.
+    #[error("mint of {denom} refused: its issuer {issuer} has no ATTESTED reserve attestation")]
+    NoAttestation {
+        /// The denom.
+        denom: String,
+        /// The issuer (bech32).
+        issuer: String,
+    },
+    /// 26: the latest attestation is older than `reserve.params.max_attestation_age` (the log
+    /// names its date, the limit and the block time).
+    #[error("{0}")]
+    StaleAttestation(String),
     /// 23: a minter's mint over its allowance.
     #[error("mint of {amount}{denom} by minter {minter} is over its allowance of {allowance}{denom}")]
     OverAllowance {
@@ -139,6 +155,9 @@ impl ErrorCode for StablecoinError {
             StablecoinError::InvalidRole(_) => 21,
             StablecoinError::RoleNotFound { .. } => 22,
             StablecoinError::OverAllowance { .. } => 23,
+            StablecoinError::OverReserve(_) => 24,
+            StablecoinError::NoAttestation { .. } => 25,
+            StablecoinError::StaleAttestation(_) => 26,
         }
     }
 }

@@ -117,6 +117,8 @@ impl MsgHandler for StablecoinMsg {
                 if state.is_blacklisted(ctx.gas, &m.recipient).await? {
                     return Err(StablecoinError::RecipientBlacklisted(m.recipient.to_bech32()).into());
                 }
+                // Within the reserve the latest attestation shows, whoever mints.
+                crate::deps::check_reserve(state, ctx.gas, ctx.block, issuer.address(), denom, m.amount.amount).await?;
                 // The issuer's own mint (or its minter's): outside the gate chain, audited by
                 // the bank.
                 let mut events = Vec::new();

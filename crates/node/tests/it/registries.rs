@@ -491,7 +491,7 @@ async fn a_registered_auditor_cosigns_an_attestation_once() {
     exec(&n, &issuer, no_day).await.fails("reserve", 10);
 
     // Governance registers auditors; an issuer never co-signs its own attestation.
-    let params = |auditors: Vec<String>| rpb::Params { auditors };
+    let params = |auditors: Vec<String>| rpb::Params { auditors, ..Default::default() };
     let upd = |signer: &str, p: rpb::Params| to_any(&rpb::MsgUpdateParams { authority: b32(signer), params: Some(p) });
     exec(&n, &issuer, upd("issuer", params(vec![b32("issuer")]))).await.fails("reserve", 2);
     exec(&n, &dev_key("governance"), upd("governance", params(vec![b32("auditor"), b32("auditor")]))).await.fails("reserve", 9);
@@ -806,5 +806,57 @@ async fn the_issuer_grants_roles_and_a_minter_mints_within_its_allowance() {
     assert_eq!(actions, ["granted", "granted", "updated", "revoked", "granted", "revoked", "revoked"], "{rows:?}");
     assert_eq!(rows[0]["subject"], minter.address().to_bech32());
     assert_eq!(rows[0]["metadata"]["allowance"], "1000hkd.demo");
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mint_stays_within_the_latest_attested_reserve_and_needs_a_fresh_attestation() {
+    let n = TestNode::start().await.unwrap();
+    let (issuer, gov) = (dev_key("issuer"), dev_key("governance"));
+    let alice = dev_addr("alice");
+    // The dev reserve: 306,000,000 attested against 300,000,000 in circulation.
+    assert_eq!(supply(&n, "hkd.demo").await, "300000000");
+    exec(&n, &issuer, mint("issuer", &alice, "6000001", "hkd.demo"))
+        .await
+        .fails("stablecoin", 24)
+        .log_has("circulation would be 306000001hkd.demo, over the reserve_market_value 306000000hkd.demo of attestation 1");
+    // Frozen coins count in circulation: freezing a holder frees no room.
+    exec(&n, &dev_key("compliance_authority"), to_any(&spb::MsgFreeze { authority: b32("compliance_authority"), address: b32("carol") })).await.ok();
+    exec(&n, &issuer, mint("issuer", &alice, "6000001", "hkd.demo")).await.fails("stablecoin", 24);
+    exec(&n, &issuer, mint("issuer", &alice, "6000000", "hkd.demo")).await.ok();
+    exec(&n, &issuer, mint("issuer", &alice, "1", "hkd.demo")).await.fails("stablecoin", 24);
+
+    // A minter is held to the same reserve.
+    let minter = crate::support::key(73);
+    crate::support::fund(&n, "governance", &minter.address()).await;
+    exec(&n, &issuer, set_role("minter", &minter.address(), Some("1000"))).await.ok();
+    exec(&n, &minter, mint_by(&minter, &alice, "1")).await.fails("stablecoin", 24);
+
+    // An attestation older than max_attestation_age backs nothing.
+    let params = |age: &str| {
+        to_any(&rpb::MsgUpdateParams {
+            authority: b32("governance"),
+            params: Some(rpb::Params { auditors: vec![b32("auditor")], max_attestation_age: age.into() }),
+        })
+    };
+    exec(&n, &gov, params("5 days")).await.fails("reserve", 9).log_has("whole seconds");
+    exec(&n, &gov, params("60s")).await.ok();
+    exec(&n, &issuer, mint("issuer", &alice, "1", "hkd.demo"))
+        .await
+        .fails("stablecoin", 26)
+        .log_has("attestation 1 was attested 2026-01-01T00:00:00Z, more than max_attestation_age 60s");
+    // A new attestation, co-signed: the reserve it shows is the limit now.
+    exec(&n, &issuer, submit("issuer", "306000000", "310000000", "hkd.demo", "2026-11-01T00:00:00Z")).await.ok();
+    exec(&n, &issuer, mint("issuer", &alice, "1", "hkd.demo")).await.fails("stablecoin", 26);
+    exec(&n, &dev_key("auditor"), cosign("auditor", 2)).await.ok();
+    exec(&n, &issuer, mint("issuer", &alice, "4000000", "hkd.demo")).await.ok();
+    exec(&n, &minter, mint_by(&minter, &alice, "1")).await.fails("stablecoin", 24).log_has("of attestation 2");
+
+    // An issuer with no attested reserve mints nothing.
+    let acme = crate::support::key(74);
+    crate::support::fund(&n, "governance", &acme.address()).await;
+    exec(&n, &gov, create_denom("governance", &acme.address(), "hkd.acme", 2)).await.ok();
+    let o = exec(&n, &acme, to_any(&spb::MsgMint { issuer: acme.address().to_bech32(), recipient: alice.to_bech32(), amount: coin("1", "hkd.acme") })).await;
+    o.fails("stablecoin", 25).log_has(&format!("its issuer {} has no ATTESTED reserve attestation", acme.address().to_bech32()));
     n.stop().await;
 }

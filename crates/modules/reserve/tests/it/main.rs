@@ -38,7 +38,7 @@ async fn setup() -> (tempfile::TempDir, Storage) {
     d.set_governance_authority(&g, &GOVERNANCE).unwrap();
     let new = d.new_denom(&g, DENOM, &ISSUER).await.unwrap().unwrap();
     d.create_denom(&g, new, "HKD Demo", lantau_stablecoin::DECIMALS).unwrap();
-    d.put_reserve_params(&g, &Params { auditors: vec![AUDITOR.to_bech32()] }).unwrap();
+    d.put_reserve_params(&g, &Params { auditors: vec![AUDITOR.to_bech32()], ..Default::default() }).unwrap();
     storage.commit(d).await.unwrap();
     (dir, storage)
 }
@@ -155,7 +155,7 @@ async fn cosigning_an_attested_attestation_again_is_refused_with_code_8() {
 async fn an_issuer_registered_as_an_auditor_cannot_cosign_its_own_attestation_code_11() {
     let (_d, s) = setup().await;
     let mut d = StateDelta::new(s.latest_snapshot());
-    d.put_reserve_params(&GasMeter::infinite(), &Params { auditors: vec![AUDITOR.to_bech32(), ISSUER.to_bech32()] }).unwrap();
+    d.put_reserve_params(&GasMeter::infinite(), &Params { auditors: vec![AUDITOR.to_bech32(), ISSUER.to_bech32()], ..Default::default() }).unwrap();
     s.commit(d).await.unwrap();
     run(&s, submit(ISSUER)).await.unwrap();
     assert_eq!(code(run(&s, ReserveMsg::Cosign(ISSUER, 1)).await), ("reserve", 11));
@@ -166,7 +166,7 @@ async fn an_issuer_registered_as_an_auditor_cannot_cosign_its_own_attestation_co
 #[tokio::test]
 async fn governance_replaces_the_auditors() {
     let (_d, s) = setup().await;
-    let params = Params { auditors: vec![MALLORY.to_bech32()] };
+    let params = Params { auditors: vec![MALLORY.to_bech32()], ..Default::default() };
     let events = run(&s, ReserveMsg::UpdateParams(GOVERNANCE, params.clone())).await.unwrap();
     assert!(has(&events, "EventParamsUpdated"));
     assert_eq!(s.latest_snapshot().reserve_params(&GasMeter::infinite()).await.unwrap(), params);
@@ -178,7 +178,7 @@ async fn governance_replaces_the_auditors() {
 #[tokio::test]
 async fn a_params_update_by_someone_not_governance_is_refused_with_code_2() {
     let (_d, s) = setup().await;
-    assert_eq!(code(run(&s, ReserveMsg::UpdateParams(ISSUER, Params { auditors: vec![] })).await), ("reserve", 2));
+    assert_eq!(code(run(&s, ReserveMsg::UpdateParams(ISSUER, Params { auditors: vec![], ..Default::default() })).await), ("reserve", 2));
 }
 
 // === refused before any handler runs (decoding) ===
@@ -203,6 +203,9 @@ fn a_zero_amount_a_missing_random_day_and_a_twice_listed_auditor_are_refused_wit
     let zero = pb::MsgSubmitAttestation { circulation: Some(PbCoin { denom: DENOM.into(), amount: "0".into() }), ..ok.clone() };
     assert_eq!(decode(MSG_SUBMIT_ATTESTATION, &zero), ("reserve", 4));
     assert_eq!(decode(MSG_SUBMIT_ATTESTATION, &pb::MsgSubmitAttestation { random_day: None, ..ok.clone() }), ("reserve", 10));
-    let twice = pb::MsgUpdateParams { authority: GOVERNANCE.to_bech32(), params: Some(Params { auditors: vec![AUDITOR.to_bech32(), AUDITOR.to_bech32()] }) };
+    let twice = pb::MsgUpdateParams {
+        authority: GOVERNANCE.to_bech32(),
+        params: Some(Params { auditors: vec![AUDITOR.to_bech32(), AUDITOR.to_bech32()], ..Default::default() }),
+    };
     assert_eq!(decode(MSG_UPDATE_PARAMS, &twice), ("reserve", 9));
 }

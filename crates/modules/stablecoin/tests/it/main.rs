@@ -46,10 +46,30 @@ async fn empty() -> (tempfile::TempDir, Storage) {
     (dir, storage)
 }
 
-/// [`empty`], then governance creates `hkd.demo` for ISSUER.
+/// [`empty`], then governance creates `hkd.demo` for ISSUER, whose reserve (an ATTESTED
+/// attestation of 1,000,000,000) backs the mints of the tests.
 async fn setup() -> (tempfile::TempDir, Storage) {
     let (dir, storage) = empty().await;
     run(&storage, create(GOVERNANCE, ISSUER, DENOM)).await.unwrap();
+    let mut d = StateDelta::new(storage.latest_snapshot());
+    let g = GasMeter::infinite();
+    let coin = |n: u128| Some(lantau_module_api::pb_coin(&Coin::new(DENOM, n)));
+    let t = Some(lantau_proto::Timestamp { seconds: 1_800_000_000 - 60, nanos: 0 });
+    let a = lantau_reserve::Attestation {
+        id: 1,
+        issuer: ISSUER.to_bech32(),
+        state: lantau_reserve::AttestationState::Attested as i32,
+        circulation: coin(0),
+        reserve_market_value: coin(1_000_000_000),
+        random_day: t,
+        submitted_at: t,
+        submitted_height: 1,
+        auditor: Address([0x77; 20]).to_bech32(),
+        attested_at: t,
+    };
+    lantau_reserve::ReserveWrite::put_attestation(&mut d, &g, &a, Some(&ISSUER)).unwrap();
+    lantau_reserve::ReserveWrite::record_attested(&mut d, &g, &ISSUER, 1).await.unwrap();
+    storage.commit(d).await.unwrap();
     (dir, storage)
 }
 

@@ -216,6 +216,26 @@ pub(super) enum StablecoinTx {
         #[command(flatten)]
         tx: TxArgs,
     },
+    /// Seize coins from any holder (frozen or blacklisted included) to a recipient that passes
+    /// the KYC gate, under a court order (signed by a seizer of the denom, or its issuer).
+    Seize {
+        /// Key name of the seizer.
+        from: String,
+        /// The holder seized from (address or key name).
+        holder: String,
+        /// The recipient (address or key name).
+        to: String,
+        /// Amount with denom, e.g. `1000.00hkd.demo`.
+        amount: String,
+        /// The court order or other evidence (required).
+        #[arg(long = "evidence-ref")]
+        evidence_ref: String,
+        /// Why (required).
+        #[arg(long)]
+        memo: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
     /// Freeze an address (signed by the compliance authority).
     Freeze {
         /// Key name of the compliance authority.
@@ -416,6 +436,20 @@ pub(super) async fn stablecoin_tx(home: &std::path::Path, out: Output, t: Stable
             let key = tx.kr.open(home)?.secret(&from)?;
             let denom = issuer_denom(&tx, &key.address(), denom).await?;
             let m = spb::MsgRevokeRole { issuer: key.address().to_bech32(), denom, role, address: resolve_address(home, &address)?.to_bech32() };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::Seize { from, holder, to, amount, evidence_ref, memo, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let c = super::amount::parse_coin(&amount)?;
+            let m = spb::MsgSeize {
+                seizer: key.address().to_bech32(),
+                denom: c.denom.to_string(),
+                from: resolve_address(home, &holder)?.to_bech32(),
+                to: resolve_address(home, &to)?.to_bech32(),
+                amount: c.amount.to_string(),
+                evidence_ref,
+                memo,
+            };
             (key, tx, to_any(&m))
         }
         StablecoinTx::Freeze { from, address, tx } => {

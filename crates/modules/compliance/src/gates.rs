@@ -250,6 +250,24 @@ impl Party {
     }
 }
 
+/// Why the KYC gate would refuse `addr` as a party in `role` (`sender`/`recipient`) at the block
+/// time `now` (blacklisted, or its identity lapsed; a sub-key judged through its parent), or
+/// that it has no identity at all; `None` when it passes. The same rules as `kyc_gate`, for a
+/// movement that does not run the gate chain (a seizure's recipient).
+pub async fn kyc_refusal<S: StateRead + Sync>(
+    state: &S,
+    gas: &GasMeter,
+    addr: &Address,
+    role: &str,
+    now: &lantau_proto::Timestamp,
+) -> Result<Option<String>, TxError> {
+    let p = party(state, gas, addr, None, now).await?;
+    if let Some(why) = p.blacklisted(role).or_else(|| p.expired(role, now)) {
+        return Ok(Some(why));
+    }
+    Ok(p.identity.is_none().then(|| format!("{}: has no identity record", p.label(role))))
+}
+
 /// Resolves `addr` through its active sub-role binding, if any (`known`: the binding already
 /// read), and reads the identity that counts (and, for a sub-key, its own level).
 async fn party<S: StateRead + Sync>(

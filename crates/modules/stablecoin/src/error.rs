@@ -107,6 +107,12 @@ pub enum StablecoinError {
     /// names its date, the limit and the block time).
     #[error("{0}")]
     StaleAttestation(String),
+    /// 27: a malformed seizure (no evidence or memo, the same address on both sides).
+    #[error("invalid seizure: {0}")]
+    InvalidSeizure(String),
+    /// 28: the recipient of a seizure does not pass the KYC gate (the log names it and why).
+    #[error("{0}")]
+    SeizeRecipient(String),
     /// 23: a minter's mint over its allowance.
     #[error("mint of {amount}{denom} by minter {minter} is over its allowance of {allowance}{denom}")]
     OverAllowance {
@@ -158,6 +164,8 @@ impl ErrorCode for StablecoinError {
             StablecoinError::OverReserve(_) => 24,
             StablecoinError::NoAttestation { .. } => 25,
             StablecoinError::StaleAttestation(_) => 26,
+            StablecoinError::InvalidSeizure(_) => 27,
+            StablecoinError::SeizeRecipient(_) => 28,
         }
     }
 }

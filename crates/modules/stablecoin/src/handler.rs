@@ -197,6 +197,42 @@ impl MsgHandler for StablecoinMsg {
                 state.append_audit(ctx.gas, ctx.block, action_entry("role_update", &r.address, ctx.tx_hash, &meta)).await?;
                 Ok(())
             }
+            StablecoinMsg::Seize(m) => {
+                // The seizer: the denom's issuer, or a seizer of it.
+                let issuer = match state.issuer_of(ctx.gas, &m.denom, &m.seizer).await? {
+                    IssuerOf::Issuer(issuer) => issuer,
+                    IssuerOf::UnknownDenom => return Err(StablecoinError::UnknownDenom(m.denom.clone()).into()),
+                    IssuerOf::Other(issuer) => {
+                        if state.role_grant(ctx.gas, &m.denom, Role::Seizer, &m.seizer).await?.is_none() {
+                            return Err(StablecoinError::NotIssuer { signer: m.seizer.to_bech32(), denom: m.denom.clone(), issuer }.into());
+                        }
+                        let issuer =
+                            Address::from_bech32(&issuer).map_err(|e| lantau_module_api::error::internal(format!("the issuer of {}: {e}", m.denom)))?;
+                        issued_by(state, ctx, &m.denom, &issuer).await?
+                    }
+                };
+                // The recipient passes the KYC gate's rules (an identity, not blacklisted, not
+                // lapsed), judged by the compliance module.
+                let to = m.to.to_bech32();
+                let now = lantau_module_api::block_timestamp(ctx.block);
+                let why = lantau_compliance::gates::kyc_refusal(state, ctx.gas, &m.to, "recipient", &now).await?;
+                if let Some(why) = why {
+                    return Err(StablecoinError::SeizeRecipient(why).into());
+                }
+                let mut events = Vec::new();
+                state.seize(ctx.gas, ctx.block, ctx.tx_hash, &issuer, &m.seizer, &m.from, &m.to, m.amount, &m.evidence_ref, &m.memo, &mut events).await?;
+                ctx.events.extend(events);
+                ctx.emit_typed(&pb::EventSeized {
+                    seizer: m.seizer.to_bech32(),
+                    denom: m.denom.clone(),
+                    from: m.from.to_bech32(),
+                    to,
+                    amount: Some(pb_coin(&lantau_primitives::Coin::new(m.denom.as_str(), m.amount))),
+                    evidence_ref: m.evidence_ref.clone(),
+                    memo: m.memo.clone(),
+                });
+                Ok(())
+            }
             StablecoinMsg::Freeze(authority, addr) => {
                 ensure_compliance(state, ctx, authority).await?;
                 if state.is_frozen(ctx.gas, addr).await? {

@@ -860,3 +860,90 @@ async fn a_mint_stays_within_the_latest_attested_reserve_and_needs_a_fresh_attes
     o.fails("stablecoin", 25).log_has(&format!("its issuer {} has no ATTESTED reserve attestation", acme.address().to_bech32()));
     n.stop().await;
 }
+
+fn seize(k: &SecretKey, from: &Address, to: &Address, amount: &str, evidence: &str, memo: &str) -> Any {
+    to_any(&spb::MsgSeize {
+        seizer: k.address().to_bech32(),
+        denom: "hkd.demo".into(),
+        from: from.to_bech32(),
+        to: to.to_bech32(),
+        amount: amount.into(),
+        evidence_ref: evidence.into(),
+        memo: memo.into(),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seizer_moves_coins_from_a_blacklisted_or_frozen_holder_to_a_recipient_that_passes_kyc() {
+    let n = TestNode::start().await.unwrap();
+    let (issuer, ca) = (dev_key("issuer"), dev_key("compliance_authority"));
+    let (bob, carol, registrar) = (dev_addr("bob"), dev_addr("carol"), dev_addr("registrar"));
+    let seizer = crate::support::key(75);
+    crate::support::fund(&n, "governance", &seizer.address()).await;
+    exec(&n, &issuer, set_role("seizer", &seizer.address(), None)).await.ok();
+    let bal = |a: Address| {
+        let c = n.client.clone();
+        async move { c.balance(&a, "hkd.demo").await.unwrap().0 }
+    };
+    let before = supply(&n, "hkd.demo").await;
+    let blacklist = |who: &Address| {
+        to_any(&kpb::MsgBlacklistAddress {
+            authority: b32("compliance_authority"),
+            address: who.to_bech32(),
+            reason: "court".into(),
+            evidence_ref: "order-1".into(),
+        })
+    };
+
+    // From a blacklisted holder to the issuer: moved, supply unchanged, audited.
+    exec(&n, &ca, blacklist(&bob)).await.ok();
+    let o = exec(&n, &seizer, seize(&seizer, &bob, &dev_addr("issuer"), "1000", "HCMP-123/2026", "court order: freeze and surrender")).await;
+    o.ok();
+    assert!(o.event("chain.stablecoin.v1.EventSeized").is_some(), "{o:?}");
+    assert_eq!(bal(bob).await, 100_000_000 - 1_000);
+    assert_eq!(supply(&n, "hkd.demo").await, before);
+    let rows = n.client.query(&format!("/chain/compliance/v1/audit_log?tx_hash={}", o.txhash())).await.unwrap();
+    let row = &rows["entries"][0];
+    assert_eq!(
+        (row["tx_type"].as_str(), row["subject"].as_str(), row["counterparty"].as_str()),
+        (Some("seize"), Some(bob.to_bech32().as_str()), Some(b32("issuer").as_str())),
+        "{row}"
+    );
+    assert_eq!(row["amount"]["amount"], "1000");
+    assert_eq!(row["metadata"]["seizer"], seizer.address().to_bech32());
+    assert_eq!(row["metadata"]["evidence_ref"], "HCMP-123/2026");
+    assert_eq!(row["metadata"]["memo"], "court order: freeze and surrender");
+
+    // From a frozen holder, by the issuer itself.
+    exec(&n, &ca, to_any(&spb::MsgFreeze { authority: b32("compliance_authority"), address: carol.to_bech32() })).await.ok();
+    exec(&n, &issuer, seize(&issuer, &carol, &dev_addr("issuer"), "500", "HCMP-124/2026", "order")).await.ok();
+    assert_eq!(bal(carol).await, 100_000_000 - 500);
+
+    // The recipient must pass the KYC gate and not be frozen.
+    exec(&n, &seizer, seize(&seizer, &dev_addr("alice"), &bob, "1", "e", "m"))
+        .await
+        .fails("stablecoin", 28)
+        .log_has(&format!("recipient={}: address is blacklisted", bob.to_bech32()));
+    let nobody = crate::support::key(76).address();
+    exec(&n, &seizer, seize(&seizer, &dev_addr("alice"), &nobody, "1", "e", "m")).await.fails("stablecoin", 28).log_has("has no identity record");
+    exec(&n, &seizer, seize(&seizer, &dev_addr("alice"), &carol, "1", "e", "m")).await.fails("stablecoin", 28).log_has("has no identity record");
+    let freeze = |a: &str, on: bool| {
+        if on {
+            to_any(&spb::MsgFreeze { authority: b32("compliance_authority"), address: b32(a) })
+        } else {
+            to_any(&spb::MsgUnfreeze { authority: b32("compliance_authority"), address: b32(a) })
+        }
+    };
+    exec(&n, &ca, freeze("alice", true)).await.ok();
+    exec(&n, &seizer, seize(&seizer, &dev_addr("issuer"), &dev_addr("alice"), "1", "e", "m")).await.fails("bank", 10);
+    exec(&n, &ca, freeze("alice", false)).await.ok();
+    // Evidence and memo are required; only a seizer or the issuer seizes.
+    exec(&n, &seizer, seize(&seizer, &dev_addr("alice"), &registrar, "1", "", "m")).await.fails("stablecoin", 27);
+    exec(&n, &seizer, seize(&seizer, &dev_addr("alice"), &registrar, "1", "e", " ")).await.fails("stablecoin", 27);
+    exec(&n, &dev_key("alice"), seize(&dev_key("alice"), &bob, &dev_addr("alice"), "1", "e", "m")).await.fails("stablecoin", 7);
+    // SEIZE paused alone: refused in the chokepoint.
+    exec(&n, &issuer, pause("issuer", &["SEIZE"])).await.ok();
+    exec(&n, &seizer, seize(&seizer, &bob, &dev_addr("issuer"), "1", "e", "m")).await.fails("bank", 12).log_has("SEIZE of hkd.demo is paused");
+    hkd(&n, "alice", "issuer", 1).await.ok();
+    n.stop().await;
+}

@@ -1001,3 +1001,13 @@ async fn query(home: &std::path::Path, out: Output, q: QueryCmd) -> anyhow::Resu
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own checks of every command (unique argument names, valid defaults): a mistake
+    /// there panics only when that command is parsed.
+    #[test]
+    fn every_command_and_argument_is_well_formed() {
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
+    }
+}

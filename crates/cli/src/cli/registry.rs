@@ -230,9 +230,9 @@ pub(super) enum StablecoinTx {
         /// The court order or other evidence (required).
         #[arg(long = "evidence-ref")]
         evidence_ref: String,
-        /// Why (required).
+        /// Why (required; the message's `memo`, not the transaction's).
         #[arg(long)]
-        memo: String,
+        reason: String,
         #[command(flatten)]
         tx: TxArgs,
     },
@@ -438,7 +438,7 @@ pub(super) async fn stablecoin_tx(home: &std::path::Path, out: Output, t: Stable
             let m = spb::MsgRevokeRole { issuer: key.address().to_bech32(), denom, role, address: resolve_address(home, &address)?.to_bech32() };
             (key, tx, to_any(&m))
         }
-        StablecoinTx::Seize { from, holder, to, amount, evidence_ref, memo, tx } => {
+        StablecoinTx::Seize { from, holder, to, amount, evidence_ref, reason: memo, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;
             let c = super::amount::parse_coin(&amount)?;
             let m = spb::MsgSeize {

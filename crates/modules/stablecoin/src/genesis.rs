@@ -1,5 +1,5 @@
 //! Stablecoin genesis: denoms (with their token pairs and issuer identities), paused issuers,
-//! frozen addresses. Runs after the KYC and bank genesis.
+//! frozen addresses, role grants. Runs after the KYC and bank genesis.
 
 use cnidarium::StateWrite;
 use lantau_bank::{BankRead, BankWrite, DenomClash};
@@ -41,6 +41,29 @@ pub async fn init_genesis<S: StateWrite + Send + Sync>(
         let issuer = parse_address(p, "paused_issuers").map_err(|e| bad(e.log))?;
         let denom = state.issuer_denom(&gas, &issuer).await?.ok_or_else(|| bad(format!("paused issuer {p} has no denom")))?;
         state.set_send_paused(&gas, &denom, true)?;
+    }
+    for g in &genesis.roles {
+        let role = crate::roles::Role::from_name(&g.role).ok_or_else(|| bad(format!("unknown role {:?}", g.role)))?;
+        let addr = parse_address(&g.address, "roles.address").map_err(|e| bad(e.log))?;
+        if state.denom_record(&gas, &g.denom).await?.is_none() {
+            return Err(bad(format!("a {} role of {}, which is not a denom", g.role, g.denom)));
+        }
+        let allowance_ok = match (&g.allowance, role) {
+            (Some(c), crate::roles::Role::Minter) => c.denom == g.denom && c.amount.parse::<u128>().is_ok(),
+            (None, crate::roles::Role::Minter) => false,
+            (a, _) => a.is_none(),
+        };
+        if !allowance_ok {
+            return Err(bad(format!("{} of {}: a minter has an allowance in its denom, other roles none", g.role, g.address)));
+        }
+        let grant = lantau_proto::chain::stablecoin::v1::RoleGrant {
+            denom: g.denom.clone(),
+            role: role.name().to_string(),
+            address: addr.to_bech32(),
+            allowance: g.allowance.clone(),
+            granted_at: Some(lantau_module_api::block_timestamp(block)),
+        };
+        crate::roles::RoleWrite::put_role(state, &gas, role, &addr, &grant)?;
     }
     for f in &genesis.frozen_addresses {
         let a = parse_address(f, "frozen_addresses").map_err(|e| bad(e.log))?;

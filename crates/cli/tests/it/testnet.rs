@@ -594,7 +594,27 @@ async fn four_validators_stop_at_a_scheduled_upgrade_and_resume_with_the_build_t
     }
 
     // The new release: the test build, which applies the plan.
-    let _vals: Vec<RunningValidator> = (0..4).map(|i| testnet::start_validator(&dir, &net, i, &next_build).unwrap()).collect();
+    // The network's ports were free when it was laid out; a test running beside this one may
+    // have taken one since the kill: such a start is retried (a few times), any other failure
+    // shows the app's log.
+    let _vals: Vec<RunningValidator> = (0..4)
+        .map(|i| {
+            let mut tries = 0;
+            loop {
+                match testnet::start_validator(&dir, &net, i, &next_build) {
+                    Ok(v) => break v,
+                    Err(e) => {
+                        let log = std::fs::read_to_string(dir.join(format!("node{i}/app.log"))).unwrap_or_default();
+                        let tail: Vec<&str> = log.lines().rev().take(15).collect();
+                        let tail = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
+                        tries += 1;
+                        assert!(tail.contains("in use") && tries < 5, "{e:#}\n{tail}");
+                        std::thread::sleep(Duration::from_millis(500));
+                    }
+                }
+            }
+        })
+        .collect();
     all_at_least(&http, &net, &all, at + 3).await;
     let rows_after = agree(&http, &net, &all, 1, at + 3).await;
     assert!(rows_after >= rows_before, "audit rows {rows_before} -> {rows_after}");

@@ -137,8 +137,10 @@ fn tracked(key: &[u8]) -> bool {
     crate::export::owner(key).is_some() && key != state_key::VERSION_BASE.as_bytes()
 }
 
-fn u64_at(v: Option<Vec<u8>>) -> Option<u64> {
-    v.and_then(|b| b.as_slice().try_into().ok().map(u64::from_be_bytes))
+/// A u64 record of the history's (`None`: absent); a record of another length is corrupt and
+/// an error, never read as absent (which would start the history again).
+fn u64_at(v: Option<Vec<u8>>) -> anyhow::Result<Option<u64>> {
+    v.map(|b| <[u8; 8]>::try_from(b.as_slice()).map(u64::from_be_bytes).map_err(|_| anyhow::anyhow!("corrupt history record of {} bytes", b.len()))).transpose()
 }
 
 /// The writes that record a block's changes at `height`.
@@ -168,7 +170,7 @@ pub(crate) fn rows(height: u64, verifiable: &BTreeMap<String, Option<Vec<u8>>>, 
 /// superseded entries. `(key, Some(value))` puts, `(key, None)` deletes.
 pub(crate) async fn upkeep(prev: &Snapshot, height: u64, retention: Retention) -> anyhow::Result<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
     let mut out = Vec::new();
-    let start = u64_at(prev.nonverifiable_get_raw(START).await?);
+    let start = u64_at(prev.nonverifiable_get_raw(START).await?)?;
     if retention == Retention::Off {
         // A history that stopped is not continued: the next start writes a new baseline.
         if start.is_some() {
@@ -203,7 +205,7 @@ pub(crate) async fn upkeep(prev: &Snapshot, height: u64, retention: Retention) -
     // Heights at or below the horizon may lose entries a newer one (still at or below it)
     // supersedes; the floor follows the horizon.
     let horizon = height.saturating_sub(keep);
-    let floor = u64_at(prev.nonverifiable_get_raw(FLOOR).await?).unwrap_or(start).max(start);
+    let floor = u64_at(prev.nonverifiable_get_raw(FLOOR).await?)?.unwrap_or(start).max(start);
     if horizon <= floor {
         return Ok(out);
     }
@@ -247,8 +249,8 @@ pub(crate) async fn upkeep(prev: &Snapshot, height: u64, retention: Retention) -
 
 /// The heights the history of `snap` answers: `(earliest, latest)`; `None` without history.
 pub async fn span(snap: &Snapshot) -> anyhow::Result<Option<(u64, u64)>> {
-    let start = u64_at(snap.nonverifiable_get_raw(START).await?);
-    let floor = u64_at(snap.nonverifiable_get_raw(FLOOR).await?);
+    let start = u64_at(snap.nonverifiable_get_raw(START).await?)?;
+    let floor = u64_at(snap.nonverifiable_get_raw(FLOOR).await?)?;
     let latest = crate::storage::height_at(snap).await?;
     Ok(start.map(|s| (floor.unwrap_or(s).max(s), latest)))
 }

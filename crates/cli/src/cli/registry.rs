@@ -55,6 +55,21 @@ fn read_json_file<T: serde::de::DeserializeOwned>(path: &PathBuf) -> anyhow::Res
 
 // === tx ===
 
+/// The arguments of `tx stablecoin pause` and `unpause`.
+#[derive(Debug, clap::Args)]
+pub(super) struct PauseArgs {
+    /// Key name of the issuer (or a pauser of the denom).
+    from: String,
+    /// The denom (default: the signer's own).
+    #[arg(long, default_value = "")]
+    denom: String,
+    /// Features, comma-separated: TRANSFER, MINT, BURN, SEIZE, REDEEM (default: all).
+    #[arg(long, value_delimiter = ',')]
+    features: Vec<String>,
+    #[command(flatten)]
+    tx: TxArgs,
+}
+
 /// An identity as a registrar enrols or updates it.
 #[derive(Debug, clap::Args)]
 pub(super) struct IdentityArgs {
@@ -159,31 +174,9 @@ pub(super) enum StablecoinTx {
     },
     /// Pause features of a denom (every feature by default: transfers, mint, burn, seize,
     /// redeem).
-    Pause {
-        /// Key name of the issuer.
-        from: String,
-        /// The denom (default: the signer's own).
-        #[arg(long, default_value = "")]
-        denom: String,
-        /// Features to pause, comma-separated: TRANSFER, MINT, BURN, SEIZE, REDEEM (default: all).
-        #[arg(long, value_delimiter = ',')]
-        features: Vec<String>,
-        #[command(flatten)]
-        tx: TxArgs,
-    },
+    Pause(PauseArgs),
     /// Lift the pause of features (all by default).
-    Unpause {
-        /// Key name of the issuer.
-        from: String,
-        /// The denom (default: the signer's own).
-        #[arg(long, default_value = "")]
-        denom: String,
-        /// Features to resume, comma-separated (default: all).
-        #[arg(long, value_delimiter = ',')]
-        features: Vec<String>,
-        #[command(flatten)]
-        tx: TxArgs,
-    },
+    Unpause(PauseArgs),
     /// Grant a role of the issuer's denom (or replace the grant): minter (with
     /// --allowance), pauser, seizer, redeemer.
     SetRole {
@@ -415,12 +408,12 @@ pub(super) async fn stablecoin_tx(home: &std::path::Path, out: Output, t: Stable
             let m = spb::MsgBurn { issuer: key.address().to_bech32(), amount: Some(coin(&amount)?) };
             (key, tx, to_any(&m))
         }
-        StablecoinTx::Pause { from, denom, features, tx } => {
+        StablecoinTx::Pause(PauseArgs { from, denom, features, tx }) => {
             let key = tx.kr.open(home)?.secret(&from)?;
             let m = spb::MsgPause { authority: key.address().to_bech32(), denom, features };
             (key, tx, to_any(&m))
         }
-        StablecoinTx::Unpause { from, denom, features, tx } => {
+        StablecoinTx::Unpause(PauseArgs { from, denom, features, tx }) => {
             let key = tx.kr.open(home)?.secret(&from)?;
             let m = spb::MsgUnpause { authority: key.address().to_bech32(), denom, features };
             (key, tx, to_any(&m))

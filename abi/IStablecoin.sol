@@ -15,5 +15,9 @@ interface IStablecoin {
     function approve(address spender, uint256 amount) external returns (bool);
     function transferFrom(address from, address to, uint256 amount) external returns (bool);
     function transferWithTravelRule(address to, uint256 amount, bytes calldata payload) external returns (bool);
+    /// Requests the redemption of `amount` of the caller's balance for fiat paid to
+    /// `payoutRef` (UTF-8): the amount moves to the redemption escrow (a Transfer to it) and the
+    /// request's id is returned (chain.stablecoin.v1.MsgRequestRedemption).
+    function redeem(uint256 amount, bytes calldata payoutRef) external returns (uint256 id);
     event Transfer(address indexed from, address indexed to, uint256 value);
 }

@@ -7,9 +7,9 @@ pub const EVM_CHAIN_ID: &str = "app/evm_chain_id";
 /// `app/height` → u64 big-endian: the height of the last executed block.
 pub const HEIGHT: &str = "app/height";
 /// `app/block_time` → i128 big-endian unix nanoseconds of the last executed block.
-pub const BLOCK_TIME: &str = "app/block_time";
+pub const BLOCK_TIME: &str = lantau_module_api::store::BLOCK_TIME_KEY;
 /// `app/genesis_time` → i128 big-endian unix nanoseconds of genesis.
-pub const GENESIS_TIME: &str = "app/genesis_time";
+pub const GENESIS_TIME: &str = lantau_module_api::store::GENESIS_TIME_KEY;
 /// `app/max_block_gas` → i64 big-endian: the consensus parameter `block.max_gas` InitChain
 /// gave (-1: no limit).
 pub const MAX_BLOCK_GAS: &str = "app/max_block_gas";

@@ -109,6 +109,12 @@ pub fn transfer_with_travel_rule_calldata(to: &Address, amount: u128, payload: &
         .abi_encode()
 }
 
+/// The calldata of `redeem(amount, payoutRef)`: a redemption request.
+pub fn redeem_calldata(amount: u128, payout_ref: &str) -> Vec<u8> {
+    use alloy_sol_types::SolCall as _;
+    IStablecoin::redeemCall { amount: U256::from(amount), payoutRef: Bytes::from(payout_ref.as_bytes().to_vec()) }.abi_encode()
+}
+
 /// The calldata of the plain ERC-20 `transfer(to, amount)` (which the precompile refuses).
 pub fn transfer_calldata(to: &Address, amount: u128) -> Vec<u8> {
     use alloy_sol_types::SolCall as _;

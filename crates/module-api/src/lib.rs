@@ -45,6 +45,12 @@ pub fn parse_address(s: &str, field: &str) -> Result<lantau_primitives::Address,
     lantau_primitives::Address::from_bech32(s).map_err(|e| SdkError::InvalidAddress(format!("{field}: {e}")).into())
 }
 
+/// A duration param in whole seconds, as a protobuf Duration's JSON writes it (`"86400s"`):
+/// `None` unless it is digits then `s`, positive.
+pub fn duration_secs(s: &str) -> Option<u64> {
+    s.strip_suffix('s').filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())).and_then(|d| d.parse::<u64>().ok()).filter(|secs| *secs > 0)
+}
+
 /// The block time as a protobuf timestamp.
 pub fn block_timestamp(block: &BlockCtx) -> lantau_proto::Timestamp {
     lantau_proto::timestamp(block.time)

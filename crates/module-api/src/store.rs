@@ -68,6 +68,27 @@ pub async fn scan_prefix<S: StateRead + ?Sized>(state: &S, prefix: &str) -> Resu
     Ok(out)
 }
 
+/// `app/block_time` → i128 big-endian unix nanoseconds of the last executed block (the app
+/// writes it as each block begins).
+pub const BLOCK_TIME_KEY: &str = "app/block_time";
+/// `app/genesis_time` → i128 big-endian unix nanoseconds of genesis.
+pub const GENESIS_TIME_KEY: &str = "app/genesis_time";
+
+/// The time of a state: its last block's time (genesis time before the first block; the unix
+/// epoch in a state with neither). For queries that judge a record by "now", e.g. a deadline:
+/// the answer at a height is the answer as of that block.
+pub async fn state_time<S: StateRead + ?Sized>(state: &S) -> Result<time::OffsetDateTime, TxError> {
+    let raw = match state.get_raw(BLOCK_TIME_KEY).await.map_err(|e| read_failed(BLOCK_TIME_KEY, e))? {
+        Some(b) => Some(b),
+        None => state.get_raw(GENESIS_TIME_KEY).await.map_err(|e| read_failed(GENESIS_TIME_KEY, e))?,
+    };
+    let nanos = match raw {
+        Some(b) => i128::from_be_bytes(b.as_slice().try_into().map_err(|_| internal(format!("{BLOCK_TIME_KEY}: {} bytes, not 16", b.len())))?),
+        None => 0,
+    };
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos).map_err(|e| internal(format!("{BLOCK_TIME_KEY}: {e}")))
+}
+
 // === store faults ===
 
 /// A read or write the store could not do: a RocksDB error (a block checksum mismatch, a

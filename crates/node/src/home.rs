@@ -28,8 +28,8 @@ pub const DEV_MNEMONIC: &str = "test test test test test test test test test tes
 /// names their roles (governance, compliance authority, issuer, registrar, auditor, customers,
 /// the onboarding portal's faucet, which holds only native coin and no identity, and the issuer's
 /// reviewer and officer, bound at genesis, for the reviewers' console).
-pub const DEV_ACCOUNT_NAMES: [&str; 11] =
-    ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol", "faucet", "reviewer", "officer"];
+pub const DEV_ACCOUNT_NAMES: [&str; 12] =
+    ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol", "faucet", "reviewer", "officer", "treasury"];
 
 /// Native coin each dev account starts with: 1,000,000 LANTAU.
 pub const DEV_NATIVE_BALANCE: u128 = 1_000_000 * 1_000_000_000_000_000_000;
@@ -39,6 +39,9 @@ pub const DEV_DENOM: &str = "hkd.demo";
 
 /// `hkd.demo` each dev customer (alice, bob, carol) starts with: 1,000,000.00 HKD.
 pub const DEV_HKD_BALANCE: u128 = 100_000_000;
+/// The dev `treasury`'s minter allowance of `hkd.demo`: 50,000.00 (the genesis reserve leaves
+/// 60,000.00 of headroom over circulation).
+pub const DEV_MINTER_ALLOWANCE: u128 = 5_000_000;
 
 /// VASP identifier of the dev issuer.
 pub const DEV_ISSUER_VASP: &str = "VASP-LANTAU-DEMO-ISSUER";
@@ -219,7 +222,8 @@ fn lantau_compliance_genesis_binding(parent: String, sub_addr: String, role: &st
 
 /// Gives the named dev accounts their roles: governance; the compliance authority; `issuer`
 /// (LEVEL_LICENSED_ISSUER with a VASP id, issuer of `hkd.demo`, with `reviewer` and `officer`
-/// bound as its sub-keys); `registrar`; `auditor`;
+/// bound as its sub-keys; `treasury`, its operations desk, holds every role of `hkd.demo`:
+/// minter with an allowance of 50,000.00, pauser, seizer, redeemer); `registrar`; `auditor`;
 /// `alice` (full tier, VASP and reference), `bob` (minimal tier, reference), `carol` (no
 /// identity); the customers hold `hkd.demo`.
 fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) -> anyhow::Result<()> {
@@ -260,6 +264,16 @@ fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) ->
         issuer: addr("issuer")?,
         decimals: 2,
     });
+    for role in ["minter", "pauser", "seizer", "redeemer"] {
+        g.stablecoin.roles.push(lantau_proto::chain::stablecoin::v1::RoleGrant {
+            denom: DEV_DENOM.into(),
+            role: role.into(),
+            address: addr("treasury")?,
+            allowance: (role == "minter")
+                .then(|| cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: DEV_DENOM.into(), amount: DEV_MINTER_ALLOWANCE.to_string() }),
+            granted_at: Some(ts),
+        });
+    }
     // Generous on a dev chain: the genesis attestation (dated at the genesis time) backs mints
     // for ten years.
     g.reserve.params = Some(lantau_proto::chain::reserve::v1::Params { auditors: vec![addr("auditor")?], max_attestation_age: "315360000s".into() });

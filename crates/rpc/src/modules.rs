@@ -43,6 +43,9 @@ pub fn routes() -> OpenApiRouter<Node> {
         .routes(routes!(denom))
         .routes(routes!(frozen))
         .routes(routes!(roles))
+        .routes(routes!(stablecoin_params))
+        .routes(routes!(redemptions))
+        .routes(routes!(redemption))
         .routes(routes!(token_pairs))
         .routes(routes!(token_pair))
         .routes(routes!(latest_attestation))
@@ -122,6 +125,68 @@ async fn denom(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult
 async fn roles(State(node): State<Node>, Path(denom): Path<String>) -> ApiResult<RolesResponse> {
     let r: stablecoin_pb::QueryRolesResponse = routed(&node, stablecoin::query::ROLES, &stablecoin_pb::QueryRolesRequest { denom }).await?;
     Ok(Body(RolesResponse { roles: r.roles }))
+}
+
+#[utoipa::path(get, path = "/chain/stablecoin/v1/params", tag = "stablecoin", summary = "Stablecoin parameters (the redemption deadline)",
+    responses((status = 200, description = "The answer", body = StablecoinParamsResponse)))]
+async fn stablecoin_params(State(node): State<Node>) -> ApiResult<StablecoinParamsResponse> {
+    let r: stablecoin_pb::QueryParamsResponse = routed(&node, stablecoin::query::PARAMS, &stablecoin_pb::QueryParamsRequest {}).await?;
+    Ok(Body(StablecoinParamsResponse { params: r.params }))
+}
+
+/// Redemptions: `?denom=&status=&holder=` (each optional; `status` a RedemptionStatus name,
+/// with or without its `REDEMPTION_STATUS_` prefix, or number), `pagination.key` (the previous
+/// page's `next_key`) and `pagination.limit` (default 100, at most 1000). Statuses are as of the
+/// block time of the height read: an open request past its deadline is OVERDUE.
+#[utoipa::path(get, path = "/chain/stablecoin/v1/redemptions", tag = "stablecoin", summary = "Redemption requests, oldest first, with their status as of the block read (OVERDUE past the deadline)",
+    params(("denom" = Option<String>, Query, description = "Only this denom", example = "hkd.demo"),
+        ("status" = Option<String>, Query, description = "A RedemptionStatus (REQUESTED, PAID, REJECTED, OVERDUE; with or without the REDEMPTION_STATUS_ prefix); omitted = all"),
+        ("holder" = Option<String>, Query, description = "Only this holder (bech32)"),
+        ("pagination.key" = Option<String>, Query, description = "The next_key of the previous page (base64)"),
+        ("pagination.limit" = Option<String>, Query, description = "Page size: default 100, at most 1000")),
+    responses((status = 200, description = "The answer", body = RedemptionsResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+async fn redemptions(State(node): State<Node>, RawQuery(raw): RawQuery) -> ApiResult<RedemptionsResponse> {
+    use base64::Engine as _;
+    let mut req = stablecoin_pb::QueryRedemptionsRequest::default();
+    let mut page = cosmos_sdk_proto::cosmos::base::query::v1beta1::PageRequest::default();
+    for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
+        if v.is_empty() {
+            continue;
+        }
+        match k.as_str() {
+            "denom" => req.denom = v,
+            "holder" => req.holder = parse_bech32(&v)?.to_bech32(),
+            "status" => {
+                let st = stablecoin_pb::RedemptionStatus::from_str_name(&v)
+                    .or_else(|| stablecoin_pb::RedemptionStatus::from_str_name(&format!("REDEMPTION_STATUS_{v}")))
+                    .or_else(|| v.parse::<i32>().ok().and_then(|n| stablecoin_pb::RedemptionStatus::try_from(n).ok()))
+                    .ok_or_else(|| ApiError::invalid(format!("invalid status {v:?}: expected REQUESTED, PAID, REJECTED or OVERDUE")))?;
+                req.status = st as i32;
+            }
+            "pagination.key" => {
+                page.key = base64::engine::general_purpose::STANDARD
+                    .decode(v.as_bytes())
+                    .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(v.as_bytes()))
+                    .map_err(|_| ApiError::invalid(format!("invalid pagination.key {v:?}: base64 expected")))?;
+            }
+            "pagination.limit" => page.limit = v.parse().map_err(|_| ApiError::invalid(format!("invalid pagination.limit {v:?}")))?,
+            _ => {}
+        }
+    }
+    req.pagination = Some(page);
+    let r: stablecoin_pb::QueryRedemptionsResponse = routed(&node, stablecoin::query::REDEMPTIONS, &req).await?;
+    let next_key = r.pagination.as_ref().map(|p| p.next_key.clone()).filter(|k| !k.is_empty()).map(|k| base64::engine::general_purpose::STANDARD.encode(k));
+    let pagination = PageResponse { next_key, total: r.redemptions.len().to_string() };
+    Ok(Body(RedemptionsResponse { redemptions: r.redemptions, pagination }))
+}
+
+#[utoipa::path(get, path = "/chain/stablecoin/v1/redemptions/{id}", tag = "stablecoin", summary = "One redemption request, with its status as of the block read",
+    params(("id" = String, Path, description = "The redemption id", example = "1")),
+    responses((status = 200, description = "The answer", body = RedemptionResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+async fn redemption(State(node): State<Node>, Path(id): Path<String>) -> ApiResult<RedemptionResponse> {
+    let id: u64 = id.parse().map_err(|_| ApiError::invalid(format!("invalid redemption id {id:?}: a positive integer")))?;
+    let r: stablecoin_pb::QueryRedemptionResponse = routed(&node, stablecoin::query::REDEMPTION, &stablecoin_pb::QueryRedemptionRequest { id }).await?;
+    Ok(Body(RedemptionResponse { redemption: r.redemption }))
 }
 
 #[utoipa::path(get, path = "/chain/stablecoin/v1/frozen/{address}", tag = "stablecoin", summary = "Whether an address is frozen",
@@ -511,6 +576,9 @@ mod bodies {
     one!(TokenPairResponse, token_pair, lantau_proto::erc20::TokenPair);
     one!(AttestationResponse, attestation, reserve_pb::Attestation);
     one!(ReserveParamsResponse, params, reserve_pb::Params);
+    one!(StablecoinParamsResponse, params, stablecoin_pb::Params);
+    one!(RedemptionResponse, redemption, stablecoin_pb::Redemption);
+    list!(RedemptionsResponse, redemptions, stablecoin_pb::Redemption);
     list!(AuditLogResponse, entries, compliance_pb::AuditEntry);
     list!(FlagsResponse, flags, compliance_pb::Flag);
     list!(SubRolesResponse, bindings, compliance_pb::SubRoleBinding);

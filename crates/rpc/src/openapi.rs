@@ -211,10 +211,10 @@ pub mod shapes {
         pub amount: String,
     }
 
-    /// A complete list's pagination tail: no next page, the total as a string.
+    /// A list's pagination tail: the next page's key (most lists are complete: null), the total as a string.
     #[derive(Debug, Clone, Serialize, ToSchema)]
     pub struct PageResponse {
-        /// Always null: lists are complete.
+        /// The key of the next page (base64); null on the last page (most lists are complete).
         pub next_key: Option<String>,
         /// The number of entries.
         #[schema(pattern = "^[0-9]+$")]
@@ -467,7 +467,7 @@ mod tests {
             assert!(paths.contains_key(p), "{p} is not documented");
         }
         assert!(paths["/cosmos/tx/v1beta1/txs"].get("post").is_some() && paths["/cosmos/tx/v1beta1/txs"].get("get").is_some());
-        assert_eq!(paths.len(), 45, "{:?}", paths.keys().collect::<Vec<_>>());
+        assert_eq!(paths.len(), 48, "{:?}", paths.keys().collect::<Vec<_>>());
         let schemas = doc["components"]["schemas"].as_object().unwrap();
         let mut all = Vec::new();
         refs(&doc, &mut all);

@@ -229,6 +229,55 @@ pub(super) enum StablecoinTx {
         #[command(flatten)]
         tx: TxArgs,
     },
+    /// Request the redemption of coins for fiat: the amount moves into the module escrow until
+    /// the issuer settles (pays) or rejects the request, within the redemption deadline.
+    RequestRedemption {
+        /// Key name of the holder.
+        from: String,
+        /// Amount with denom, e.g. `250.00hkd.demo`.
+        amount: String,
+        /// Where the fiat goes (a bank account reference).
+        #[arg(long = "payout-ref")]
+        payout_ref: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Settle an open redemption (the fiat is paid): its escrow is burned. Signed by the issuer
+    /// or a redeemer of the denom.
+    SettleRedemption {
+        /// Key name of the issuer or redeemer.
+        from: String,
+        /// The redemption id.
+        id: u64,
+        /// The payment's reference.
+        #[arg(long = "payment-ref")]
+        payment_ref: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Reject an open redemption: its escrow goes back to the holder. Signed by the issuer or a
+    /// redeemer of the denom.
+    RejectRedemption {
+        /// Key name of the issuer or redeemer.
+        from: String,
+        /// The redemption id.
+        id: u64,
+        /// Why (required).
+        #[arg(long)]
+        reason: String,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Replace the stablecoin params (signed by governance) with a JSON file: the answer of
+    /// `query stablecoin params --output json`, edited.
+    UpdateParams {
+        /// Key name of the governance authority.
+        from: String,
+        /// JSON file.
+        file: PathBuf,
+        #[command(flatten)]
+        tx: TxArgs,
+    },
     /// Freeze an address (signed by the compliance authority).
     Freeze {
         /// Key name of the compliance authority.
@@ -445,6 +494,27 @@ pub(super) async fn stablecoin_tx(home: &std::path::Path, out: Output, t: Stable
             };
             (key, tx, to_any(&m))
         }
+        StablecoinTx::RequestRedemption { from, amount, payout_ref, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let c = super::amount::parse_coin(&amount)?;
+            let m = spb::MsgRequestRedemption { holder: key.address().to_bech32(), denom: c.denom.to_string(), amount: c.amount.to_string(), payout_ref };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::SettleRedemption { from, id, payment_ref, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = spb::MsgSettleRedemption { redeemer: key.address().to_bech32(), id, payment_ref };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::RejectRedemption { from, id, reason, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = spb::MsgRejectRedemption { redeemer: key.address().to_bech32(), id, reason };
+            (key, tx, to_any(&m))
+        }
+        StablecoinTx::UpdateParams { from, file, tx } => {
+            let key = tx.kr.open(home)?.secret(&from)?;
+            let m = spb::MsgUpdateParams { authority: key.address().to_bech32(), params: Some(read_json_file(&file)?) };
+            (key, tx, to_any(&m))
+        }
         StablecoinTx::Freeze { from, address, tx } => {
             let key = tx.kr.open(home)?.secret(&from)?;
             let m = spb::MsgFreeze { authority: key.address().to_bech32(), address: resolve_address(home, &address)?.to_bech32() };
@@ -535,6 +605,38 @@ pub(super) enum StablecoinQuery {
         #[command(flatten)]
         node: NodeArgs,
     },
+    /// The stablecoin params (the redemption deadline).
+    Params {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Redemption requests, oldest first, with their status now (OVERDUE past the deadline).
+    Redemptions {
+        /// Only this denom.
+        #[arg(long)]
+        denom: Option<String>,
+        /// Only this status: REQUESTED, PAID, REJECTED or OVERDUE.
+        #[arg(long)]
+        status: Option<String>,
+        /// Only this holder (address or key name).
+        #[arg(long)]
+        holder: Option<String>,
+        /// Page size (default 100, at most 1000).
+        #[arg(long)]
+        limit: Option<u64>,
+        /// The next_key of the previous page.
+        #[arg(long = "page-key")]
+        page_key: Option<String>,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// One redemption request.
+    Redemption {
+        /// The id.
+        id: u64,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
 }
 
 /// erc20 queries.
@@ -611,6 +713,19 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
         ModuleQuery::Stablecoin(StablecoinQuery::Denoms { node }) => (node, "/chain/stablecoin/v1/denoms".to_string()),
         ModuleQuery::Stablecoin(StablecoinQuery::Denom { denom, node }) => (node, format!("/chain/stablecoin/v1/denoms/{denom}")),
         ModuleQuery::Stablecoin(StablecoinQuery::Roles { denom, node }) => (node, format!("/chain/stablecoin/v1/roles/{denom}")),
+        ModuleQuery::Stablecoin(StablecoinQuery::Params { node }) => (node, "/chain/stablecoin/v1/params".to_string()),
+        ModuleQuery::Stablecoin(StablecoinQuery::Redemptions { denom, status, holder, limit, page_key, node }) => {
+            let holder = holder.map(|h| resolve_address(home, &h).map(|a| a.to_bech32())).transpose()?;
+            let q = query_string(&[
+                ("denom", denom),
+                ("status", status),
+                ("holder", holder),
+                ("pagination.limit", limit.map(|l| l.to_string())),
+                ("pagination.key", page_key),
+            ]);
+            (node, format!("/chain/stablecoin/v1/redemptions{q}"))
+        }
+        ModuleQuery::Stablecoin(StablecoinQuery::Redemption { id, node }) => (node, format!("/chain/stablecoin/v1/redemptions/{id}")),
         ModuleQuery::Stablecoin(StablecoinQuery::Frozen { address, node }) => {
             (node, format!("/chain/stablecoin/v1/frozen/{}", resolve_address(home, &address)?.to_bech32()))
         }

@@ -178,6 +178,43 @@ async fn cli_drives_the_registries() {
     let (ok, v, _) = run(s(&["query", "reserve", "latest", "issuer"])).await.unwrap();
     assert!(ok && v["attestation"]["state"] == "ATTESTATION_STATE_ATTESTED", "{v}");
 
+    // The issuer's controls, as the README shows them, by the dev operations desk (`treasury`,
+    // every role of hkd.demo): a REDEEM pause, a redemption paid and one rejected, a seizure.
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "pause", "treasury", "--denom", "hkd.demo", "--features", "REDEEM"])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "request-redemption", "alice", "2.50hkd.demo", "--payout-ref", "HSBC 004-1"])).await.unwrap();
+    assert!(!ok && log.contains("REDEEM of hkd.demo is paused"), "{log}");
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "unpause", "treasury", "--denom", "hkd.demo", "--features", "REDEEM"])).await.unwrap();
+    assert!(ok, "{log}");
+    for _ in 0..2 {
+        let (ok, v, log) = run(s(&["tx", "stablecoin", "request-redemption", "alice", "2.50hkd.demo", "--payout-ref", "HSBC 004-1"])).await.unwrap();
+        assert!(ok && v["code"] == 0, "{log}");
+    }
+    let (ok, v, log) = run(s(&["query", "stablecoin", "redemptions", "--status", "REQUESTED", "--holder", "alice"])).await.unwrap();
+    assert!(ok && v["redemptions"].as_array().unwrap().len() == 2 && v["redemptions"][0]["amount"]["amount"] == "250", "{log}");
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "settle-redemption", "treasury", "1", "--payment-ref", "CHATS-0001"])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "reject-redemption", "treasury", "2", "--reason", "payout account mismatch"])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, _) = run(s(&["query", "stablecoin", "redemption", "1"])).await.unwrap();
+    assert!(ok && v["redemption"]["status"] == "REDEMPTION_STATUS_PAID", "{v}");
+    let (ok, v, _) = run(s(&["query", "stablecoin", "redemptions", "--status", "REJECTED"])).await.unwrap();
+    assert!(ok && v["redemptions"][0]["reason"] == "payout account mismatch", "{v}");
+    let (ok, _, log) =
+        run(s(&["tx", "stablecoin", "seize", "treasury", "bob", "alice", "1.00hkd.demo", "--evidence-ref", "HCMP-1/2026", "--reason", "court order"]))
+            .await
+            .unwrap();
+    assert!(ok, "{log}");
+    let (ok, mut v, _) = run(s(&["query", "stablecoin", "params"])).await.unwrap();
+    assert!(ok && v["params"]["redemption_deadline"] == "86400s", "{v}");
+    v["params"]["redemption_deadline"] = serde_json::json!("172800s");
+    let file = home.join("stablecoin-params.json");
+    std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "update-params", "governance", file.to_str().unwrap()])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, _) = run(s(&["query", "stablecoin", "params"])).await.unwrap();
+    assert!(ok && v["params"]["redemption_deadline"] == "172800s", "{v}");
+
     // Params through a JSON file: read, edit, update (governance).
     let (ok, mut v, _) = run(s(&["query", "kyc", "params"])).await.unwrap();
     assert!(ok);

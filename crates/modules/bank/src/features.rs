@@ -11,7 +11,8 @@ pub enum Feature {
     Burn,
     /// A seizure under a court order.
     Seize,
-    /// Redemption requests and their settlement.
+    /// New redemption requests (an open request is still settled or rejected: that
+    /// discharges it).
     Redeem,
 }
 

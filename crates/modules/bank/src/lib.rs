@@ -114,16 +114,31 @@ pub use features::{Feature, Features};
 pub use error::BankError;
 pub use lantau_proto::chain::stablecoin::v1::Denom as DenomRecord;
 pub use msg::{coins_from_proto, coins_to_string, MultiSendMsg, SendMsg};
-pub use state::{BankRead, BankWrite, DenomClash, GenesisLeg, IssueLeg, Issuer, IssuerOf, Leg, NewDenom, PlainLeg};
+pub use state::{BankRead, BankWrite, DenomClash, GenesisLeg, IssueLeg, Issuer, IssuerOf, Leg, NewDenom, PlainLeg, RedeemLeg};
 
 /// The fee collector module account: the first 20 bytes of sha256("fee_collector"), as the
 /// Cosmos SDK derives module addresses. Fees are paid to it (and an Ethereum transaction's
 /// unused gas refunded from it).
 pub fn fee_collector() -> lantau_primitives::Address {
-    let h = lantau_crypto::sha256(b"fee_collector");
+    module_account("fee_collector")
+}
+
+/// A module account's address: the first 20 bytes of sha256(name), as the Cosmos SDK derives
+/// them (`authtypes.NewModuleAddress`).
+pub fn module_account(name: &str) -> lantau_primitives::Address {
+    let h = lantau_crypto::sha256(name.as_bytes());
     let mut a = [0u8; 20];
     a.copy_from_slice(h.get(..20).unwrap_or(&[0u8; 20]));
     lantau_primitives::Address(a)
+}
+
+/// The escrow of open redemption requests: the stablecoin module's account. Its balance of a
+/// denom is the sum of that denom's open requests (it counts in circulation, as the
+/// Ordinance's backing covers it); only [`BankWrite::redemption_request`],
+/// [`BankWrite::redemption_paid`] and [`BankWrite::redemption_rejected`] move it (it holds no
+/// identity, so the gate chain refuses any transfer to it).
+pub fn redemption_escrow() -> lantau_primitives::Address {
+    module_account("stablecoin")
 }
 
 /// The module name, used in `message.module` events and module-account derivation.

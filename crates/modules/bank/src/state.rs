@@ -217,6 +217,30 @@ pub enum Leg {
     Genesis(GenesisLeg),
     /// A stablecoin seized from a holder under a court order.
     Seize(SeizeLeg),
+    /// A stablecoin into (a request) or out of (settlement: burned; rejection: returned) the
+    /// redemption escrow.
+    Redeem(RedeemLeg),
+}
+
+/// One step of a redemption through the escrow ([`crate::redemption_escrow`]). Private to
+/// this crate: made by [`BankWrite::redemption_request`], [`BankWrite::redemption_paid`] and
+/// [`BankWrite::redemption_rejected`] only, which write its audit row.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RedeemLeg {
+    from: Option<Address>,
+    to: Option<Address>,
+    coin: Coin,
+    step: RedeemStep,
+}
+
+/// Which step of a redemption a [`RedeemLeg`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RedeemStep {
+    /// Holder → escrow: the REDEEM feature, paused or not; the holder must not be frozen.
+    Request,
+    /// Escrow → burned, or escrow → holder: discharges a request already made, so neither a
+    /// pause nor a freeze (since the request) holds it back.
+    Close,
 }
 
 /// A stablecoin a seizer of its denom moves from any holder (frozen included) to a recipient
@@ -272,25 +296,61 @@ impl PlainLeg {
     }
 }
 
-/// What one leg does to balances and supply, and the feature of its denom it uses.
+/// What one leg does to balances and supply, the feature of its denom it uses, and which of
+/// the send restrictions hold it back.
 struct Effect<'a> {
     from: Option<&'a Address>,
     to: Option<&'a Address>,
     coin: &'a Coin,
     feature: crate::Feature,
+    checks: Checks,
+}
+
+/// The send restrictions a leg obeys.
+#[derive(Clone, Copy)]
+struct Checks {
+    /// Refused while its feature is paused.
+    pause: bool,
+    /// Refused when the debited party is frozen.
+    frozen_from: bool,
+    /// Refused when the credited party is frozen.
+    frozen_to: bool,
+}
+
+impl Checks {
+    const ALL: Checks = Checks { pause: true, frozen_from: true, frozen_to: true };
+    const NONE: Checks = Checks { pause: false, frozen_from: false, frozen_to: false };
 }
 
 impl Leg {
     fn effect(&self) -> Effect<'_> {
         use crate::Feature;
         match self {
-            Leg::Plain(l) => Effect { from: Some(&l.from), to: Some(&l.to), coin: &l.coin, feature: Feature::Transfer },
-            Leg::Screened(t) => Effect { from: Some(t.from()), to: Some(t.to()), coin: t.coin(), feature: Feature::Transfer },
-            Leg::Issue(l) => {
-                Effect { from: l.from.as_ref(), to: l.to.as_ref(), coin: &l.coin, feature: if l.from.is_none() { Feature::Mint } else { Feature::Burn } }
+            Leg::Plain(l) => Effect { from: Some(&l.from), to: Some(&l.to), coin: &l.coin, feature: Feature::Transfer, checks: Checks::ALL },
+            Leg::Screened(t) => Effect { from: Some(t.from()), to: Some(t.to()), coin: t.coin(), feature: Feature::Transfer, checks: Checks::ALL },
+            Leg::Issue(l) => Effect {
+                from: l.from.as_ref(),
+                to: l.to.as_ref(),
+                coin: &l.coin,
+                feature: if l.from.is_none() { Feature::Mint } else { Feature::Burn },
+                checks: Checks::ALL,
+            },
+            Leg::Genesis(g) => Effect { from: None, to: Some(&g.to), coin: &g.coin, feature: Feature::Transfer, checks: Checks::ALL },
+            // A seizure takes from a frozen holder too (that is what a court order is for); its
+            // recipient, like every other party, must not be frozen.
+            Leg::Seize(l) => {
+                Effect { from: Some(&l.from), to: Some(&l.to), coin: &l.coin, feature: Feature::Seize, checks: Checks { frozen_from: false, ..Checks::ALL } }
             }
-            Leg::Genesis(g) => Effect { from: None, to: Some(&g.to), coin: &g.coin, feature: Feature::Transfer },
-            Leg::Seize(l) => Effect { from: Some(&l.from), to: Some(&l.to), coin: &l.coin, feature: Feature::Seize },
+            Leg::Redeem(l) => Effect {
+                from: l.from.as_ref(),
+                to: l.to.as_ref(),
+                coin: &l.coin,
+                feature: Feature::Redeem,
+                checks: match l.step {
+                    RedeemStep::Request => Checks { frozen_to: false, ..Checks::ALL },
+                    RedeemStep::Close => Checks::NONE,
+                },
+            },
         }
     }
 }
@@ -331,25 +391,26 @@ impl Ledger {
         if !e.coin.is_stablecoin() {
             return Ok(());
         }
-        let paused = match self.paused.get(&e.coin.denom) {
-            Some(p) => *p,
-            None => {
-                let p = s.paused_features(gas, &e.coin.denom).await?;
-                self.paused.insert(e.coin.denom.clone(), p);
-                p
+        if e.checks.pause {
+            let paused = match self.paused.get(&e.coin.denom) {
+                Some(p) => *p,
+                None => {
+                    let p = s.paused_features(gas, &e.coin.denom).await?;
+                    self.paused.insert(e.coin.denom.clone(), p);
+                    p
+                }
+            };
+            if paused.contains(e.feature) {
+                return Err(match e.feature {
+                    crate::Feature::Transfer => BankError::SendDisabled(e.coin.denom.clone()),
+                    f => BankError::FeaturePaused { denom: e.coin.denom.clone(), feature: f.name() },
+                }
+                .into());
             }
-        };
-        if paused.contains(e.feature) {
-            return Err(match e.feature {
-                crate::Feature::Transfer => BankError::SendDisabled(e.coin.denom.clone()),
-                f => BankError::FeaturePaused { denom: e.coin.denom.clone(), feature: f.name() },
-            }
-            .into());
         }
-        // A seizure takes from a frozen holder too (that is what a court order is for); its
-        // recipient, like every other party, must not be frozen.
-        let from = if e.feature == crate::Feature::Seize { None } else { e.from };
-        for a in from.into_iter().chain(e.to) {
+        let from = e.from.filter(|_| e.checks.frozen_from);
+        let to = e.to.filter(|_| e.checks.frozen_to);
+        for a in from.into_iter().chain(to) {
             let frozen = match self.frozen.get(a) {
                 Some(f) => *f,
                 None => {
@@ -570,6 +631,98 @@ pub trait BankWrite: StateWrite + BankRead {
         }
     }
 
+    /// The holder moves `coin` into the redemption escrow for request `id` (the stablecoin
+    /// module checked the holder passes the KYC gate), through the chokepoint (refused while
+    /// REDEEM is paused or the holder is frozen), and appends the `redemption_request` audit
+    /// row (subject the holder, counterparty the escrow; `redemption_id`, `payout_ref`,
+    /// `deadline` in the metadata). On error neither is written.
+    #[allow(clippy::too_many_arguments)]
+    fn redemption_request(
+        &mut self,
+        gas: &GasMeter,
+        block: &BlockCtx,
+        tx_hash: &str,
+        holder: &Address,
+        coin: &Coin,
+        id: u64,
+        payout_ref: &str,
+        deadline: &str,
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        let escrow = crate::redemption_escrow();
+        let meta = [("redemption_id", id.to_string()), ("payout_ref", payout_ref.to_string()), ("deadline", deadline.to_string())];
+        let entry = redemption_entry("redemption_request", holder, &escrow, coin, tx_hash, &meta);
+        let leg = Leg::Redeem(RedeemLeg { from: Some(*holder), to: Some(escrow), coin: coin.clone(), step: RedeemStep::Request });
+        async move {
+            self.transfer(gas, vec![leg], events).await?;
+            self.append_audit(gas, block, entry).await.map(|_| ())
+        }
+    }
+
+    /// The issuer paid redemption `id` off chain: its escrow (`amount` of the issuer's denom)
+    /// is burned through the chokepoint, and the `redemption_paid` audit row appended (subject
+    /// the holder, counterparty the issuer; `redemption_id`, `redeemer`, `payment_ref`).
+    #[allow(clippy::too_many_arguments)]
+    fn redemption_paid(
+        &mut self,
+        gas: &GasMeter,
+        block: &BlockCtx,
+        tx_hash: &str,
+        issuer: &Issuer,
+        redeemer: &Address,
+        holder: &Address,
+        amount: Amount,
+        id: u64,
+        payment_ref: &str,
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        let coin = Coin::new(issuer.denom.as_str(), amount);
+        let meta = [("redemption_id", id.to_string()), ("redeemer", redeemer.to_bech32()), ("payment_ref", payment_ref.to_string())];
+        let entry = redemption_entry("redemption_paid", holder, &issuer.address, &coin, tx_hash, &meta);
+        let leg = Leg::Redeem(RedeemLeg { from: Some(crate::redemption_escrow()), to: None, coin, step: RedeemStep::Close });
+        async move {
+            self.transfer(gas, vec![leg], events).await?;
+            self.append_audit(gas, block, entry).await.map(|_| ())
+        }
+    }
+
+    /// The issuer (or a redeemer) refused redemption `id`: its escrow goes back to the holder
+    /// through the chokepoint, and the `redemption_rejected` audit row is appended (subject
+    /// the holder, counterparty the escrow; `redemption_id`, `redeemer`, `reason`).
+    #[allow(clippy::too_many_arguments)]
+    fn redemption_rejected(
+        &mut self,
+        gas: &GasMeter,
+        block: &BlockCtx,
+        tx_hash: &str,
+        issuer: &Issuer,
+        redeemer: &Address,
+        holder: &Address,
+        amount: Amount,
+        id: u64,
+        reason: &str,
+        events: &mut Vec<Event>,
+    ) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
+        let escrow = crate::redemption_escrow();
+        let coin = Coin::new(issuer.denom.as_str(), amount);
+        let meta = [("redemption_id", id.to_string()), ("redeemer", redeemer.to_bech32()), ("reason", reason.to_string())];
+        let entry = redemption_entry("redemption_rejected", holder, &escrow, &coin, tx_hash, &meta);
+        let leg = Leg::Redeem(RedeemLeg { from: Some(escrow), to: Some(*holder), coin, step: RedeemStep::Close });
+        async move {
+            self.transfer(gas, vec![leg], events).await?;
+            self.append_audit(gas, block, entry).await.map(|_| ())
+        }
+    }
+
     /// Pauses or resumes every feature of `denom`.
     fn set_send_paused(&mut self, gas: &GasMeter, denom: &str, paused: bool) -> Result<(), TxError> {
         self.set_paused_features(gas, denom, if paused { crate::Features::ALL } else { crate::Features::NONE })
@@ -594,6 +747,19 @@ pub trait BankWrite: StateWrite + BankRead {
 }
 
 impl<T: StateWrite + ?Sized> BankWrite for T {}
+
+/// The audit row of a redemption step.
+fn redemption_entry(tx_type: &str, subject: &Address, counterparty: &Address, coin: &Coin, tx_hash: &str, meta: &[(&str, String)]) -> AuditEntry {
+    AuditEntry {
+        tx_type: tx_type.into(),
+        subject: subject.to_bech32(),
+        counterparty: counterparty.to_bech32(),
+        amount: Some(pb_coin(coin)),
+        tx_hash: tx_hash.to_string(),
+        metadata: meta.iter().map(|(k, v)| ((*k).to_string(), v.clone())).collect(),
+        ..Default::default()
+    }
+}
 
 /// A mint (`to` only) or burn (`from` only) of the issuer's denom: one issuance leg through
 /// the chokepoint, then its audit row (subject the issuer, counterparty the account).

@@ -71,6 +71,13 @@ pub enum Call {
         /// The protobuf-serialised Travel Rule payload.
         payload: Vec<u8>,
     },
+    /// `redeem(uint256,bytes)`: a redemption request (`chain.stablecoin.v1.MsgRequestRedemption`).
+    Redeem {
+        /// The amount in base units.
+        amount: U256,
+        /// Where the fiat goes (UTF-8).
+        payout_ref: Vec<u8>,
+    },
 }
 
 /// Gas of a view: a storage read's worth (the store reads are charged on top).
@@ -113,6 +120,7 @@ impl Call {
             C::approve(_) => Call::Approve,
             C::transferFrom(_) => Call::TransferFrom,
             C::transferWithTravelRule(c) => Call::TransferWithTravelRule { to: addr(c.to), amount: c.amount, payload: c.payload.to_vec() },
+            C::redeem(c) => Call::Redeem { amount: c.amount, payout_ref: c.payoutRef.to_vec() },
         })
     }
 
@@ -121,7 +129,7 @@ impl Call {
         match self {
             Call::Name | Call::Symbol | Call::Decimals | Call::TotalSupply | Call::BalanceOf(_) | Call::Allowance => (VIEW_GAS, Mutability::View),
             Call::Transfer | Call::Approve | Call::TransferFrom => (REFUSED_GAS, Mutability::NonPayable),
-            Call::TransferWithTravelRule { .. } => (TRANSFER_GAS, Mutability::NonPayable),
+            Call::TransferWithTravelRule { .. } | Call::Redeem { .. } => (TRANSFER_GAS, Mutability::NonPayable),
         }
     }
 }
@@ -201,6 +209,7 @@ pub async fn execute<S: StateWrite + Send + Sync>(
         Call::Allowance => Ok(Done { output: word(U256::ZERO), ..Default::default() }),
         Call::Transfer => Err((CallError::Revert(TRANSFER_DISABLED.into()), None)),
         Call::Approve | Call::TransferFrom => Err((CallError::Revert(ALLOWANCES_DISABLED.into()), None)),
+        Call::Redeem { amount, payout_ref } => redeem(state, gas, cx, *amount, payout_ref, events).await,
         Call::TransferWithTravelRule { to, amount, payload } => {
             let amount_u128: u128 =
                 (*amount).try_into().map_err(|_| (CallError::Revert(format!("amount {amount} exceeds the ledger's 128-bit range")), None))?;
@@ -235,6 +244,36 @@ pub async fn execute<S: StateWrite + Send + Sync>(
                 verdict: Some(verdict),
             })
         }
+    }
+}
+
+/// `redeem(uint256,bytes)`: the role gate judges it as the Cosmos message it stands for (a
+/// sub-key may not redeem), then the stablecoin module's one request path runs.
+async fn redeem<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    gas: &GasMeter,
+    cx: CallCtx<'_>,
+    amount: U256,
+    payout_ref: &[u8],
+    events: &mut Vec<Event>,
+) -> Result<Done, (CallError, Option<lantau_compliance::gates::Verdict>)> {
+    let revert = |why: String| (CallError::Revert(why), None);
+    let store_err = |e: TxError| if e.codespace == "sdk" && e.code == 11 { CallError::OutOfGas } else { CallError::Revert(e.log) };
+    let units: u128 = amount.try_into().map_err(|_| revert(format!("amount {amount} exceeds the ledger's 128-bit range")))?;
+    let payout_ref = std::str::from_utf8(payout_ref).map_err(|_| revert("payoutRef must be UTF-8 text".into()))?;
+    let m = lantau_stablecoin::msg::RequestRedemption::new(cx.caller, cx.denom, &units.to_string(), payout_ref).map_err(|e| revert(e.log))?;
+    let types = [lantau_stablecoin::msg::MSG_REQUEST_REDEMPTION];
+    let session = Session::open(&*state, gas, cx.block, cx.caller, Vec::new(), None, &types, None).await.map_err(|e| (store_err(e), None))?;
+    if let Some(rejection) = session.rejection().cloned() {
+        return Err((CallError::Revert(rejection.log), Some(session.into_verdict())));
+    }
+    match lantau_stablecoin::handler::request_redemption(state, gas, cx.block, cx.tx_hash, &m, events).await {
+        Ok(id) => Ok(Done {
+            output: IStablecoin::redeemCall::abi_encode_returns(&U256::from(id)),
+            transfer_log: Some((cx.caller, lantau_bank::redemption_escrow(), amount)),
+            verdict: Some(session.into_verdict()),
+        }),
+        Err(e) => Err((store_err(e), Some(session.into_verdict()))),
     }
 }
 

@@ -58,10 +58,7 @@ pub fn max_age_secs(p: &Params) -> Result<Option<u64>, ReserveError> {
     if s.is_empty() {
         return Ok(None);
     }
-    s.strip_suffix('s')
-        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|d| d.parse::<u64>().ok())
-        .filter(|secs| *secs > 0)
+    lantau_module_api::duration_secs(s)
         .map(Some)
         .ok_or_else(|| ReserveError::InvalidParams(format!("max_attestation_age {s:?}: whole seconds, e.g. \"31536000s\"")))
 }

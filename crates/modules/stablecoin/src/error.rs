@@ -113,6 +113,26 @@ pub enum StablecoinError {
     /// 28: the recipient of a seizure does not pass the KYC gate (the log names it and why).
     #[error("{0}")]
     SeizeRecipient(String),
+    /// 29: params that do not validate (the log says which field and why).
+    #[error("invalid params: {0}")]
+    InvalidParams(String),
+    /// 30: a malformed redemption message (an empty or too long reference or reason).
+    #[error("invalid redemption: {0}")]
+    InvalidRedemption(String),
+    /// 31: no redemption has this id.
+    #[error("no redemption with id {0}")]
+    RedemptionNotFound(u64),
+    /// 32: the redemption was already settled or rejected.
+    #[error("redemption {id} is already {status}")]
+    RedemptionClosed {
+        /// The id.
+        id: u64,
+        /// Its status (`REDEMPTION_STATUS_PAID` or `REDEMPTION_STATUS_REJECTED`).
+        status: &'static str,
+    },
+    /// 33: the holder does not pass the KYC gate (the log names it and why).
+    #[error("{0}")]
+    RedemptionHolder(String),
     /// 23: a minter's mint over its allowance.
     #[error("mint of {amount}{denom} by minter {minter} is over its allowance of {allowance}{denom}")]
     OverAllowance {
@@ -166,6 +186,11 @@ impl ErrorCode for StablecoinError {
             StablecoinError::StaleAttestation(_) => 26,
             StablecoinError::InvalidSeizure(_) => 27,
             StablecoinError::SeizeRecipient(_) => 28,
+            StablecoinError::InvalidParams(_) => 29,
+            StablecoinError::InvalidRedemption(_) => 30,
+            StablecoinError::RedemptionNotFound(_) => 31,
+            StablecoinError::RedemptionClosed { .. } => 32,
+            StablecoinError::RedemptionHolder(_) => 33,
         }
     }
 }

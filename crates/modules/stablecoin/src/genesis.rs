@@ -65,6 +65,9 @@ pub async fn init_genesis<S: StateWrite + Send + Sync>(
         };
         crate::roles::RoleWrite::put_role(state, &gas, role, &addr, &grant)?;
     }
+    let params = genesis.params.clone().unwrap_or_else(crate::redemption::default_params);
+    crate::redemption::deadline_secs(&params).map_err(|e| bad(e.to_string()))?;
+    crate::redemption::RedemptionWrite::put_stablecoin_params(state, &gas, &params)?;
     for f in &genesis.frozen_addresses {
         let a = parse_address(f, "frozen_addresses").map_err(|e| bad(e.log))?;
         state.set_frozen(&gas, &a, true)?;

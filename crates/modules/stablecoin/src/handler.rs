@@ -10,7 +10,8 @@ use lantau_proto::chain::stablecoin::v1 as pb;
 
 use crate::deps::{IdentityKeeper, TokenPairKeeper};
 use crate::error::StablecoinError;
-use crate::msg::{Pause, StablecoinMsg};
+use crate::msg::{CloseRedemption, Pause, RequestRedemption, StablecoinMsg};
+use crate::redemption::{RedemptionRead, RedemptionWrite};
 use crate::roles::{Role, RoleRead, RoleWrite};
 use crate::DECIMALS;
 use lantau_bank::Feature;
@@ -46,6 +47,121 @@ async fn pause_target<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>,
         }
         IssuerOf::Other(issuer) => Err(StablecoinError::NotIssuer { signer: p.authority.to_bech32(), denom, issuer }.into()),
     }
+}
+
+/// The denom's issuer proof when `signer` holds `role` of `denom` (the issuer holds every
+/// role itself): the one check of who may act for the issuer.
+async fn acting_for_issuer<S: StateWrite + Send + Sync>(
+    state: &S,
+    gas: &lantau_module_api::GasMeter,
+    denom: &str,
+    signer: &Address,
+    role: Role,
+) -> Result<Issuer, TxError> {
+    match state.issuer_of(gas, denom, signer).await? {
+        IssuerOf::Issuer(issuer) => Ok(issuer),
+        IssuerOf::UnknownDenom => Err(StablecoinError::UnknownDenom(denom.to_string()).into()),
+        IssuerOf::Other(issuer) => {
+            if state.role_grant(gas, denom, role, signer).await?.is_none() {
+                return Err(StablecoinError::NotIssuer { signer: signer.to_bech32(), denom: denom.to_string(), issuer }.into());
+            }
+            let issuer = Address::from_bech32(&issuer).map_err(|e| lantau_module_api::error::internal(format!("the issuer of {denom}: {e}")))?;
+            match state.issuer_of(gas, denom, &issuer).await? {
+                IssuerOf::Issuer(proof) => Ok(proof),
+                _ => Err(lantau_module_api::error::internal(format!("the denom record of {denom} does not name its issuer"))),
+            }
+        }
+    }
+}
+
+/// Opens a redemption: the holder passes the KYC gate's rules, REDEEM is not paused, the
+/// amount moves into the escrow through the chokepoint (with its audit row), and the record
+/// is written with its deadline. The one implementation for `MsgRequestRedemption` and the
+/// precompile's `redeem(uint256,bytes)`; events (the bank's and `EventRedemptionRequested`)
+/// go to `events`.
+pub async fn request_redemption<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    gas: &lantau_module_api::GasMeter,
+    block: &lantau_module_api::BlockCtx,
+    tx_hash: &str,
+    m: &RequestRedemption,
+    events: &mut Vec<lantau_module_api::Event>,
+) -> Result<u64, TxError> {
+    let denom = m.amount.denom.as_str();
+    if state.denom_record(gas, denom).await?.is_none() {
+        return Err(StablecoinError::UnknownDenom(denom.to_string()).into());
+    }
+    let now = lantau_module_api::block_timestamp(block);
+    if let Some(why) = lantau_compliance::gates::kyc_refusal(state, gas, &m.holder, "holder", &now).await? {
+        return Err(StablecoinError::RedemptionHolder(why).into());
+    }
+    if state.paused_features(gas, denom).await?.contains(Feature::Redeem) {
+        return Err(StablecoinError::Paused(format!("REDEEM of {denom}")).into());
+    }
+    let params = state.stablecoin_params(gas).await?;
+    let secs = crate::redemption::deadline_secs(&params)?;
+    let deadline = block.time.checked_add(time::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX))).unwrap_or(block.time);
+    let deadline = lantau_proto::timestamp(deadline);
+    let id = state.next_redemption_id(gas).await?;
+    let deadline_text = deadline.to_rfc3339().unwrap_or_default();
+    state.redemption_request(gas, block, tx_hash, &m.holder, &m.amount, id, &m.payout_ref, &deadline_text, events).await?;
+    let amount = pb_coin(&m.amount);
+    let record = pb::Redemption {
+        id,
+        holder: m.holder.to_bech32(),
+        amount: Some(amount.clone()),
+        payout_ref: m.payout_ref.clone(),
+        requested_at: Some(now),
+        deadline: Some(deadline),
+        status: pb::RedemptionStatus::Requested as i32,
+        request_tx_hash: tx_hash.to_string(),
+        ..Default::default()
+    };
+    state.put_redemption(gas, &record)?;
+    events.push(lantau_module_api::event::typed(&pb::EventRedemptionRequested {
+        id,
+        holder: record.holder.clone(),
+        amount: Some(amount),
+        payout_ref: m.payout_ref.clone(),
+        deadline: Some(deadline),
+    }));
+    Ok(id)
+}
+
+/// Settles (`paid`) or rejects an open redemption, signed by the issuer or a redeemer of its
+/// denom.
+async fn close_redemption<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCtx<'_>, m: &CloseRedemption, paid: bool) -> Result<(), TxError> {
+    let Some(mut r) = state.redemption(ctx.gas, m.id).await? else {
+        return Err(StablecoinError::RedemptionNotFound(m.id).into());
+    };
+    let stored = pb::RedemptionStatus::try_from(r.status).unwrap_or(pb::RedemptionStatus::Unspecified);
+    if stored != pb::RedemptionStatus::Requested {
+        return Err(StablecoinError::RedemptionClosed { id: m.id, status: stored.as_str_name() }.into());
+    }
+    let coin = r.amount.clone().unwrap_or_default();
+    let amount: Amount = coin.amount.parse().map_err(|_| lantau_module_api::error::internal(format!("redemption {}: amount {:?}", m.id, coin.amount)))?;
+    let holder = Address::from_bech32(&r.holder).map_err(|e| lantau_module_api::error::internal(format!("redemption {}: holder: {e}", m.id)))?;
+    let issuer = acting_for_issuer(state, ctx.gas, &coin.denom, &m.redeemer, Role::Redeemer).await?;
+    let mut events = Vec::new();
+    if paid {
+        state.redemption_paid(ctx.gas, ctx.block, ctx.tx_hash, &issuer, &m.redeemer, &holder, amount, m.id, &m.text, &mut events).await?;
+        r.status = pb::RedemptionStatus::Paid as i32;
+        r.payment_ref = m.text.clone();
+    } else {
+        state.redemption_rejected(ctx.gas, ctx.block, ctx.tx_hash, &issuer, &m.redeemer, &holder, amount, m.id, &m.text, &mut events).await?;
+        r.status = pb::RedemptionStatus::Rejected as i32;
+        r.reason = m.text.clone();
+    }
+    r.redeemer = m.redeemer.to_bech32();
+    r.closed_at = Some(lantau_module_api::block_timestamp(ctx.block));
+    state.put_redemption(ctx.gas, &r)?;
+    ctx.events.extend(events);
+    if paid {
+        ctx.emit_typed(&pb::EventRedemptionPaid { id: m.id, holder: r.holder, amount: Some(coin), redeemer: r.redeemer, payment_ref: m.text.clone() });
+    } else {
+        ctx.emit_typed(&pb::EventRedemptionRejected { id: m.id, holder: r.holder, amount: Some(coin), redeemer: r.redeemer, reason: m.text.clone() });
+    }
+    Ok(())
 }
 
 async fn ensure_compliance<S: StateWrite + Send + Sync>(state: &S, ctx: &ExecCtx<'_>, signer: &Address) -> Result<(), TxError> {
@@ -199,18 +315,7 @@ impl MsgHandler for StablecoinMsg {
             }
             StablecoinMsg::Seize(m) => {
                 // The seizer: the denom's issuer, or a seizer of it.
-                let issuer = match state.issuer_of(ctx.gas, &m.denom, &m.seizer).await? {
-                    IssuerOf::Issuer(issuer) => issuer,
-                    IssuerOf::UnknownDenom => return Err(StablecoinError::UnknownDenom(m.denom.clone()).into()),
-                    IssuerOf::Other(issuer) => {
-                        if state.role_grant(ctx.gas, &m.denom, Role::Seizer, &m.seizer).await?.is_none() {
-                            return Err(StablecoinError::NotIssuer { signer: m.seizer.to_bech32(), denom: m.denom.clone(), issuer }.into());
-                        }
-                        let issuer =
-                            Address::from_bech32(&issuer).map_err(|e| lantau_module_api::error::internal(format!("the issuer of {}: {e}", m.denom)))?;
-                        issued_by(state, ctx, &m.denom, &issuer).await?
-                    }
-                };
+                let issuer = acting_for_issuer(state, ctx.gas, &m.denom, &m.seizer, Role::Seizer).await?;
                 // The recipient passes the KYC gate's rules (an identity, not blacklisted, not
                 // lapsed), judged by the compliance module.
                 let to = m.to.to_bech32();
@@ -231,6 +336,25 @@ impl MsgHandler for StablecoinMsg {
                     evidence_ref: m.evidence_ref.clone(),
                     memo: m.memo.clone(),
                 });
+                Ok(())
+            }
+            StablecoinMsg::RequestRedemption(m) => {
+                let mut events = Vec::new();
+                request_redemption(state, ctx.gas, ctx.block, ctx.tx_hash, m, &mut events).await?;
+                ctx.events.extend(events);
+                Ok(())
+            }
+            StablecoinMsg::SettleRedemption(m) => close_redemption(state, ctx, m, true).await,
+            StablecoinMsg::RejectRedemption(m) => close_redemption(state, ctx, m, false).await,
+            StablecoinMsg::UpdateParams(authority, params) => {
+                let gov = state.governance_authority(ctx.gas).await?;
+                if *authority != gov {
+                    return Err(StablecoinError::NotGovernance { expected: gov.to_bech32(), signer: authority.to_bech32() }.into());
+                }
+                state.put_stablecoin_params(ctx.gas, params)?;
+                let meta = [("redemption_deadline", params.redemption_deadline.clone())];
+                state.append_audit(ctx.gas, ctx.block, action_entry("params_update", authority, ctx.tx_hash, &meta)).await?;
+                ctx.emit_typed(&pb::EventParamsUpdated { params: Some(params.clone()), authority: authority.to_bech32() });
                 Ok(())
             }
             StablecoinMsg::Freeze(authority, addr) => {

@@ -34,6 +34,7 @@ pub mod genesis;
 pub mod handler;
 pub mod msg;
 pub mod query;
+pub mod redemption;
 pub mod roles;
 
 pub use error::StablecoinError;
@@ -91,5 +92,21 @@ impl lantau_module_api::Module for Stablecoin {
 
     async fn query<S: cnidarium::StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
         query::grpc(state, method, request).await
+    }
+
+    /// Version 2 keeps params (`stablecoin/params`: the redemption deadline) and redemptions.
+    const STATE_VERSION: u64 = 2;
+
+    async fn migrate<S: cnidarium::StateWrite + Send + Sync>(
+        state: &mut S,
+        from: u64,
+        gas: &lantau_module_api::GasMeter,
+        _block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        match from {
+            // A chain from before redemptions gets the default params (no redemption exists).
+            1 => redemption::RedemptionWrite::put_stablecoin_params(state, gas, &redemption::default_params()),
+            _ => Err(lantau_module_api::error::internal(format!("the stablecoin module has no migration from state version {from}"))),
+        }
     }
 }

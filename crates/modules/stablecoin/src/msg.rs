@@ -163,6 +163,48 @@ impl Seize {
     }
 }
 
+/// `MsgRequestRedemption`, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestRedemption {
+    /// The signer, whose coins are redeemed.
+    pub holder: Address,
+    /// What: a positive amount of a stablecoin denom.
+    pub amount: Coin,
+    /// Where the fiat goes (required).
+    pub payout_ref: String,
+}
+
+/// A required reference or reason of a redemption message: 1 to 256 bytes, not blank.
+fn redemption_text(field: &str, v: &str) -> Result<String, StablecoinError> {
+    if v.trim().is_empty() || v.len() > crate::redemption::MAX_REF_LEN {
+        return Err(StablecoinError::InvalidRedemption(format!("{field} is required (1 to {} bytes)", crate::redemption::MAX_REF_LEN)));
+    }
+    Ok(v.to_string())
+}
+
+impl RequestRedemption {
+    /// Validates the fields of a request (the EVM precompile's `redeem` too).
+    pub fn new(holder: Address, denom: &str, amount: &str, payout_ref: &str) -> Result<Self, TxError> {
+        let denom = validate_denom(denom)?;
+        let amount: Amount = amount.parse().map_err(|_| StablecoinError::InvalidAmount(format!("{amount:?} is not a whole number of base units")))?;
+        if amount.is_zero() {
+            return Err(StablecoinError::InvalidAmount("a redemption needs a positive amount".into()).into());
+        }
+        Ok(Self { holder, amount: Coin::new(denom.as_str(), amount), payout_ref: redemption_text("payout_ref", payout_ref)? })
+    }
+}
+
+/// `MsgSettleRedemption` / `MsgRejectRedemption`, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CloseRedemption {
+    /// The signer: the denom's issuer or a redeemer of it.
+    pub redeemer: Address,
+    /// The redemption.
+    pub id: u64,
+    /// The payment reference (settle) or the reason (reject).
+    pub text: String,
+}
+
 /// Every stablecoin message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StablecoinMsg {
@@ -182,6 +224,14 @@ pub enum StablecoinMsg {
     RevokeRole(SetRole),
     /// `MsgSeize`.
     Seize(Seize),
+    /// `MsgRequestRedemption`.
+    RequestRedemption(RequestRedemption),
+    /// `MsgSettleRedemption`.
+    SettleRedemption(CloseRedemption),
+    /// `MsgRejectRedemption`.
+    RejectRedemption(CloseRedemption),
+    /// `MsgUpdateParams`: (authority, params).
+    UpdateParams(Address, pb::Params),
     /// `MsgFreeze`: (authority, address).
     Freeze(Address, Address),
     /// `MsgUnfreeze`: (authority, address).
@@ -204,6 +254,14 @@ pub const MSG_SET_ROLE: &str = "/chain.stablecoin.v1.MsgSetRole";
 pub const MSG_REVOKE_ROLE: &str = "/chain.stablecoin.v1.MsgRevokeRole";
 /// `/chain.stablecoin.v1.MsgSeize`.
 pub const MSG_SEIZE: &str = "/chain.stablecoin.v1.MsgSeize";
+/// `/chain.stablecoin.v1.MsgRequestRedemption`.
+pub const MSG_REQUEST_REDEMPTION: &str = "/chain.stablecoin.v1.MsgRequestRedemption";
+/// `/chain.stablecoin.v1.MsgSettleRedemption`.
+pub const MSG_SETTLE_REDEMPTION: &str = "/chain.stablecoin.v1.MsgSettleRedemption";
+/// `/chain.stablecoin.v1.MsgRejectRedemption`.
+pub const MSG_REJECT_REDEMPTION: &str = "/chain.stablecoin.v1.MsgRejectRedemption";
+/// `/chain.stablecoin.v1.MsgUpdateParams`.
+pub const MSG_UPDATE_PARAMS: &str = "/chain.stablecoin.v1.MsgUpdateParams";
 /// `/chain.stablecoin.v1.MsgFreeze`.
 pub const MSG_FREEZE: &str = "/chain.stablecoin.v1.MsgFreeze";
 /// `/chain.stablecoin.v1.MsgUnfreeze`.
@@ -245,6 +303,28 @@ impl StablecoinMsg {
                 decode::<pb::MsgRevokeRole>(any).and_then(|m| SetRole::new(&m.issuer, &m.denom, &m.role, &m.address, None, true).map(StablecoinMsg::RevokeRole))
             }
             MSG_SEIZE => decode::<pb::MsgSeize>(any).and_then(|m| Seize::new(&m).map(StablecoinMsg::Seize)),
+            MSG_REQUEST_REDEMPTION => decode::<pb::MsgRequestRedemption>(any).and_then(|m| {
+                RequestRedemption::new(parse_address(&m.holder, "holder")?, &m.denom, &m.amount, &m.payout_ref).map(StablecoinMsg::RequestRedemption)
+            }),
+            MSG_SETTLE_REDEMPTION => decode::<pb::MsgSettleRedemption>(any).and_then(|m| {
+                Ok(StablecoinMsg::SettleRedemption(CloseRedemption {
+                    redeemer: parse_address(&m.redeemer, "redeemer")?,
+                    id: m.id,
+                    text: redemption_text("payment_ref", &m.payment_ref)?,
+                }))
+            }),
+            MSG_REJECT_REDEMPTION => decode::<pb::MsgRejectRedemption>(any).and_then(|m| {
+                Ok(StablecoinMsg::RejectRedemption(CloseRedemption {
+                    redeemer: parse_address(&m.redeemer, "redeemer")?,
+                    id: m.id,
+                    text: redemption_text("reason", &m.reason)?,
+                }))
+            }),
+            MSG_UPDATE_PARAMS => decode::<pb::MsgUpdateParams>(any).and_then(|m| {
+                let params = m.params.ok_or_else(|| StablecoinError::InvalidParams("params are required".into()))?;
+                crate::redemption::deadline_secs(&params)?;
+                Ok(StablecoinMsg::UpdateParams(parse_address(&m.authority, "authority")?, params))
+            }),
             MSG_FREEZE => decode::<pb::MsgFreeze>(any)
                 .and_then(|m| Ok(StablecoinMsg::Freeze(parse_address(&m.authority, "authority")?, parse_address(&m.address, "address")?))),
             MSG_UNFREEZE => decode::<pb::MsgUnfreeze>(any)
@@ -264,6 +344,10 @@ impl StablecoinMsg {
             StablecoinMsg::SetRole(_) => MSG_SET_ROLE,
             StablecoinMsg::RevokeRole(_) => MSG_REVOKE_ROLE,
             StablecoinMsg::Seize(_) => MSG_SEIZE,
+            StablecoinMsg::RequestRedemption(_) => MSG_REQUEST_REDEMPTION,
+            StablecoinMsg::SettleRedemption(_) => MSG_SETTLE_REDEMPTION,
+            StablecoinMsg::RejectRedemption(_) => MSG_REJECT_REDEMPTION,
+            StablecoinMsg::UpdateParams(..) => MSG_UPDATE_PARAMS,
             StablecoinMsg::Freeze(..) => MSG_FREEZE,
             StablecoinMsg::Unfreeze(..) => MSG_UNFREEZE,
         }
@@ -278,6 +362,9 @@ impl StablecoinMsg {
             StablecoinMsg::Pause(p) | StablecoinMsg::Unpause(p) => p.authority,
             StablecoinMsg::SetRole(r) | StablecoinMsg::RevokeRole(r) => r.issuer,
             StablecoinMsg::Seize(m) => m.seizer,
+            StablecoinMsg::RequestRedemption(m) => m.holder,
+            StablecoinMsg::SettleRedemption(m) | StablecoinMsg::RejectRedemption(m) => m.redeemer,
+            StablecoinMsg::UpdateParams(a, _) => *a,
             StablecoinMsg::Freeze(a, _) | StablecoinMsg::Unfreeze(a, _) => *a,
         }
     }
@@ -297,6 +384,10 @@ mod tests {
         assert_eq!(MSG_UNPAUSE, pb::MsgUnpause::type_url());
         assert_eq!(MSG_FREEZE, pb::MsgFreeze::type_url());
         assert_eq!(MSG_UNFREEZE, pb::MsgUnfreeze::type_url());
+        assert_eq!(MSG_REQUEST_REDEMPTION, pb::MsgRequestRedemption::type_url());
+        assert_eq!(MSG_SETTLE_REDEMPTION, pb::MsgSettleRedemption::type_url());
+        assert_eq!(MSG_REJECT_REDEMPTION, pb::MsgRejectRedemption::type_url());
+        assert_eq!(MSG_UPDATE_PARAMS, pb::MsgUpdateParams::type_url());
     }
 
     #[test]

@@ -30,6 +30,12 @@ pub const DENOMS: &str = "/chain.stablecoin.v1.Query/Denoms";
 pub const DENOM: &str = "/chain.stablecoin.v1.Query/Denom";
 /// `/chain.stablecoin.v1.Query/Roles`.
 pub const ROLES: &str = "/chain.stablecoin.v1.Query/Roles";
+/// `/chain.stablecoin.v1.Query/Params`.
+pub const PARAMS: &str = "/chain.stablecoin.v1.Query/Params";
+/// `/chain.stablecoin.v1.Query/Redemptions`.
+pub const REDEMPTIONS: &str = "/chain.stablecoin.v1.Query/Redemptions";
+/// `/chain.stablecoin.v1.Query/Redemption`.
+pub const REDEMPTION: &str = "/chain.stablecoin.v1.Query/Redemption";
 /// `/chain.stablecoin.v1.Query/Frozen`.
 pub const FROZEN: &str = "/chain.stablecoin.v1.Query/Frozen";
 
@@ -71,6 +77,61 @@ pub async fn grpc<S: StateRead + Sync>(state: &S, method: &str, request: &[u8]) 
                     return Err(QueryError::NotFound(format!("unknown stablecoin denom {}", req.denom)));
                 }
                 Ok(pb::QueryRolesResponse { roles: crate::roles::grants(state, &req.denom).await? }.encode_to_vec())
+            }
+            .await
+        }
+        PARAMS => {
+            async {
+                let _: pb::QueryParamsRequest = decode_query(request)?;
+                use crate::redemption::RedemptionRead;
+                Ok(pb::QueryParamsResponse { params: Some(state.stablecoin_params(&GasMeter::infinite()).await?) }.encode_to_vec())
+            }
+            .await
+        }
+        REDEMPTIONS => {
+            async {
+                let req: pb::QueryRedemptionsRequest = decode_query(request)?;
+                let status = match pb::RedemptionStatus::try_from(req.status) {
+                    Ok(pb::RedemptionStatus::Unspecified) => None,
+                    Ok(s) => Some(s),
+                    Err(_) => return Err(QueryError::InvalidArgument(format!("unknown redemption status {}", req.status))),
+                };
+                let denom = (!req.denom.is_empty()).then(|| req.denom.clone());
+                let holder = match req.holder.as_str() {
+                    "" => None,
+                    h => Some(query_address("holder", h)?.to_bech32()),
+                };
+                let page = req.pagination.unwrap_or_default();
+                let from = match page.key.len() {
+                    0 => 0,
+                    8 => u64::from_be_bytes(page.key.as_slice().try_into().unwrap_or_default()),
+                    n => return Err(QueryError::InvalidArgument(format!("pagination.key: {n} bytes; pass the next_key of the previous page"))),
+                };
+                let limit = match page.limit {
+                    0 => crate::redemption::DEFAULT_PAGE,
+                    n => usize::try_from(n).unwrap_or(usize::MAX).min(crate::redemption::MAX_PAGE),
+                };
+                let now = lantau_proto::timestamp(lantau_module_api::store::state_time(state).await?);
+                let filter = crate::redemption::Filter { denom, status, holder };
+                let (redemptions, next) = crate::redemption::page(state, &filter, from, limit, &now).await?;
+                let pagination = cosmos_sdk_proto::cosmos::base::query::v1beta1::PageResponse {
+                    next_key: next.map(|id| id.to_be_bytes().to_vec()).unwrap_or_default(),
+                    total: 0,
+                };
+                Ok(pb::QueryRedemptionsResponse { redemptions, pagination: Some(pagination) }.encode_to_vec())
+            }
+            .await
+        }
+        REDEMPTION => {
+            async {
+                let req: pb::QueryRedemptionRequest = decode_query(request)?;
+                use crate::redemption::RedemptionRead;
+                let Some(mut r) = state.redemption(&GasMeter::infinite(), req.id).await? else {
+                    return Err(QueryError::NotFound(format!("no redemption with id {}", req.id)));
+                };
+                let now = lantau_proto::timestamp(lantau_module_api::store::state_time(state).await?);
+                r.status = crate::redemption::shown_status(&r, &now) as i32;
+                Ok(pb::QueryRedemptionResponse { redemption: Some(r) }.encode_to_vec())
             }
             .await
         }

@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::support::{eth_rpc, eth_send};
 use lantau_client::{eth, to_any, TxBuilder};
-use lantau_crypto::SecretKey;
 use lantau_node::config::NodeConfig;
 use lantau_node::home::{init_home, Home, InitOptions};
 use lantau_primitives::{Address, Coin};
@@ -50,46 +50,9 @@ struct Answers {
     eth: Vec<(String, Value, Value)>,
 }
 
-async fn eth_rpc(n: &TestNode, method: &str, params: &Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let v: Value = reqwest::Client::new().post(&n.eth_url).json(&body).send().await.unwrap().json().await.unwrap();
-    v.get("result").cloned().unwrap_or_else(|| json!({"error": v["error"]}))
-}
-
 async fn rest(n: &TestNode, path: &str) -> (u16, Value) {
     let r = reqwest::get(format!("{}{path}", n.rest_url)).await.unwrap();
     (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-}
-
-/// Sends a signed Ethereum transaction and waits (bounded) for a successful receipt.
-async fn eth_send(n: &TestNode, key: &SecretKey, to: Option<Address>, input: Vec<u8>) -> Value {
-    let nonce = eth_rpc(n, "eth_getTransactionCount", &json!([key.address().to_hex(), "latest"])).await;
-    let nonce = u64::from_str_radix(nonce.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
-    let raw = eth::sign(
-        key,
-        &eth::Unsigned {
-            chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
-            nonce,
-            gas_limit: 1_000_000,
-            max_fee_per_gas: 2_000_000_000,
-            max_priority_fee_per_gas: Some(1_000_000_000),
-            to,
-            input,
-            ..Default::default()
-        },
-    );
-    let hash = eth_rpc(n, "eth_sendRawTransaction", &json!([format!("0x{}", hex::encode(raw))])).await;
-    let hash = hash.as_str().unwrap_or_else(|| panic!("eth_sendRawTransaction: {hash}")).to_string();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let r = eth_rpc(n, "eth_getTransactionReceipt", &json!([hash])).await;
-        if !r.is_null() {
-            assert_eq!(r["status"], "0x1", "{r}");
-            return r;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no receipt for {hash}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// A contract whose constructor stores 42 at slot 0 and whose code returns slot 0.

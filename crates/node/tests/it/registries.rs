@@ -572,6 +572,13 @@ async fn the_dev_genesis_gives_the_named_accounts_their_roles() {
     for name in lantau_node::home::DEV_ACCOUNT_NAMES {
         assert!(n.client.balance(&dev_addr(name), "alantau").await.unwrap().0 > 0, "{name} has gas money");
     }
+    // The issuer's operations desk holds every role of hkd.demo, the minter's with an allowance.
+    let roles = n.client.query("/chain/stablecoin/v1/roles/hkd.demo").await.unwrap();
+    let held: Vec<(&str, &str)> = roles["roles"].as_array().unwrap().iter().map(|g| (g["role"].as_str().unwrap(), g["address"].as_str().unwrap())).collect();
+    let treasury = b32("treasury");
+    assert_eq!(held, ["minter", "pauser", "redeemer", "seizer"].map(|r| (r, treasury.as_str())), "{roles}");
+    assert_eq!(roles["roles"][0]["allowance"]["amount"], lantau_node::home::DEV_MINTER_ALLOWANCE.to_string());
+    assert_eq!(n.client.query("/chain/stablecoin/v1/params").await.unwrap()["params"]["redemption_deadline"], "86400s");
     let accounts: Vec<lantau_node::home::DevAccount> = serde_json::from_slice(&std::fs::read(n.home.path().join("dev-accounts.json")).unwrap()).unwrap();
     let names: Vec<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, lantau_node::home::DEV_ACCOUNT_NAMES);
@@ -732,9 +739,13 @@ async fn the_issuer_grants_roles_and_a_minter_mints_within_its_allowance() {
         crate::support::fund(&n, "governance", &k.address()).await;
     }
     let alice = dev_addr("alice");
+    // The grants this test makes (the dev genesis's to `treasury` aside).
     let roles = |n: &TestNode| {
         let c = n.client.clone();
-        async move { c.query("/chain/stablecoin/v1/roles/hkd.demo").await.unwrap()["roles"].clone() }
+        async move {
+            let all = c.query("/chain/stablecoin/v1/roles/hkd.demo").await.unwrap()["roles"].clone();
+            Value::from(all.as_array().unwrap().iter().filter(|g| g["address"] != b32("treasury")).cloned().collect::<Vec<_>>())
+        }
     };
 
     // Malformed grants are refused at admission (21); only the issuer grants (7).
@@ -945,5 +956,192 @@ async fn a_seizer_moves_coins_from_a_blacklisted_or_frozen_holder_to_a_recipient
     exec(&n, &issuer, pause("issuer", &["SEIZE"])).await.ok();
     exec(&n, &seizer, seize(&seizer, &bob, &dev_addr("issuer"), "1", "e", "m")).await.fails("bank", 12).log_has("SEIZE of hkd.demo is paused");
     hkd(&n, "alice", "issuer", 1).await.ok();
+    n.stop().await;
+}
+
+fn request_redemption(holder: &str, amount: &str, payout_ref: &str) -> Any {
+    to_any(&spb::MsgRequestRedemption { holder: b32(holder), denom: "hkd.demo".into(), amount: amount.into(), payout_ref: payout_ref.into() })
+}
+
+fn settle(redeemer: &str, id: u64, payment_ref: &str) -> Any {
+    to_any(&spb::MsgSettleRedemption { redeemer: b32(redeemer), id, payment_ref: payment_ref.into() })
+}
+
+fn reject(redeemer: &str, id: u64, reason: &str) -> Any {
+    to_any(&spb::MsgRejectRedemption { redeemer: b32(redeemer), id, reason: reason.into() })
+}
+
+/// The id a request opened (its `EventRedemptionRequested`).
+fn redemption_id(o: &Outcome) -> u64 {
+    o.ok();
+    o.attr("chain.stablecoin.v1.EventRedemptionRequested", "id").unwrap_or_else(|| panic!("no request event: {o:?}")).trim_matches('"').parse().unwrap()
+}
+
+async fn redemption(n: &TestNode, id: u64) -> Value {
+    n.client.query(&format!("/chain/stablecoin/v1/redemptions/{id}")).await.unwrap()["redemption"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redemption_is_paid_or_rejected_through_the_escrow_and_each_step_is_audited() {
+    let n = TestNode::start().await.unwrap();
+    let (alice, escrow) = (dev_addr("alice"), lantau_app::bank::redemption_escrow());
+    let bal = |a: Address| {
+        let c = n.client.clone();
+        async move { c.balance(&a, "hkd.demo").await.unwrap().0 }
+    };
+    let before = supply(&n, "hkd.demo").await;
+
+    // The request: the amount moves into the escrow, which still counts in circulation.
+    let o = exec(&n, &dev_key("alice"), request_redemption("alice", "25000", "HSBC 004-123456-001")).await;
+    let id = redemption_id(&o);
+    assert_eq!((bal(alice).await, bal(escrow).await), (100_000_000 - 25_000, 25_000));
+    assert_eq!(supply(&n, "hkd.demo").await, before);
+    let r = redemption(&n, id).await;
+    assert_eq!(r["status"], "REDEMPTION_STATUS_REQUESTED", "{r}");
+    assert_eq!(
+        (r["holder"].as_str(), r["amount"]["amount"].as_str(), r["payout_ref"].as_str()),
+        (Some(b32("alice").as_str()), Some("25000"), Some("HSBC 004-123456-001"))
+    );
+    let at = |f: &str| time::OffsetDateTime::parse(r[f].as_str().unwrap(), &time::format_description::well_known::Rfc3339).unwrap();
+    assert_eq!(at("deadline") - at("requested_at"), time::Duration::days(1), "{r}");
+    assert_eq!(r["request_tx_hash"], o.txhash());
+    let row = audit_row(&n, "redemption_request", &alice).await;
+    assert_eq!((row["counterparty"].as_str(), row["amount"]["amount"].as_str()), (Some(escrow.to_bech32().as_str()), Some("25000")), "{row}");
+    assert_eq!(
+        (row["metadata"]["redemption_id"].as_str(), row["metadata"]["payout_ref"].as_str()),
+        (Some(id.to_string().as_str()), Some("HSBC 004-123456-001"))
+    );
+
+    // The treasury (a redeemer) settles it: the escrow is burned; it cannot be settled twice.
+    let o = exec(&n, &dev_key("treasury"), settle("treasury", id, "CHATS-20261127-0001")).await;
+    o.ok();
+    assert!(o.event("chain.stablecoin.v1.EventRedemptionPaid").is_some(), "{o:?}");
+    assert_eq!(bal(escrow).await, 0);
+    assert_eq!(supply(&n, "hkd.demo").await.parse::<u128>().unwrap(), before.parse::<u128>().unwrap() - 25_000);
+    let r = redemption(&n, id).await;
+    assert_eq!(
+        (r["status"].as_str(), r["payment_ref"].as_str(), r["redeemer"].as_str()),
+        (Some("REDEMPTION_STATUS_PAID"), Some("CHATS-20261127-0001"), Some(b32("treasury").as_str()))
+    );
+    let row = audit_row(&n, "redemption_paid", &alice).await;
+    assert_eq!((row["counterparty"].as_str(), row["metadata"]["redeemer"].as_str()), (Some(b32("issuer").as_str()), Some(b32("treasury").as_str())), "{row}");
+    assert_eq!(row["metadata"]["payment_ref"], "CHATS-20261127-0001");
+    exec(&n, &dev_key("treasury"), settle("treasury", id, "again")).await.fails("stablecoin", 32).log_has("already REDEMPTION_STATUS_PAID");
+    exec(&n, &dev_key("treasury"), reject("treasury", id, "late")).await.fails("stablecoin", 32);
+
+    // Another, rejected by the issuer itself: the escrow goes back to the holder.
+    let id2 = redemption_id(&exec(&n, &dev_key("alice"), request_redemption("alice", "10000", "HSBC 004-123456-001")).await);
+    assert_eq!(id2, id + 1);
+    exec(&n, &dev_key("issuer"), reject("issuer", id2, "payout account does not match the customer's records")).await.ok();
+    assert_eq!((bal(alice).await, bal(escrow).await), (100_000_000 - 25_000, 0));
+    let r = redemption(&n, id2).await;
+    assert_eq!(
+        (r["status"].as_str(), r["reason"].as_str()),
+        (Some("REDEMPTION_STATUS_REJECTED"), Some("payout account does not match the customer's records"))
+    );
+    assert_eq!(audit_row(&n, "redemption_rejected", &alice).await["metadata"]["redemption_id"], id2.to_string());
+
+    // Refusals: a holder without an identity (or blacklisted), a signer that is neither the
+    // issuer nor a redeemer, an unknown id, a missing reference, more than the balance.
+    exec(&n, &dev_key("carol"), request_redemption("carol", "1", "x")).await.fails("stablecoin", 33).log_has("has no identity record");
+    let id3 = redemption_id(&exec(&n, &dev_key("bob"), request_redemption("bob", "100", "bob's account")).await);
+    exec(&n, &dev_key("alice"), settle("alice", id3, "p")).await.fails("stablecoin", 7);
+    exec(&n, &dev_key("treasury"), settle("treasury", 999, "p")).await.fails("stablecoin", 31);
+    exec(&n, &dev_key("alice"), request_redemption("alice", "1", " ")).await.fails("stablecoin", 30);
+    exec(&n, &dev_key("treasury"), reject("treasury", id3, "")).await.fails("stablecoin", 30);
+    exec(&n, &dev_key("alice"), request_redemption("alice", "0", "x")).await.fails("stablecoin", 10);
+    exec(&n, &dev_key("alice"), request_redemption("alice", "1000000000", "x")).await.fails("sdk", 5);
+    let ca = dev_key("compliance_authority");
+    exec(
+        &n,
+        &ca,
+        to_any(&kpb::MsgBlacklistAddress { authority: b32("compliance_authority"), address: b32("bob"), reason: "r".into(), evidence_ref: "e".into() }),
+    )
+    .await
+    .ok();
+    exec(&n, &dev_key("bob"), request_redemption("bob", "1", "x")).await.fails("stablecoin", 33).log_has("blacklisted");
+
+    // REDEEM paused alone: no new request, while transfers go on and an open request is still
+    // settled.
+    exec(&n, &dev_key("treasury"), pause("treasury", &["REDEEM"])).await.ok();
+    exec(&n, &dev_key("alice"), request_redemption("alice", "1", "x")).await.fails("stablecoin", 17).log_has("REDEEM of hkd.demo is paused");
+    hkd(&n, "alice", "issuer", 1).await.ok();
+    exec(&n, &dev_key("treasury"), settle("treasury", id3, "paid before the pause")).await.ok();
+    exec(&n, &dev_key("treasury"), unpause("treasury", &["REDEEM"])).await.ok();
+
+    // Lists: by holder, by status, paged.
+    let list = |q: &str| {
+        let c = n.client.clone();
+        let q = q.to_string();
+        async move { c.query(&format!("/chain/stablecoin/v1/redemptions{q}")).await.unwrap() }
+    };
+    let ids = |v: &Value| v["redemptions"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().parse::<u64>().unwrap()).collect::<Vec<_>>();
+    assert_eq!(ids(&list(&format!("?holder={}", b32("alice"))).await), vec![id, id2]);
+    assert_eq!(ids(&list("?status=PAID&denom=hkd.demo").await), vec![id, id3]);
+    assert_eq!(ids(&list("?status=REDEMPTION_STATUS_REJECTED").await), vec![id2]);
+    let first = list("?pagination.limit=2").await;
+    assert_eq!(ids(&first), vec![id, id2]);
+    let next = first["pagination"]["next_key"].as_str().unwrap().to_string();
+    let rest = list(&format!("?pagination.limit=2&pagination.key={}", next.replace('+', "%2B").replace('/', "%2F").replace('=', "%3D"))).await;
+    assert_eq!(ids(&rest), vec![id3]);
+    assert!(rest["pagination"]["next_key"].is_null(), "{rest}");
+    let bad = reqwest::get(format!("{}/chain/stablecoin/v1/redemptions?status=LATE", n.rest_url)).await.unwrap();
+    assert_eq!(bad.status().as_u16(), 400);
+    assert_eq!(reqwest::get(format!("{}/chain/stablecoin/v1/redemptions/77", n.rest_url)).await.unwrap().status().as_u16(), 404);
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_redemption_past_its_deadline_is_overdue_and_the_precompile_requests_one() {
+    use lantau_client::eth;
+    let n = TestNode::start().await.unwrap();
+    let gov = dev_key("governance");
+    // Only governance sets the deadline, a whole number of seconds.
+    let params_by = |who: &str, d: &str| to_any(&spb::MsgUpdateParams { authority: b32(who), params: Some(spb::Params { redemption_deadline: d.into() }) });
+    let params = |d: &str| params_by("governance", d);
+    exec(&n, &dev_key("issuer"), params_by("issuer", "1s")).await.fails("stablecoin", 8);
+    exec(&n, &gov, params("1d")).await.fails("stablecoin", 29);
+    exec(&n, &gov, params("1s")).await.ok();
+
+    let o = exec(&n, &dev_key("alice"), request_redemption("alice", "500", "HSBC 004-123456-001")).await;
+    let id = redemption_id(&o);
+    let height = n.client.tx(o.txhash()).await.unwrap().unwrap().height;
+    // Past the deadline, at a later block's time, it shows OVERDUE; the answer at the
+    // request's height still says REQUESTED.
+    lantau_test_utils::poll(Duration::from_secs(30), || async { redemption(&n, id).await["status"] == "REDEMPTION_STATUS_OVERDUE" }).await.unwrap();
+    let list = n.client.query("/chain/stablecoin/v1/redemptions?status=OVERDUE").await.unwrap();
+    assert_eq!(list["redemptions"][0]["id"], id.to_string(), "{list}");
+    assert_eq!(n.client.query("/chain/stablecoin/v1/redemptions?status=REQUESTED").await.unwrap()["redemptions"], serde_json::json!([]));
+    let then: Value = reqwest::Client::new()
+        .get(format!("{}/chain/stablecoin/v1/redemptions/{id}", n.rest_url))
+        .header("x-cosmos-block-height", height.to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(then["redemption"]["status"], "REDEMPTION_STATUS_REQUESTED", "{then}");
+    // An overdue request is still settled.
+    exec(&n, &dev_key("treasury"), settle("treasury", id, "late payment")).await.ok();
+    assert_eq!(redemption(&n, id).await["status"], "REDEMPTION_STATUS_PAID");
+
+    // The EVM path: redeem(uint256,bytes) from the holder's EOA opens the same record, with a
+    // Transfer to the escrow.
+    exec(&n, &gov, params("86400s")).await.ok();
+    let token = lantau_app::erc20::token_address("hkd.demo");
+    let receipt = crate::support::eth_send(&n, &dev_key("alice"), Some(token), eth::redeem_calldata(700, "HSBC 004-123456-001")).await;
+    let log = &receipt["logs"][0];
+    let escrow = lantau_app::bank::redemption_escrow();
+    assert_eq!(log["topics"][2].as_str().unwrap()[26..], escrow.to_hex()[2..].to_lowercase(), "{receipt}");
+    let mine = n.client.query(&format!("/chain/stablecoin/v1/redemptions?holder={}&status=REQUESTED", b32("alice"))).await.unwrap();
+    let r = &mine["redemptions"][0];
+    assert_eq!((r["amount"]["amount"].as_str(), r["payout_ref"].as_str()), (Some("700"), Some("HSBC 004-123456-001")), "{mine}");
+    // Paused, the precompile's request reverts with the same reason.
+    exec(&n, &dev_key("issuer"), pause("issuer", &["REDEEM"])).await.ok();
+    let data = eth::redeem_calldata(1, "x");
+    let body = serde_json::json!([{"from": dev_addr("alice").to_hex(), "to": token.to_hex(), "data": format!("0x{}", hex::encode(data))}, "latest"]);
+    let e = crate::support::eth_rpc(&n, "eth_call", &body).await;
+    assert_eq!(e["error"]["message"], "execution reverted: REDEEM of hkd.demo is paused by its issuer", "{e}");
     n.stop().await;
 }

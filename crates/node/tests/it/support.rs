@@ -106,3 +106,41 @@ pub(crate) async fn audit_rows(n: &TestNode, tx_hash: &str) -> Vec<Value> {
 pub(crate) async fn audit_len(n: &TestNode) -> usize {
     n.client.query("/chain/compliance/v1/audit_log").await.unwrap()["entries"].as_array().unwrap().len()
 }
+
+/// One Ethereum JSON-RPC call: its `result`, or `{"error": ...}`.
+pub(crate) async fn eth_rpc(n: &TestNode, method: &str, params: &Value) -> Value {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let v: Value = reqwest::Client::new().post(&n.eth_url).json(&body).send().await.unwrap().json().await.unwrap();
+    v.get("result").cloned().unwrap_or_else(|| serde_json::json!({"error": v["error"]}))
+}
+
+/// Sends a signed Ethereum transaction and waits (bounded) for a successful receipt.
+pub(crate) async fn eth_send(n: &TestNode, key: &SecretKey, to: Option<Address>, input: Vec<u8>) -> Value {
+    let nonce = eth_rpc(n, "eth_getTransactionCount", &serde_json::json!([key.address().to_hex(), "latest"])).await;
+    let nonce = u64::from_str_radix(nonce.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let raw = lantau_client::eth::sign(
+        key,
+        &lantau_client::eth::Unsigned {
+            chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
+            nonce,
+            gas_limit: 1_000_000,
+            max_fee_per_gas: 2_000_000_000,
+            max_priority_fee_per_gas: Some(1_000_000_000),
+            to,
+            input,
+            ..Default::default()
+        },
+    );
+    let hash = eth_rpc(n, "eth_sendRawTransaction", &serde_json::json!([format!("0x{}", hex::encode(raw))])).await;
+    let hash = hash.as_str().unwrap_or_else(|| panic!("eth_sendRawTransaction: {hash}")).to_string();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = eth_rpc(n, "eth_getTransactionReceipt", &serde_json::json!([hash])).await;
+        if !r.is_null() {
+            assert_eq!(r["status"], "0x1", "{r}");
+            return r;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no receipt for {hash}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

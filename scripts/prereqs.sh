@@ -60,7 +60,7 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install cargo-nextest --locked
 fi
 
-# The real-client tests' npm packages: viem and solc-js (tests/evm-client), CosmJS
+# The real-client tests' npm packages: viem, ethers and solc-js (tests/evm-client), CosmJS
 # (tests/cosmos-client), playwright-core and viem (tests/browser); each installed outside the
 # work tree (a cache keyed by its lock file) and linked in as node_modules.
 ROOT_DIR="$(cd "$(dirname "$0")/.." && pwd)"
@@ -98,8 +98,9 @@ fi
 # The Python test packages, each in a virtualenv outside the work tree (keyed by its
 # requirements), linked in as tests/<client>/.venv: the gRPC client test's grpcio with the
 # Cosmos SDK's stubs from cosmpy (tests/grpc-client/requirements.txt), and the REST server's
-# OpenAPI check, schemathesis and openapi-spec-validator (tests/openapi/requirements.txt).
-for CLIENT in grpc-client openapi; do
+# OpenAPI check, schemathesis and openapi-spec-validator (tests/openapi/requirements.txt), and
+# web3.py for the Ethereum filters test (tests/web3-client/requirements.txt).
+for CLIENT in grpc-client openapi web3-client; do
   CLIENT_DIR="$ROOT_DIR/tests/$CLIENT"
   REQ_SUM="$(sha256sum "$CLIENT_DIR/requirements.txt" | cut -c1-16)"
   VENV_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-$CLIENT-$REQ_SUM"

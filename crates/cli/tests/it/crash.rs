@@ -149,7 +149,10 @@ async fn start_on_a_fresh_home_creates_the_named_dev_accounts_with_their_roles()
 
     let accounts: Value = serde_json::from_slice(&std::fs::read(home.join("dev-accounts.json")).unwrap()).unwrap();
     let names: Vec<&str> = accounts.as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol", "faucet", "reviewer", "officer"]);
+    assert_eq!(
+        names,
+        ["governance", "compliance_authority", "issuer", "registrar", "auditor", "alice", "bob", "carol", "faucet", "reviewer", "officer", "treasury"]
+    );
     let issuer = client.identity(&dev_addr("issuer")).await.unwrap().unwrap();
     assert_eq!(issuer.level, lantau_proto::chain::kyc::v1::Level::LicensedIssuer as i32);
     assert_eq!(client.balance(&dev_addr("alice"), "hkd.demo").await.unwrap().0, 100_000_000);

@@ -90,6 +90,43 @@ async fn viem_deploys_calls_and_transfers_and_both_paths_agree() {
     n.stop().await;
 }
 
+/// ethers v6 and web3.py over HTTP: `contract.on`, `create_filter`, block and pending filters
+/// deliver each event once; ethers classifies the node's refusals as geth's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ethers_and_web3py_filters_deliver_each_event_once() {
+    let n = TestNode::start().await.unwrap();
+    let (alice, bob) = (dev_addr("alice"), dev_addr("issuer"));
+    let payload = format!("0x{}", hex::encode(n.client.travel_rule_payload(&alice, &bob).await.unwrap().encode_to_vec()));
+    let key = format!("0x{}", dev_key("alice").to_hex().trim_start_matches("0x"));
+    let token = lantau_app::erc20::token_address("hkd.demo").to_hex();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
+    assert!(root.join("evm-client/node_modules/ethers").exists(), "ethers is not installed: run scripts/prereqs.sh");
+    let out = Command::new("node")
+        .arg(root.join("evm-client/filters.mjs"))
+        .env("ETH_URL", &n.eth_url)
+        .env("ALICE_KEY", &key)
+        .env("BOB", bob.to_hex())
+        .env("TOKEN", &token)
+        .env("PAYLOAD_ALICE_BOB", &payload)
+        .env("N", "3")
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "filters.mjs failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let python = root.join("web3-client/.venv/bin/python");
+    assert!(python.exists(), "web3.py is not installed: run scripts/prereqs.sh (it installs tests/web3-client/requirements.txt)");
+    let out = Command::new(python)
+        .arg(root.join("web3-client/filters.py"))
+        .env("ETH_URL", &n.eth_url)
+        .env("ALICE_KEY", &key)
+        .env("BOB", bob.to_hex())
+        .env("TOKEN", &token)
+        .env("PAYLOAD_ALICE_BOB", &payload)
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "filters.py failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    n.stop().await;
+}
+
 fn events_of<'a>(t: &'a Value, kind: &str) -> Vec<&'a Value> {
     t["events"].as_array().map(|a| a.iter().filter(|e| e["type"] == kind).collect()).unwrap_or_default()
 }

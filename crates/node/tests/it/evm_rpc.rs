@@ -333,3 +333,94 @@ async fn websocket_subscribers_get_new_heads_and_the_transfer_logs_they_asked_fo
     assert_eq!(ok(&n, "eth_getBlockTransactionCountByNumber", json!([r["blockNumber"]])).await, "0x1");
     n.stop().await;
 }
+
+/// The filter family over raw JSON-RPC: a log filter delivers each Transfer once, in later
+/// polls nothing again; getFilterLogs answers the whole query; block and pending filters; bad
+/// and unknown ids; uninstall once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_deliver_each_block_log_and_pending_transaction_once() {
+    let n = TestNode::start().await.unwrap();
+    let (alice, issuer) = (dev_key("alice"), dev_addr("issuer"));
+    let t = token().to_hex();
+    let logs = ok(&n, "eth_newFilter", json!([{"address": t}])).await;
+    let everything = ok(&n, "eth_newFilter", json!([{"fromBlock": "0x1", "address": t}])).await;
+    let blocks = ok(&n, "eth_newBlockFilter", json!([])).await;
+    let pending = ok(&n, "eth_newPendingTransactionFilter", json!([])).await;
+    let start = u64::from_str_radix(ok(&n, "eth_blockNumber", json!([])).await.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    assert_eq!(ok(&n, "eth_getFilterChanges", json!([logs])).await, json!([]));
+
+    let payload = n.client.travel_rule_payload(&alice.address(), &issuer).await.unwrap().encode_to_vec();
+    let mut sent = Vec::new();
+    for amount in [5u128, 6] {
+        let nonce = ok(&n, "eth_getTransactionCount", json!([alice.address().to_hex(), "pending"])).await;
+        let u = Unsigned {
+            chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
+            nonce: u64::from_str_radix(nonce.as_str().unwrap().trim_start_matches("0x"), 16).unwrap(),
+            gas_limit: 500_000,
+            max_fee_per_gas: 2 * GWEI,
+            max_priority_fee_per_gas: Some(GWEI),
+            to: Some(token()),
+            input: transfer_with_travel_rule_calldata(&issuer, amount, &payload),
+            ..Default::default()
+        };
+        let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
+        assert_eq!(receipt(&n, hash.as_str().unwrap()).await["status"], "0x1");
+        sent.push(hash);
+    }
+    // The pending filter saw both, once.
+    assert_eq!(ok(&n, "eth_getFilterChanges", json!([pending])).await, json!(sent));
+    assert_eq!(ok(&n, "eth_getFilterChanges", json!([pending])).await, json!([]));
+    // The log filter: both Transfers, once; the filter from block 1 as well.
+    let got = ok(&n, "eth_getFilterChanges", json!([logs])).await;
+    let hashes: Vec<&Value> = got.as_array().unwrap().iter().map(|l| &l["transactionHash"]).collect();
+    assert_eq!(hashes, sent.iter().collect::<Vec<_>>(), "{got}");
+    assert_eq!(ok(&n, "eth_getFilterChanges", json!([logs])).await, json!([]));
+    assert_eq!(ok(&n, "eth_getFilterChanges", json!([everything])).await.as_array().unwrap().len(), 2);
+    let all = ok(&n, "eth_getFilterLogs", json!([everything])).await;
+    assert_eq!(all.as_array().unwrap().len(), 2, "{all}");
+    // The block filter: each block since it was made, in order, once.
+    let latest = u64::from_str_radix(ok(&n, "eth_blockNumber", json!([])).await.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let got = ok(&n, "eth_getFilterChanges", json!([blocks])).await;
+    let got = got.as_array().unwrap();
+    assert!(got.len() as u64 >= latest - start, "{got:?}");
+    for (i, h) in got.iter().enumerate() {
+        let b = ok(&n, "eth_getBlockByHash", json!([h, false])).await;
+        assert_eq!(b["number"], format!("{:#x}", start + 1 + i as u64));
+    }
+    // Errors: a malformed id, an unknown one, getFilterLogs of a block filter, a blockHash filter.
+    assert_eq!(rpc(&n, "eth_getFilterChanges", json!(["nope"])).await["error"]["code"], -32602);
+    let unknown = rpc(&n, "eth_getFilterChanges", json!(["0x1234"])).await;
+    assert_eq!((unknown["error"]["code"].clone(), unknown["error"]["message"].clone()), (json!(-32000), json!("filter not found")));
+    assert_eq!(rpc(&n, "eth_getFilterLogs", json!([blocks])).await["error"]["code"], -32602);
+    assert_eq!(rpc(&n, "eth_newFilter", json!([{"blockHash": format!("0x{}", "00".repeat(32))}])).await["error"]["code"], -32602);
+    assert_eq!(ok(&n, "eth_uninstallFilter", json!([logs])).await, json!(true));
+    assert_eq!(ok(&n, "eth_uninstallFilter", json!([logs])).await, json!(false));
+    assert_eq!(rpc(&n, "eth_getFilterChanges", json!([logs])).await["error"]["message"], "filter not found");
+    n.stop().await;
+}
+
+/// A wallet's loop: send, wait for the receipt, ask the pending nonce, send the next. The
+/// pending count must never go back behind a mined transaction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pending_nonce_is_never_behind_a_mined_transaction() {
+    let n = TestNode::start().await.unwrap();
+    let alice = dev_key("alice");
+    for i in 0..15u64 {
+        let count = ok(&n, "eth_getTransactionCount", json!([alice.address().to_hex(), "pending"])).await;
+        let nonce = u64::from_str_radix(count.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+        assert_eq!(nonce, i, "after {i} mined transactions");
+        let u = Unsigned {
+            chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
+            nonce,
+            gas_limit: 21_000,
+            max_fee_per_gas: 2 * GWEI,
+            max_priority_fee_per_gas: Some(GWEI),
+            to: Some(dev_addr("bob")),
+            value: 1,
+            ..Default::default()
+        };
+        let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
+        assert_eq!(receipt(&n, hash.as_str().unwrap()).await["status"], "0x1");
+    }
+    n.stop().await;
+}

@@ -111,6 +111,9 @@ impl Refusal<'_> {
                 Some(have) => format!("insufficient funds for gas * price + value: address {from} have {have} want {}", self.cost),
                 None => format!("insufficient funds for gas * price + value: {}", self.log),
             },
+            // A sender the chain has never seen has no account, and so no balance: geth's
+            // words for it are the funds refusal.
+            ("sdk", 9) => format!("insufficient funds for gas * price + value: address {from} have 0 want {}", self.cost),
             ("sdk", 19) => "already known".to_string(),
             ("sdk", 20) => "txpool is full".to_string(),
             ("sdk", 13) => format!("transaction underpriced: {}", self.log),

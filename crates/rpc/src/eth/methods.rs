@@ -82,6 +82,26 @@ pub enum Method {
     Syncing,
     /// `eth_accounts`.
     Accounts,
+    /// `eth_newFilter`.
+    NewFilter(LogFilter),
+    /// `eth_newBlockFilter`.
+    NewBlockFilter,
+    /// `eth_newPendingTransactionFilter`.
+    NewPendingTransactionFilter,
+    /// `eth_getFilterChanges`.
+    GetFilterChanges(String),
+    /// `eth_getFilterLogs`.
+    GetFilterLogs(String),
+    /// `eth_uninstallFilter`.
+    UninstallFilter(String),
+}
+
+/// A filter id parameter: a `0x` hex string.
+fn filter_id(v: &Value) -> Result<String, EthError> {
+    v.as_str()
+        .filter(|s| s.len() > 2 && s.len() <= 66 && s.starts_with("0x") && s[2..].bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_ascii_lowercase)
+        .ok_or_else(|| EthError::InvalidParams(format!("filter id: expected a 0x hex string, got {v}")))
 }
 
 /// An `eth_getLogs` filter.
@@ -321,6 +341,18 @@ impl Method {
             "eth_getLogs" => Method::GetLogs(log_filter(req(params, 0, "filter")?)?),
             "eth_syncing" => Method::Syncing,
             "eth_accounts" => Method::Accounts,
+            "eth_newFilter" => {
+                let f = log_filter(req(params, 0, "filter")?)?;
+                if f.block_hash.is_some() {
+                    return Err(EthError::InvalidParams("eth_newFilter follows blocks by number: use fromBlock/toBlock, not blockHash".into()));
+                }
+                Method::NewFilter(f)
+            }
+            "eth_newBlockFilter" => Method::NewBlockFilter,
+            "eth_newPendingTransactionFilter" => Method::NewPendingTransactionFilter,
+            "eth_getFilterChanges" => Method::GetFilterChanges(filter_id(req(params, 0, "id")?)?),
+            "eth_getFilterLogs" => Method::GetFilterLogs(filter_id(req(params, 0, "id")?)?),
+            "eth_uninstallFilter" => Method::UninstallFilter(filter_id(req(params, 0, "id")?)?),
             other => return Err(EthError::MethodNotFound(other.to_string())),
         })
     }
@@ -406,9 +438,45 @@ impl EthServer {
         Err(EthError::Server(out.vm_error))
     }
 
-    /// Runs one decoded method.
-    pub async fn run(&self, m: Method) -> Result<Value, EthError> {
+    /// Runs one decoded method for `client` (the peer's address: filters are bounded per
+    /// client).
+    pub async fn run(&self, m: Method, client: std::net::IpAddr) -> Result<Value, EthError> {
+        use super::filters::Kind;
+        let now = std::time::Instant::now();
         match m {
+            Method::NewFilter(f) => {
+                let latest = self.latest_height().await?;
+                let from = match f.from {
+                    Some(t) => self.resolve_height(t).await?,
+                    None => latest,
+                };
+                // Changes start with the blocks after the later of now and fromBlock.
+                let cursor = latest.max(from.saturating_sub(1));
+                let until = match f.to {
+                    Some(BlockTag::Number(n)) => Some(n),
+                    Some(BlockTag::Earliest) => Some(0),
+                    _ => None,
+                };
+                Ok(json!(self.filters.install(client, Kind::Logs { filter: f, until }, cursor, now)?))
+            }
+            Method::NewBlockFilter => Ok(json!(self.filters.install(client, Kind::Blocks, self.latest_height().await?, now)?)),
+            Method::NewPendingTransactionFilter => Ok(json!(self.filters.install(client, Kind::Pending(Default::default()), 0, now)?)),
+            Method::GetFilterChanges(id) => {
+                let latest = self.latest_height().await?;
+                match self.filters.poll(&id, latest, now)? {
+                    super::filters::Due::Pending(hashes) => Ok(json!(hashes.iter().map(|h| format!("0x{}", hex::encode(h))).collect::<Vec<_>>())),
+                    super::filters::Due::Blocks { from, to } => {
+                        let mut out = Vec::new();
+                        for h in from..=to {
+                            out.push(json!(format!("0x{}", hex::encode(self.block_hash(h).await?))));
+                        }
+                        Ok(Value::Array(out))
+                    }
+                    super::filters::Due::Logs { filter, from, to } => self.logs_in(&filter, from, to).await,
+                }
+            }
+            Method::GetFilterLogs(id) => self.logs(self.filters.log_filter(&id, now)?).await,
+            Method::UninstallFilter(id) => Ok(json!(self.filters.uninstall(&id))),
             Method::ChainId => Ok(json!(hex_u64(self.node.evm_chain_id().await?))),
             Method::NetVersion => Ok(json!(self.node.evm_chain_id().await?.to_string())),
             Method::ClientVersion => Ok(json!(format!("lantau/v{}/rust", env!("CARGO_PKG_VERSION")))),
@@ -548,6 +616,7 @@ impl EthServer {
             return Err(self.refusal(&tx, &r.codespace, r.code, &r.log).await);
         }
         self.remember_pending(&tx);
+        self.filters.admitted(tx.hash);
         Ok(json!(tx.hash_hex()))
     }
 
@@ -636,13 +705,15 @@ impl EthServer {
                 (from, to.min(latest))
             }
         };
-        // A range that starts after the latest block has no logs yet.
-        if from > to {
-            return Ok(json!([]));
-        }
-        if to - from >= MAX_LOG_RANGE {
+        if to >= from && to - from >= MAX_LOG_RANGE {
             return Err(EthError::LimitExceeded(format!("block range {from}..={to} is over {MAX_LOG_RANGE} blocks: narrow fromBlock/toBlock")));
         }
+        self.logs_in(&f, from, to).await
+    }
+
+    /// The logs of blocks `from..=to` (none when `from > to`: a range that starts after the
+    /// latest block has no logs yet) matching `f`'s addresses and topics, at most [`MAX_LOGS`].
+    async fn logs_in(&self, f: &LogFilter, from: u64, to: u64) -> Result<Value, EthError> {
         let mut out = Vec::new();
         for h in from..=to {
             let Some(results) = self.node.block_results(Some(h)).await? else { continue };

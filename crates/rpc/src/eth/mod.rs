@@ -5,6 +5,7 @@
 //! shapes), `error.rs` (the one error enum and its codes).
 
 pub mod error;
+pub mod filters;
 pub mod methods;
 pub mod render;
 
@@ -40,7 +41,12 @@ pub struct EthServer {
     calls: methods::CallLimits,
     /// One permit per call running at once.
     call_slots: Arc<tokio::sync::Semaphore>,
+    /// The polling filters (`eth_newFilter` and its family).
+    filters: filters::Filters,
 }
+
+/// The client of a request that came without a peer address (in-process callers).
+const LOCAL: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 impl EthServer {
     /// A block's gas capacity as Ethereum clients read it (`gasLimit`): the consensus
@@ -60,11 +66,11 @@ impl EthServer {
     /// A server over `node` whose EVM calls run within `calls`.
     pub fn with_call_limits(node: Arc<dyn NodeApi>, calls: methods::CallLimits) -> Arc<Self> {
         let slots = Arc::new(tokio::sync::Semaphore::new(calls.max_concurrent.max(1)));
-        Arc::new(Self { node, pending: Mutex::new(BTreeMap::new()), calls, call_slots: slots })
+        Arc::new(Self { node, pending: Mutex::new(BTreeMap::new()), calls, call_slots: slots, filters: filters::Filters::default() })
     }
 
     /// One request object → one response object.
-    async fn handle_one(&self, req: &Value) -> Value {
+    async fn handle_one(&self, req: &Value, client: std::net::IpAddr) -> Value {
         // Nothing over the envelope's limits is echoed (`crate::envelope`).
         let id = crate::envelope::echo_id(req);
         let method = req.get("method").and_then(Value::as_str);
@@ -78,7 +84,7 @@ impl EthServer {
                     Some(_) => Err(EthError::InvalidParams("params must be an array".into())),
                 };
                 match params.and_then(|p| Method::decode(method, &p)) {
-                    Ok(m) => self.run(m).await,
+                    Ok(m) => self.run(m, client).await,
                     Err(e) => Err(e),
                 }
             }
@@ -90,8 +96,13 @@ impl EthServer {
         }
     }
 
-    /// A request body (object or batch) → the response body.
+    /// A request body (object or batch) → the response body, for an in-process caller.
     pub async fn handle(&self, body: &[u8]) -> Value {
+        self.handle_from(body, LOCAL).await
+    }
+
+    /// A request body (object or batch) from `client` → the response body.
+    pub async fn handle_from(&self, body: &[u8], client: std::net::IpAddr) -> Value {
         let v: Value = match serde_json::from_slice(body) {
             Ok(v) => v,
             Err(e) => return json!({"jsonrpc": "2.0", "id": null, "error": EthError::Parse(e.to_string()).to_json()}),
@@ -106,7 +117,7 @@ impl EthServer {
                 let mut budget = crate::envelope::BatchBudget::default();
                 for r in &batch {
                     let answer = if budget.has_room() {
-                        self.handle_one(r).await
+                        self.handle_one(r, client).await
                     } else {
                         let e = EthError::LimitExceeded(crate::envelope::response_too_large());
                         json!({"jsonrpc": "2.0", "id": crate::envelope::echo_id(r), "error": e.to_json()})
@@ -116,13 +127,18 @@ impl EthServer {
                 }
                 Value::Array(out)
             }
-            other => self.handle_one(&other).await,
+            other => self.handle_one(&other, client).await,
         }
     }
 }
 
-async fn http(State(s): State<Arc<EthServer>>, body: axum::body::Bytes) -> Response {
-    Json(s.handle(&body).await).into_response()
+/// The peer's address, when the server recorded it (`crate::http::serve` does).
+fn peer(ext: &axum::http::Extensions) -> std::net::IpAddr {
+    ext.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map_or(LOCAL, |c| c.0.ip())
+}
+
+async fn http(State(s): State<Arc<EthServer>>, ext: axum::http::Extensions, body: axum::body::Bytes) -> Response {
+    Json(s.handle_from(&body, peer(&ext)).await).into_response()
 }
 
 /// The HTTP router (:8545): `POST /`.
@@ -135,8 +151,9 @@ pub fn ws_router(server: Arc<EthServer>) -> Router {
     Router::new().route("/", get(ws_upgrade)).with_state(server)
 }
 
-async fn ws_upgrade(State(s): State<Arc<EthServer>>, ws: WebSocketUpgrade) -> Response {
-    ws.on_upgrade(move |socket| ws_session(s, socket))
+async fn ws_upgrade(State(s): State<Arc<EthServer>>, ext: axum::http::Extensions, ws: WebSocketUpgrade) -> Response {
+    let client = peer(&ext);
+    ws.on_upgrade(move |socket| ws_session(s, socket, client))
 }
 
 #[derive(Debug, Clone)]
@@ -145,7 +162,7 @@ enum Sub {
     Logs(methods::LogFilter),
 }
 
-async fn ws_session(s: Arc<EthServer>, mut socket: WebSocket) {
+async fn ws_session(s: Arc<EthServer>, mut socket: WebSocket, client: std::net::IpAddr) {
     let mut events = s.node.subscribe();
     let mut subs: BTreeMap<String, Sub> = BTreeMap::new();
     let mut next_id: u64 = 1;
@@ -189,7 +206,7 @@ async fn ws_session(s: Arc<EthServer>, mut socket: WebSocket) {
                         let sid = req.get("params").and_then(|p| p.get(0)).and_then(Value::as_str).unwrap_or("");
                         json!({"jsonrpc": "2.0", "id": id, "result": subs.remove(sid).is_some()})
                     }
-                    _ => s.handle(text.as_bytes()).await,
+                    _ => s.handle_from(text.as_bytes(), client).await,
                 };
                 if socket.send(Message::Text(reply.to_string().into())).await.is_err() {
                     return;

@@ -36,7 +36,9 @@ pub mod state_key;
 
 pub use error::InvalidAuditEntry;
 pub use lantau_proto::chain::compliance::v1::AuditEntry;
-pub use state::{action_entry, chain_head, index_entries, validate_entry, AuditRead, AuditWrite};
+pub use state::{
+    action_entry, chain_head, hash_index_form, index_entries, validate_entry, AuditRead, AuditWrite, EthTxHash, ETH_TX_HASH_KEY, ETH_TX_HASH_OBJECT,
+};
 
 /// Longest accepted `tx_type`, in bytes.
 pub const MAX_TX_TYPE_LEN: usize = 64;

@@ -69,6 +69,9 @@ pub trait AuditWrite: StateWrite + AuditRead {
     {
         async move {
             let mut entry = entry;
+            if let Some(EthTxHash(h)) = self.object_get::<EthTxHash>(ETH_TX_HASH_OBJECT) {
+                entry.metadata.entry(ETH_TX_HASH_KEY.to_string()).or_insert(h);
+            }
             let subject = validate_entry(&entry)?;
             let previous = self.audit_sequence(gas).await?;
             let sequence = previous.checked_add(1).ok_or_else(|| internal("audit sequence overflow"))?;
@@ -107,7 +110,26 @@ pub trait AuditWrite: StateWrite + AuditRead {
 
 impl<T: StateWrite + ?Sized> AuditWrite for T {}
 
-/// The secondary index entries of one row (everything but the row itself).
+/// The ephemeral object (cnidarium's object store: never committed) that names the Ethereum
+/// transaction being executed: the evm module puts it for the length of one Ethereum
+/// transaction, so every audit row written meanwhile, by whatever path (the precompile's gated
+/// transfer, a redemption request), carries `eth_tx_hash` and is found by that hash too.
+pub const ETH_TX_HASH_OBJECT: &str = "audit/eth_tx_hash";
+
+/// The value of [`ETH_TX_HASH_OBJECT`]: the Ethereum hash, `0x` and 64 lower-case hex digits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EthTxHash(pub String);
+
+/// The metadata key an audit row written during an Ethereum transaction carries its hash in.
+pub const ETH_TX_HASH_KEY: &str = "eth_tx_hash";
+
+/// A transaction hash as the tx_hash index keys it: without `0x`, lower case.
+pub fn hash_index_form(h: &str) -> String {
+    h.strip_prefix("0x").or_else(|| h.strip_prefix("0X")).unwrap_or(h).to_ascii_lowercase()
+}
+
+/// The secondary index entries of one row (everything but the row itself): by tx_type, by
+/// subject, by tx_hash, and by the Ethereum hash in its `eth_tx_hash` metadata.
 pub fn index_entries(entry: &AuditEntry, subject: Option<&Address>, time: &Timestamp, row: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let sequence = entry.sequence;
     let t = state_key::audit_time(time);
@@ -122,6 +144,9 @@ pub fn index_entries(entry: &AuditEntry, subject: Option<&Address>, time: &Times
     }
     if !entry.tx_hash.is_empty() {
         nv.push((state_key::audit_index_key(&state_key::audit_by_hash_prefix(&entry.tx_hash), &t, sequence), Vec::new()));
+    }
+    if let Some(eth) = entry.metadata.get(ETH_TX_HASH_KEY).map(|h| hash_index_form(h)).filter(|h| !h.is_empty() && *h != hash_index_form(&entry.tx_hash)) {
+        nv.push((state_key::audit_index_key(&state_key::audit_by_hash_prefix(&eth), &t, sequence), Vec::new()));
     }
     nv
 }

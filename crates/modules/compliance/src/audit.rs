@@ -34,7 +34,10 @@ const ROW_READS_IN_FLIGHT: usize = 32;
 /// A set of `n` sequences spanning fewer than `n * DENSE_SPAN` rows is read with one range scan.
 const DENSE_SPAN: u64 = 8;
 
-pub use lantau_audit::{action_entry, chain_head, AuditRead, AuditWrite, InvalidAuditEntry, MAX_TX_HASH_LEN, MAX_TX_TYPE_LEN};
+pub use lantau_audit::{
+    action_entry, chain_head, hash_index_form, AuditRead, AuditWrite, EthTxHash, InvalidAuditEntry, ETH_TX_HASH_KEY, ETH_TX_HASH_OBJECT, MAX_TX_HASH_LEN,
+    MAX_TX_TYPE_LEN,
+};
 use lantau_audit::{index_entries, validate_entry};
 
 /// After a state-sync restore, which carries the rows but not the indexes: checks that the
@@ -87,7 +90,8 @@ pub struct AuditFilter {
     pub subject: Option<Address>,
     /// Exact tx_type.
     pub tx_type: Option<String>,
-    /// tx_hash, compared case-insensitively.
+    /// tx_hash, compared case-insensitively and without `0x`: the row's Cosmos hash, or the
+    /// Ethereum hash in its `eth_tx_hash` metadata.
     pub tx_hash: Option<String>,
     /// Inclusive lower bound on `block_time`.
     pub from: Option<Timestamp>,
@@ -101,7 +105,10 @@ impl AuditFilter {
         let time = e.block_time.unwrap_or_default();
         self.subject.is_none_or(|s| e.subject == s.to_bech32())
             && self.tx_type.as_ref().is_none_or(|t| &e.tx_type == t)
-            && self.tx_hash.as_ref().is_none_or(|h| e.tx_hash.eq_ignore_ascii_case(h))
+            && self.tx_hash.as_ref().is_none_or(|h| {
+                let h = hash_index_form(h);
+                hash_index_form(&e.tx_hash) == h || e.metadata.get(ETH_TX_HASH_KEY).is_some_and(|m| hash_index_form(m) == h)
+            })
             && self.from.is_none_or(|f| time_key(&time) >= time_key(&f))
             && self.to.is_none_or(|t| time_key(&time) < time_key(&t))
     }
@@ -126,10 +133,11 @@ pub async fn scan<S: StateRead + Sync + ?Sized>(state: &S, filter: &AuditFilter)
         }
     }
     let prefix = if let Some(h) = &filter.tx_hash {
+        let h = hash_index_form(h);
         if h.is_empty() || h.len() > MAX_TX_HASH_LEN || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(Vec::new()); // no stored row has such a hash
         }
-        state_key::audit_by_hash_prefix(h)
+        state_key::audit_by_hash_prefix(&h)
     } else if let Some(s) = &filter.subject {
         state_key::audit_by_subject_prefix(s)
     } else if let Some(t) = &filter.tx_type {

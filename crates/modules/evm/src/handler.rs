@@ -32,8 +32,14 @@ impl MsgHandler for EvmMsg {
             ))
             .into());
         }
-        // The chain id was checked by the ante, which runs before every execution.
-        let out = exec::run(state, ctx.block, &EvmCall::from_tx(tx), ctx.tx_hash).await?;
+        // The chain id was checked by the ante, which runs before every execution. Every audit
+        // row written while it runs carries its Ethereum hash (`eth_tx_hash`), for the length
+        // of this transaction only.
+        use lantau_compliance::audit::{EthTxHash, ETH_TX_HASH_OBJECT};
+        state.object_put(ETH_TX_HASH_OBJECT, EthTxHash(format!("0x{}", tx.hash_hex().trim_start_matches("0x").to_ascii_lowercase())));
+        let out = exec::run(state, ctx.block, &EvmCall::from_tx(tx), ctx.tx_hash).await;
+        state.object_delete(ETH_TX_HASH_OBJECT);
+        let out = out?;
         // The transaction's gas is the EVM's: what the pipeline metered before (the gates' reads
         // over no facts) is inside the intrinsic gas, so the meter ends at exactly `gas_used`.
         ctx.gas.consume(out.gas_used.saturating_sub(ctx.gas.used()), "evm execution")?;

@@ -424,3 +424,46 @@ async fn the_pending_nonce_is_never_behind_a_mined_transaction() {
     }
     n.stop().await;
 }
+
+/// The audit rows of an EVM transfer are found by its Ethereum hash (as a wallet or a
+/// complaint shows it, any case, with or without 0x) as well as by the Cosmos hash, and carry
+/// `eth_tx_hash`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evm_transfers_audit_rows_are_found_by_its_ethereum_hash() {
+    let n = TestNode::start().await.unwrap();
+    let (alice, issuer) = (dev_key("alice"), dev_addr("issuer"));
+    let payload = n.client.travel_rule_payload(&alice.address(), &issuer).await.unwrap().encode_to_vec();
+    let u = Unsigned {
+        chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
+        nonce: 0,
+        gas_limit: 500_000,
+        max_fee_per_gas: 2 * GWEI,
+        max_priority_fee_per_gas: Some(GWEI),
+        to: Some(token()),
+        input: transfer_with_travel_rule_calldata(&issuer, 77, &payload),
+        ..Default::default()
+    };
+    let eth_hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
+    let eth_hash = eth_hash.as_str().unwrap().to_string();
+    assert_eq!(receipt(&n, &eth_hash).await["status"], "0x1");
+    let rows = |h: String| {
+        let c = n.client.clone();
+        async move { c.query(&format!("/chain/compliance/v1/audit_log?tx_hash={h}")).await.unwrap()["entries"].as_array().unwrap().clone() }
+    };
+    let by_eth = rows(eth_hash.clone()).await;
+    let transfer: Vec<&Value> = by_eth.iter().filter(|r| r["tx_type"] == "transfer").collect();
+    assert_eq!(transfer.len(), 1, "{by_eth:?}");
+    assert_eq!(transfer[0]["metadata"]["eth_tx_hash"], eth_hash.as_str());
+    assert_eq!(transfer[0]["amount"]["amount"], "77");
+    let cosmos = transfer[0]["tx_hash"].as_str().unwrap().to_string();
+    assert_ne!(cosmos.to_lowercase(), eth_hash.trim_start_matches("0x"));
+    assert_eq!(rows(eth_hash.trim_start_matches("0x").to_uppercase()).await, by_eth);
+    assert_eq!(rows(cosmos).await, by_eth);
+    // A Cosmos-path transfer's rows have no Ethereum hash.
+    let p = n.client.travel_rule_payload(&alice.address(), &issuer).await.unwrap();
+    let t =
+        crate::support::ok(&n, &alice, &crate::support::send(&alice.address(), &issuer, lantau_primitives::Coin::new("hkd.demo", 5u128)).travel_rule(&p)).await;
+    let plain = rows(t.txhash.clone()).await;
+    assert!(!plain.is_empty() && plain.iter().all(|r| r["metadata"].get("eth_tx_hash").is_none()), "{plain:?}");
+    n.stop().await;
+}

@@ -1134,6 +1134,10 @@ async fn an_open_redemption_past_its_deadline_is_overdue_and_the_precompile_requ
     let log = &receipt["logs"][0];
     let escrow = lantau_app::bank::redemption_escrow();
     assert_eq!(log["topics"][2].as_str().unwrap()[26..], escrow.to_hex()[2..].to_lowercase(), "{receipt}");
+    // Its audit row is found by the Ethereum hash and carries it.
+    let eth_hash = receipt["transactionHash"].as_str().unwrap();
+    let rows = n.client.query(&format!("/chain/compliance/v1/audit_log?tx_hash={eth_hash}&tx_type=redemption_request")).await.unwrap();
+    assert_eq!(rows["entries"][0]["metadata"]["eth_tx_hash"], eth_hash, "{rows}");
     let mine = n.client.query(&format!("/chain/stablecoin/v1/redemptions?holder={}&status=REQUESTED", b32("alice"))).await.unwrap();
     let r = &mine["redemptions"][0];
     assert_eq!((r["amount"]["amount"].as_str(), r["payout_ref"].as_str()), (Some("700"), Some("HSBC 004-123456-001")), "{mine}");

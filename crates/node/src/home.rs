@@ -245,8 +245,11 @@ fn dev_roles(g: &mut AppGenesis, accounts: &[DevAccount], genesis_time: &str) ->
         })
     };
     g.authority.governance = Some(lantau_primitives::Address::from_bech32(&addr("governance")?)?);
-    g.compliance.params =
-        Some(lantau_app::compliance::Params { authority: addr("compliance_authority")?, rules: Some(lantau_app::compliance::default_rules()) });
+    g.compliance.params = Some(lantau_app::compliance::Params {
+        authority: addr("compliance_authority")?,
+        rules: Some(lantau_app::compliance::default_rules()),
+        block_requires_officer: false,
+    });
     for (name, role, label) in [("reviewer", "SUB_ROLE_REVIEWER", "dev review desk"), ("officer", "SUB_ROLE_OFFICER", "dev MLRO")] {
         g.compliance.sub_roles.push(lantau_compliance_genesis_binding(addr("issuer")?, addr(name)?, role, label));
     }

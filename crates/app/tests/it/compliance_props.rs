@@ -31,7 +31,7 @@ pub(crate) fn key(i: u8) -> SecretKey {
 pub(crate) fn genesis(keys: &[SecretKey]) -> Vec<u8> {
     let mut g = AppGenesis { evm_chain_id: 852, ..Default::default() };
     g.authority.governance = Some(keys[0].address());
-    g.compliance.params = Some(Params { authority: String::new(), rules: Some(lantau_app::compliance::default_rules()) });
+    g.compliance.params = Some(Params { authority: String::new(), rules: Some(lantau_app::compliance::default_rules()), block_requires_officer: false });
     let id = |k: &SecretKey, level: Level, vasp: &str, r: &str| Identity {
         address: k.address().to_bech32(),
         level: level as i32,

@@ -147,6 +147,7 @@ pub trait FlagWrite: StateWrite + FlagRead + AuditWrite {
                 officer_note_hash: String::new(),
                 evidence_hash: String::new(),
                 officer: String::new(),
+                proposed_decision: String::new(),
             };
             // The id is fresh (the counter only grows), so no record is replaced.
             self.put_flag(gas, id, None, &flag, events).await?;

@@ -95,5 +95,8 @@ pub fn init_genesis<S: StateWrite + ?Sized>(state: &mut S, genesis: &GenesisStat
     if let Some(set) = &genesis.sanctions {
         state.put_sanctions(&gas, set)?;
     }
+    if params.block_requires_officer {
+        state.set_block_requires_officer(&gas, true)?;
+    }
     state.put_rules(&gas, &rules)
 }

@@ -35,6 +35,7 @@ impl MsgHandler for ComplianceMsg {
                 }
                 state.set_compliance_authority(ctx.gas, &m.compliance_authority)?;
                 state.put_rules(ctx.gas, &m.rules)?;
+                state.set_block_requires_officer(ctx.gas, m.block_requires_officer)?;
                 ctx.emit_typed(&pb::EventParamsUpdated { authority: m.authority.to_bech32(), compliance_authority: m.compliance_authority.to_bech32() });
                 Ok(())
             }

@@ -33,6 +33,8 @@ pub struct UpdateParams {
     pub compliance_authority: Address,
     /// The new rules.
     pub rules: Rules,
+    /// Whether a reviewer's BLOCKED needs an officer.
+    pub block_requires_officer: bool,
 }
 
 /// `MsgUpdateSanctionsList`, validated.
@@ -241,6 +243,7 @@ impl ComplianceMsg {
                     authority: parse_address(&m.authority, "authority")?,
                     compliance_authority: parse_address(&params.authority, "params.authority")?,
                     rules,
+                    block_requires_officer: params.block_requires_officer,
                 }))
             }),
             MSG_UPDATE_SANCTIONS_LIST => decode::<pb::MsgUpdateSanctionsList>(any).and_then(|m| {

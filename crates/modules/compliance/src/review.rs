@@ -3,7 +3,7 @@
 //! | From | Message | To |
 //! |---|---|---|
 //! | EMITTED | review APPROVED | RESOLVED_APPROVED |
-//! | EMITTED | review BLOCKED | RESOLVED_BLOCKED (subject blacklisted, evidence `flag/<id>`) |
+//! | EMITTED | review BLOCKED | RESOLVED_BLOCKED (subject blacklisted, evidence `flag/<id>`); with `params.block_requires_officer`: PENDING_OFFICER, `proposed_decision` BLOCKED, nothing blacklisted |
 //! | EMITTED | review ESCALATED, or escalate | PENDING_OFFICER |
 //! | PENDING_OFFICER | close APPROVED / BLOCKED | RESOLVED_APPROVED / RESOLVED_BLOCKED |
 //!
@@ -140,6 +140,7 @@ async fn to_officer<S: StateWrite + Send + Sync>(
     loaded: Loaded,
     reviewer: &Address,
     note: &str,
+    proposed: Option<Decision>,
     tx_type: &str,
     extra: &[(&str, String)],
 ) -> Result<(), TxError> {
@@ -147,9 +148,15 @@ async fn to_officer<S: StateWrite + Send + Sync>(
     flag.status = FlagStatus::PendingOfficer as i32;
     flag.reviewer = reviewer.to_bech32();
     flag.officer_note_hash = note.to_string();
+    flag.proposed_decision = proposed.map(|d| d.as_str().to_string()).unwrap_or_default();
     flag.updated_at = Some(lantau_module_api::block_timestamp(ctx.block));
     persist(state, ctx, id, &stored, &flag, tx_type, reviewer, extra).await?;
-    ctx.emit_typed(&pb::EventFlagEscalated { flag_id: flag.flag_id.clone(), reviewer: flag.reviewer.clone(), officer_note_hash: note.to_string() });
+    ctx.emit_typed(&pb::EventFlagEscalated {
+        flag_id: flag.flag_id.clone(),
+        reviewer: flag.reviewer.clone(),
+        officer_note_hash: note.to_string(),
+        proposed_decision: flag.proposed_decision.clone(),
+    });
     Ok(())
 }
 
@@ -192,7 +199,12 @@ pub async fn review<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut ExecCt
     let extra = [("decision", m.decision.as_str().to_string()), ("evidence_hash", m.evidence_hash.clone())];
     match m.decision {
         // The reviewer's evidence travels to the officer as the note.
-        Decision::Escalated => to_officer(state, ctx, m.flag_id, flag, &m.signer, &m.evidence_hash, "flag_review", &extra).await,
+        Decision::Escalated => to_officer(state, ctx, m.flag_id, flag, &m.signer, &m.evidence_hash, None, "flag_review", &extra).await,
+        // Four eyes: a BLOCKED proposal waits for an officer, who alone blacklists.
+        Decision::Blocked if state.compliance_params(ctx.gas).await?.block_requires_officer => {
+            let extra = [extra[0].clone(), extra[1].clone(), ("escalated", "block_requires_officer".to_string())];
+            to_officer(state, ctx, m.flag_id, flag, &m.signer, &m.evidence_hash, Some(Decision::Blocked), "flag_review", &extra).await
+        }
         Decision::Approved | Decision::Blocked => resolve(state, ctx, flag, m, "flag_review", &extra).await,
     }
 }
@@ -202,7 +214,7 @@ pub async fn escalate<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut Exec
     ensure_bound(state, ctx, &m.reviewer, SubRole::Reviewer).await?;
     let flag = load(state, ctx, m.flag_id, FlagStatus::Emitted).await?;
     let extra = [("officer_note_hash", m.officer_note_hash.clone())];
-    to_officer(state, ctx, m.flag_id, flag, &m.reviewer, &m.officer_note_hash, "flag_escalate", &extra).await
+    to_officer(state, ctx, m.flag_id, flag, &m.reviewer, &m.officer_note_hash, None, "flag_escalate", &extra).await
 }
 
 /// MsgCloseFlag: an officer's decision (APPROVED or BLOCKED; checked at decoding) on a

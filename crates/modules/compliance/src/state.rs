@@ -19,12 +19,26 @@ pub trait ComplianceRead: StateRead {
         async move { Ok(store::get_proto(self, gas, state_key::RULES).await?.unwrap_or_else(default_rules)) }
     }
 
-    /// The params: the compliance authority and the rules.
+    /// The params: the compliance authority, the rules, and whether a BLOCKED needs an officer.
     fn compliance_params(&self, gas: &GasMeter) -> impl Future<Output = Result<Params, TxError>> + Send
     where
         Self: Sync,
     {
-        async move { Ok(Params { authority: self.compliance_authority(gas).await?.to_bech32(), rules: Some(self.rules(gas).await?) }) }
+        async move {
+            Ok(Params {
+                authority: self.compliance_authority(gas).await?.to_bech32(),
+                rules: Some(self.rules(gas).await?),
+                block_requires_officer: self.block_requires_officer(gas).await?,
+            })
+        }
+    }
+
+    /// Whether a reviewer's BLOCKED escalates to an officer instead of blacklisting.
+    fn block_requires_officer(&self, gas: &GasMeter) -> impl Future<Output = Result<bool, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { Ok(store::get(self, gas, state_key::BLOCK_REQUIRES_OFFICER).await?.is_some()) }
     }
 
     /// The sanctions set (empty until genesis or a push writes it).
@@ -124,6 +138,15 @@ pub trait ComplianceWrite: StateWrite {
     /// Replaces the rules.
     fn put_rules(&mut self, gas: &GasMeter, rules: &Rules) -> Result<(), TxError> {
         store::put_proto(self, gas, state_key::RULES.to_string(), rules)
+    }
+
+    /// Sets whether a reviewer's BLOCKED needs an officer (false removes the key).
+    fn set_block_requires_officer(&mut self, gas: &GasMeter, on: bool) -> Result<(), TxError> {
+        if on {
+            store::put(self, gas, state_key::BLOCK_REQUIRES_OFFICER.to_string(), vec![1])
+        } else {
+            store::delete(self, gas, state_key::BLOCK_REQUIRES_OFFICER.to_string())
+        }
     }
 
     /// Stores a sub-role binding of `sub` under `parent`, with its parent-index entry.

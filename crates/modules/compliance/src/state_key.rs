@@ -2,6 +2,9 @@
 
 /// `compliance/rules` → `Rules` (protobuf).
 pub const RULES: &str = "compliance/rules";
+/// `compliance/block_requires_officer` → `[1]` when a reviewer's BLOCKED needs an officer
+/// (absent: it does not, the spec's behaviour).
+pub const BLOCK_REQUIRES_OFFICER: &str = "compliance/block_requires_officer";
 
 /// `compliance/sanctions` → `SanctionsSet` (protobuf).
 pub const SANCTIONS: &str = "compliance/sanctions";

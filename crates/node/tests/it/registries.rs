@@ -530,7 +530,10 @@ async fn governance_rotates_the_compliance_authority() {
 
     let rules = cpb::Rules { travel_rule_full_threshold: 500_000, velocity_window_seconds: 30, velocity_tx_limit: 5 };
     let upd = |signer: &str, authority: &str, rules: cpb::Rules| {
-        to_any(&cpb::MsgUpdateParams { authority: b32(signer), params: Some(cpb::Params { authority: b32(authority), rules: Some(rules) }) })
+        to_any(&cpb::MsgUpdateParams {
+            authority: b32(signer),
+            params: Some(cpb::Params { authority: b32(authority), rules: Some(rules), block_requires_officer: false }),
+        })
     };
     exec(&n, &dev_key("compliance_authority"), upd("compliance_authority", "alice", rules)).await.fails("compliance", 2);
     let zero = cpb::Rules { velocity_tx_limit: 0, ..rules };

@@ -186,6 +186,65 @@ async fn a_blocked_review_blacklists_the_subject_and_stops_its_next_transfer_at_
     n.stop().await;
 }
 
+/// Four eyes (`params.block_requires_officer`): a reviewer's BLOCKED escalates with its
+/// proposal and blacklists nobody; the officer's close decides (BLOCKED blacklists, APPROVED
+/// does not). Off again, a reviewer's BLOCKED blacklists as the spec says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_block_requires_officer_a_reviewers_blocked_waits_for_the_officer() {
+    let Desk { n, reviewer, officer } = desk().await;
+    let set = |on: bool| {
+        let params = cpb::Params {
+            authority: dev_addr("compliance_authority").to_bech32(),
+            rules: Some(lantau_app::compliance::default_rules()),
+            block_requires_officer: on,
+        };
+        one(&cpb::MsgUpdateParams { authority: dev_addr("governance").to_bech32(), params: Some(params) })
+    };
+    ok(&n, &dev_key("governance"), &set(true)).await;
+    let p = n.client.query("/chain/compliance/v1/params").await.unwrap();
+    assert_eq!(p["params"]["block_requires_officer"], true, "{p}");
+    let alice = dev_addr("alice");
+    let level = |n: &TestNode| {
+        let c = n.client.clone();
+        async move { c.query(&format!("/chain/kyc/v1/identity/{}", dev_addr("alice").to_bech32())).await.unwrap()["identity"]["level"].clone() }
+    };
+    let before = level(&n).await;
+
+    // The reviewer's BLOCKED: escalated with its proposal, nobody blacklisted.
+    let (first, second, third) = (raise(&n).await, raise(&n).await, raise(&n).await);
+    let t = ok(&n, &reviewer, &review(&reviewer, &first, "BLOCKED", "sar-draft-1")).await;
+    assert!(events(&t, "chain.kyc.v1.EventLevelChanged").is_empty());
+    let esc = events(&t, "chain.compliance.v1.EventFlagEscalated");
+    assert_eq!(attr(esc[0], "proposed_decision"), "BLOCKED");
+    let f = flag(&n, &first).await;
+    assert_eq!(
+        (f["status"].as_str(), f["proposed_decision"].as_str(), f["officer_note_hash"].as_str()),
+        (Some("FLAG_STATUS_PENDING_OFFICER"), Some("BLOCKED"), Some("sar-draft-1")),
+        "{f}"
+    );
+    assert_eq!(level(&n).await, before);
+    let rows = audit_rows(&n, &t.txhash).await;
+    let row = rows.iter().find(|r| r["tx_type"] == "flag_review").unwrap();
+    assert_eq!((row["metadata"]["decision"].as_str(), row["metadata"]["escalated"].as_str()), (Some("BLOCKED"), Some("block_requires_officer")), "{row}");
+    // alice still sends: nobody was blacklisted yet.
+    ok(&n, &dev_key("alice"), &hkd(&n, &alice, &dev_addr("issuer"), 100, &alice, &dev_addr("issuer")).await).await;
+    // The officer overrules one (APPROVED: nothing happens to alice) and confirms the other.
+    ok(&n, &reviewer, &review(&reviewer, &second, "BLOCKED", "sar-draft-2")).await;
+    ok(&n, &officer, &close(&officer, &first, "APPROVED", "false-positive")).await;
+    assert_eq!(flag(&n, &first).await["status"], "FLAG_STATUS_RESOLVED_APPROVED");
+    assert_eq!(level(&n).await, before);
+    let t = ok(&n, &officer, &close(&officer, &second, "BLOCKED", "sar-filed")).await;
+    assert_eq!(events(&t, "chain.kyc.v1.EventLevelChanged").len(), 1);
+    assert_eq!(level(&n).await, "LEVEL_BLACKLISTED");
+
+    // Off: the spec's behaviour, a reviewer's BLOCKED resolves at once.
+    ok(&n, &dev_key("governance"), &set(false)).await;
+    assert_eq!(n.client.query("/chain/compliance/v1/params").await.unwrap()["params"]["block_requires_officer"], false);
+    ok(&n, &reviewer, &review(&reviewer, &third, "BLOCKED", "")).await;
+    assert_eq!(flag(&n, &third).await["status"], "FLAG_STATUS_RESOLVED_BLOCKED");
+    n.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_active_bindings_of_the_right_role_may_move_a_flag() {
     let Desk { n, reviewer, officer } = desk().await;

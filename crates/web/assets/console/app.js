@@ -354,6 +354,7 @@ function CaseView({ session, id, onOpen }) {
           f.updated_at && f.updated_at !== f.created_at ? ['last change', formatUtc(f.updated_at)] : null,
           ['tx', html`<code class="hash" data-testid="case-tx-hash">${f.tx_hash}</code>`],
           f.resolution ? ['resolution', f.resolution] : null,
+          f.proposed_decision ? ['reviewer proposes', html`<strong data-testid="case-proposed">${f.proposed_decision}</strong> (an officer decides: four eyes on BLOCKED)`] : null,
           f.reviewer ? ['reviewer', html`<code class="hash">${f.reviewer}</code>`] : null,
           f.officer ? ['officer', html`<code class="hash">${f.officer}</code>`] : null,
           f.evidence_hash ? ['evidence hash', html`<code class="hash">${f.evidence_hash}</code>`] : null,

@@ -53,7 +53,12 @@ fn push(authority: Address, addresses: Vec<Address>, vasps: &[&str]) -> Complian
 #[tokio::test]
 async fn governance_replaces_the_compliance_authority_and_the_rules_together() {
     let (_d, s) = bare().await;
-    let m = ComplianceMsg::UpdateParams(UpdateParams { authority: GOVERNANCE, compliance_authority: NEW_AUTHORITY, rules: rules(1_000, 30, 5) });
+    let m = ComplianceMsg::UpdateParams(UpdateParams {
+        authority: GOVERNANCE,
+        compliance_authority: NEW_AUTHORITY,
+        rules: rules(1_000, 30, 5),
+        block_requires_officer: false,
+    });
     let events = run(&s, m).await.unwrap();
     assert_eq!(s.latest_snapshot().compliance_authority(&GasMeter::infinite()).await.unwrap(), NEW_AUTHORITY);
     assert_eq!(current_rules(&s).await, rules(1_000, 30, 5));
@@ -70,7 +75,12 @@ async fn governance_replaces_the_compliance_authority_and_the_rules_together() {
 async fn params_updated_by_someone_not_governance_are_refused_with_code_2_and_change_nothing() {
     let (_d, s) = bare().await;
     let before = current_rules(&s).await;
-    let m = ComplianceMsg::UpdateParams(UpdateParams { authority: COMPLIANCE, compliance_authority: MALLORY, rules: rules(1, 1, 1) });
+    let m = ComplianceMsg::UpdateParams(UpdateParams {
+        authority: COMPLIANCE,
+        compliance_authority: MALLORY,
+        rules: rules(1, 1, 1),
+        block_requires_officer: false,
+    });
     assert_eq!(code(run(&s, m).await), ("compliance", 2));
     assert_eq!(s.latest_snapshot().compliance_authority(&GasMeter::infinite()).await.unwrap(), COMPLIANCE);
     assert_eq!(current_rules(&s).await, before);
@@ -84,7 +94,7 @@ async fn params_or_rules_with_a_zero_value_are_refused_at_decoding_with_code_4()
     assert_eq!(decode(&missing).map(|_| ()).unwrap_err().code, 4);
     let params = pb::MsgUpdateParams {
         authority: GOVERNANCE.to_bech32(),
-        params: Some(pb::Params { authority: COMPLIANCE.to_bech32(), rules: Some(rules(0, 60, 10)) }),
+        params: Some(pb::Params { authority: COMPLIANCE.to_bech32(), rules: Some(rules(0, 60, 10)), block_requires_officer: false }),
     };
     assert_eq!(decode(&params).map(|_| ()).unwrap_err().code, 4);
 }

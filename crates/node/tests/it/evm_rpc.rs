@@ -364,7 +364,14 @@ async fn filters_deliver_each_block_log_and_pending_transaction_once() {
             ..Default::default()
         };
         let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
-        assert_eq!(receipt(&n, hash.as_str().unwrap()).await["status"], "0x1");
+        let r = receipt(&n, hash.as_str().unwrap()).await;
+        assert_eq!(r["status"], "0x1");
+        // The block's logsBloom holds every bit of its receipts' blooms (not zero).
+        let b = ok(&n, "eth_getBlockByHash", json!([r["blockHash"], false])).await;
+        let bits = |v: &Value| hex::decode(v.as_str().unwrap().trim_start_matches("0x")).unwrap();
+        let (block_bloom, rcpt_bloom) = (bits(&b["logsBloom"]), bits(&r["logsBloom"]));
+        assert!(rcpt_bloom.iter().any(|x| *x != 0));
+        assert!(block_bloom.iter().zip(&rcpt_bloom).all(|(b, r)| b & r == *r), "{b}");
         sent.push(hash);
     }
     // The pending filter saw both, once.
@@ -443,9 +450,14 @@ async fn an_evm_transfers_audit_rows_are_found_by_its_ethereum_hash() {
         input: transfer_with_travel_rule_calldata(&issuer, 77, &payload),
         ..Default::default()
     };
+    // The estimate is the mined cost exactly, rows under the Ethereum hash included.
+    let call = json!({"from": alice.address().to_hex(), "to": token().to_hex(), "data": format!("0x{}", hex::encode(&u.input))});
+    let estimate = ok(&n, "eth_estimateGas", json!([call, "latest"])).await;
     let eth_hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
     let eth_hash = eth_hash.as_str().unwrap().to_string();
-    assert_eq!(receipt(&n, &eth_hash).await["status"], "0x1");
+    let r = receipt(&n, &eth_hash).await;
+    assert_eq!(r["status"], "0x1");
+    assert_eq!(r["gasUsed"], estimate);
     let rows = |h: String| {
         let c = n.client.clone();
         async move { c.query(&format!("/chain/compliance/v1/audit_log?tx_hash={h}")).await.unwrap()["entries"].as_array().unwrap().clone() }
@@ -465,5 +477,98 @@ async fn an_evm_transfers_audit_rows_are_found_by_its_ethereum_hash() {
         crate::support::ok(&n, &alice, &crate::support::send(&alice.address(), &issuer, lantau_primitives::Coin::new("hkd.demo", 5u128)).travel_rule(&p)).await;
     let plain = rows(t.txhash.clone()).await;
     assert!(!plain.is_empty() && plain.iter().all(|r| r["metadata"].get("eth_tx_hash").is_none()), "{plain:?}");
+    n.stop().await;
+}
+
+/// docs/evm.md's table of methods: every one marked "yes" answers (no error) with the
+/// parameters below; every "no" is -32601. A method added to the table without parameters
+/// here fails the test, so the table and the server stay in step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_method_the_table_lists_as_supported_answers() {
+    let n = TestNode::start().await.unwrap();
+    let alice = dev_key("alice");
+    // A mined Ethereum transaction to point at.
+    let u = Unsigned {
+        chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
+        nonce: 0,
+        gas_limit: 21_000,
+        max_fee_per_gas: 2 * GWEI,
+        max_priority_fee_per_gas: Some(GWEI),
+        to: Some(dev_addr("bob")),
+        value: 1,
+        ..Default::default()
+    };
+    let tx = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
+    let r = receipt(&n, tx.as_str().unwrap()).await;
+    let (block, number) = (r["blockHash"].clone(), r["blockNumber"].clone());
+    let a = alice.address().to_hex();
+    let filter = ok(&n, "eth_newFilter", json!([{}])).await;
+    let call = json!({"from": a, "to": dev_addr("bob").to_hex(), "value": "0x1"});
+    let params = |m: &str| -> Value {
+        match m {
+            "web3_clientVersion"
+            | "net_version"
+            | "net_listening"
+            | "eth_chainId"
+            | "eth_syncing"
+            | "eth_mining"
+            | "eth_hashrate"
+            | "eth_accounts"
+            | "eth_blockNumber"
+            | "eth_gasPrice"
+            | "eth_maxPriorityFeePerGas"
+            | "eth_newBlockFilter"
+            | "eth_newPendingTransactionFilter"
+            | "txpool_status" => {
+                json!([])
+            }
+            "web3_sha3" => json!(["0x68656c6c6f"]),
+            "eth_feeHistory" => json!(["0x2", "latest", [50]]),
+            "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" => json!([a, "latest"]),
+            "eth_getStorageAt" => json!([a, "0x0", "latest"]),
+            "eth_call" | "eth_estimateGas" => json!([call, "latest"]),
+            "eth_sendRawTransaction" => {
+                let next = Unsigned { nonce: 1, ..u.clone() };
+                json!([format!("0x{}", hex::encode(sign(&alice, &next)))])
+            }
+            "eth_getTransactionByHash" | "eth_getTransactionReceipt" => json!([tx]),
+            "eth_getTransactionByBlockHashAndIndex" => json!([block, "0x0"]),
+            "eth_getTransactionByBlockNumberAndIndex" => json!([number, "0x0"]),
+            "eth_getBlockByNumber" => json!([number, true]),
+            "eth_getBlockByHash" => json!([block, false]),
+            "eth_getBlockTransactionCountByNumber" | "eth_getUncleCountByBlockNumber" | "eth_getBlockReceipts" => json!([number]),
+            "eth_getBlockTransactionCountByHash" | "eth_getUncleCountByBlockHash" => json!([block]),
+            "eth_getUncleByBlockNumberAndIndex" => json!([number, "0x0"]),
+            "eth_getUncleByBlockHashAndIndex" => json!([block, "0x0"]),
+            "eth_getLogs" => json!([{"fromBlock": "0x1", "toBlock": "latest"}]),
+            "eth_newFilter" => json!([{"fromBlock": "latest"}]),
+            "eth_getFilterChanges" | "eth_getFilterLogs" => json!([filter]),
+            "eth_uninstallFilter" => json!([filter]),
+            other => panic!("docs/evm.md lists {other} as supported: give it parameters in this test"),
+        }
+    };
+    let doc = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/evm.md")).unwrap();
+    let table = doc.split("## The methods").nth(1).unwrap().split("\n## ").next().unwrap();
+    let (mut yes, mut no) = (0, 0);
+    for row in table.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let names: Vec<&str> = cells[1].split(',').map(|c| c.trim().trim_matches('`')).collect();
+        for m in names.into_iter().filter(|m| !m.ends_with('*')) {
+            match cells[2] {
+                "yes" => {
+                    let v = rpc(&n, m, params(m)).await;
+                    assert!(v.get("error").is_none(), "{m}: {v}");
+                    yes += 1;
+                }
+                "no" => {
+                    let v = rpc(&n, m, json!([])).await;
+                    assert_eq!(v["error"]["code"], -32601, "{m} is listed as not supported: {v}");
+                    no += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(yes >= 40 && no >= 10, "{yes} supported, {no} not");
     n.stop().await;
 }

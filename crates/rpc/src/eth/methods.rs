@@ -94,6 +94,46 @@ pub enum Method {
     GetFilterLogs(String),
     /// `eth_uninstallFilter`.
     UninstallFilter(String),
+    /// `eth_getBlockTransactionCountByHash`.
+    GetBlockTransactionCountByHash([u8; 32]),
+    /// `eth_getTransactionByBlockHashAndIndex` / `eth_getTransactionByBlockNumberAndIndex`.
+    GetTransactionByBlockAndIndex(BlockRef, u64),
+    /// `eth_getBlockReceipts`.
+    GetBlockReceipts(BlockRef),
+    /// `eth_getUncleCountByBlockHash` / `eth_getUncleCountByBlockNumber`: 0 for a known block.
+    GetUncleCount(BlockRef),
+    /// `eth_getUncleByBlockHashAndIndex` / `eth_getUncleByBlockNumberAndIndex`: none.
+    GetUncle,
+    /// `web3_sha3`.
+    Sha3(Vec<u8>),
+    /// `net_listening`.
+    NetListening,
+    /// `eth_mining`.
+    Mining,
+    /// `eth_hashrate`.
+    Hashrate,
+    /// `txpool_status`.
+    TxpoolStatus,
+}
+
+/// A block named by number or tag, or by hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockRef {
+    /// A number or a tag.
+    Tag(BlockTag),
+    /// A block hash.
+    Hash([u8; 32]),
+}
+
+/// A block parameter that may be a hash (EIP-1898's `{"blockHash": ...}` too).
+fn block_ref(v: &Value) -> Result<BlockRef, EthError> {
+    if let Some(h) = v.get("blockHash") {
+        return Ok(BlockRef::Hash(hash32(h, "blockHash")?));
+    }
+    match v.as_str() {
+        Some(s) if s.len() == 66 => Ok(BlockRef::Hash(hash32(v, "block hash")?)),
+        _ => Ok(BlockRef::Tag(block_tag(Some(v))?)),
+    }
 }
 
 /// A filter id parameter: a `0x` hex string.
@@ -349,6 +389,28 @@ impl Method {
                 Method::NewFilter(f)
             }
             "eth_newBlockFilter" => Method::NewBlockFilter,
+            "eth_getBlockTransactionCountByHash" => Method::GetBlockTransactionCountByHash(hash32(req(params, 0, "block hash")?, "block hash")?),
+            "eth_getTransactionByBlockHashAndIndex" => Method::GetTransactionByBlockAndIndex(
+                BlockRef::Hash(hash32(req(params, 0, "block hash")?, "block hash")?),
+                quantity_u64(req(params, 1, "index")?, "index")?,
+            ),
+            "eth_getTransactionByBlockNumberAndIndex" => Method::GetTransactionByBlockAndIndex(
+                BlockRef::Tag(block_tag(Some(req(params, 0, "block")?))?),
+                quantity_u64(req(params, 1, "index")?, "index")?,
+            ),
+            "eth_getBlockReceipts" => Method::GetBlockReceipts(block_ref(req(params, 0, "block")?)?),
+            "eth_getUncleCountByBlockHash" => Method::GetUncleCount(BlockRef::Hash(hash32(req(params, 0, "block hash")?, "block hash")?)),
+            "eth_getUncleCountByBlockNumber" => Method::GetUncleCount(BlockRef::Tag(block_tag(Some(req(params, 0, "block")?))?)),
+            "eth_getUncleByBlockHashAndIndex" | "eth_getUncleByBlockNumberAndIndex" => {
+                req(params, 0, "block")?;
+                req(params, 1, "index")?;
+                Method::GetUncle
+            }
+            "web3_sha3" => Method::Sha3(hex_bytes(req(params, 0, "data")?, "data")?),
+            "net_listening" => Method::NetListening,
+            "eth_mining" => Method::Mining,
+            "eth_hashrate" => Method::Hashrate,
+            "txpool_status" => Method::TxpoolStatus,
             "eth_newPendingTransactionFilter" => Method::NewPendingTransactionFilter,
             "eth_getFilterChanges" => Method::GetFilterChanges(filter_id(req(params, 0, "id")?)?),
             "eth_getFilterLogs" => Method::GetFilterLogs(filter_id(req(params, 0, "id")?)?),
@@ -420,6 +482,26 @@ impl EthServer {
         Ok(self.node.last_height().await?)
     }
 
+    /// How many Ethereum transactions block `h` lists (null for a block not held).
+    async fn eth_tx_count(&self, h: u64) -> Result<Value, EthError> {
+        match self.node.block(Some(h)).await? {
+            Some(b) => Ok(json!(hex_u64(b.data.iter().filter(|t| lantau_app::evm::msg::eth_tx_of(t).is_some()).count() as u64))),
+            None => Ok(Value::Null),
+        }
+    }
+
+    /// The height a block reference names (`None`: an unknown hash, or a number past the
+    /// latest block).
+    async fn ref_height(&self, r: BlockRef) -> Result<Option<u64>, EthError> {
+        match r {
+            BlockRef::Hash(h) => Ok(self.node.block_height_by_hash(h).await?),
+            BlockRef::Tag(t) => {
+                let h = self.resolve_height(t).await?;
+                Ok((h <= self.latest_height().await?).then_some(h))
+            }
+        }
+    }
+
     async fn resolve_height(&self, tag: BlockTag) -> Result<u64, EthError> {
         Ok(match tag {
             BlockTag::Latest | BlockTag::Pending => self.latest_height().await?,
@@ -477,6 +559,48 @@ impl EthServer {
             }
             Method::GetFilterLogs(id) => self.logs(self.filters.log_filter(&id, now)?).await,
             Method::UninstallFilter(id) => Ok(json!(self.filters.uninstall(&id))),
+            Method::GetBlockTransactionCountByHash(hash) => match self.node.block_height_by_hash(hash).await? {
+                Some(h) => self.eth_tx_count(h).await,
+                None => Ok(Value::Null),
+            },
+            Method::GetTransactionByBlockAndIndex(r, i) => {
+                let Some(h) = self.ref_height(r).await? else { return Ok(Value::Null) };
+                let Some(b) = self.node.block(Some(h)).await? else { return Ok(Value::Null) };
+                let hash = render::block_hash(&b);
+                // The index counts the transactions the block object lists (its Ethereum ones).
+                let found = b
+                    .data
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(pos, raw)| lantau_app::evm::msg::eth_tx_of(raw).map(|t| (pos, t)))
+                    .nth(usize::try_from(i).unwrap_or(usize::MAX));
+                Ok(found.map(|(pos, tx)| render::transaction(&tx, Some((hash, h, u32::try_from(pos).unwrap_or(u32::MAX))))).unwrap_or(Value::Null))
+            }
+            Method::GetBlockReceipts(r) => {
+                let Some(h) = self.ref_height(r).await? else { return Ok(Value::Null) };
+                let Some(b) = self.node.block(Some(h)).await? else { return Ok(Value::Null) };
+                let mut out = Vec::new();
+                for raw in &b.data {
+                    let Some(tx) = lantau_app::evm::msg::eth_tx_of(raw) else { continue };
+                    if let Some(rec) = self.receipt(tx.hash).await? {
+                        out.push(render::receipt(&rec));
+                    }
+                }
+                Ok(Value::Array(out))
+            }
+            Method::GetUncleCount(r) => Ok(match self.ref_height(r).await? {
+                Some(h) if self.node.block(Some(h)).await?.is_some() => json!("0x0"),
+                _ => Value::Null,
+            }),
+            Method::GetUncle => Ok(Value::Null),
+            Method::Sha3(data) => Ok(json!(format!("0x{}", hex::encode(lantau_crypto::keccak256(&data))))),
+            Method::NetListening => Ok(json!(true)),
+            Method::Mining => Ok(json!(false)),
+            Method::Hashrate => Ok(json!("0x0")),
+            Method::TxpoolStatus => {
+                let (txs, _) = self.node.mempool_size().await;
+                Ok(json!({"pending": hex_u64(txs as u64), "queued": "0x0"}))
+            }
             Method::ChainId => Ok(json!(hex_u64(self.node.evm_chain_id().await?))),
             Method::NetVersion => Ok(json!(self.node.evm_chain_id().await?.to_string())),
             Method::ClientVersion => Ok(json!(format!("lantau/v{}/rust", env!("CARGO_PKG_VERSION")))),
@@ -557,10 +681,7 @@ impl EthServer {
             },
             Method::GetBlockTransactionCountByNumber(tag) => {
                 let h = self.resolve_height(tag).await?;
-                match self.node.block(Some(h)).await? {
-                    Some(b) => Ok(json!(hex_u64(b.data.iter().filter(|t| lantau_app::evm::msg::eth_tx_of(t).is_some()).count() as u64))),
-                    None => Ok(Value::Null),
-                }
+                self.eth_tx_count(h).await
             }
             Method::GetLogs(f) => self.logs(f).await,
             Method::Syncing => Ok(json!(false)),
@@ -680,7 +801,7 @@ impl EthServer {
         let Some(b) = self.node.block(Some(height)).await? else { return Ok(Value::Null) };
         let results = self.node.block_results(Some(height)).await?;
         let gas_used: u64 = results.as_ref().map_or(0, |r| r.tx_results.iter().map(|t| u64::try_from(t.gas_used).unwrap_or(0)).sum());
-        Ok(render::block(&b, height, gas_used, self.block_gas_limit().await, full))
+        Ok(render::block(&b, height, gas_used, self.block_gas_limit().await, &render::block_bloom(results.as_ref()), full))
     }
 
     async fn logs(&self, f: LogFilter) -> Result<Value, EthError> {

@@ -238,7 +238,9 @@ async fn notifications(s: &EthServer, ev: &NodeEvent, sub: &Sub) -> Vec<Value> {
     match (ev, sub) {
         (NodeEvent::NewBlock { block, .. }, Sub::NewHeads) => {
             let height = block.header.height.value();
-            let mut v = render::block(block, height, 0, s.block_gas_limit().await, false);
+            let results = s.node.block_results(Some(height)).await.ok().flatten();
+            let gas_used: u64 = results.as_ref().map_or(0, |r| r.tx_results.iter().map(|t| u64::try_from(t.gas_used).unwrap_or(0)).sum());
+            let mut v = render::block(block, height, gas_used, s.block_gas_limit().await, &render::block_bloom(results.as_ref()), false);
             if let Some(o) = v.as_object_mut() {
                 o.remove("transactions");
                 o.remove("uncles");

@@ -127,6 +127,17 @@ pub fn bloom(logs: &[EthLog]) -> [u8; 256] {
     b
 }
 
+/// The bloom of a block: of every log its Ethereum transactions emitted.
+pub fn block_bloom(results: Option<&crate::api::BlockResults>) -> [u8; 256] {
+    let mut logs = Vec::new();
+    for r in results.map(|r| r.tx_results.as_slice()).unwrap_or_default() {
+        if let Some(ran) = evm_receipt_of(r) {
+            logs.extend(ran.logs);
+        }
+    }
+    bloom(&logs)
+}
+
 /// A mined transaction's receipt inputs.
 #[derive(Debug, Clone)]
 pub struct Receipt {
@@ -179,7 +190,7 @@ pub fn receipt(r: &Receipt) -> Value {
 /// A block object (`full`: transaction objects rather than hashes). Only the Ethereum
 /// transactions of the block appear in it. `gas_limit`: the block's gas capacity
 /// ([`EthServer::block_gas_limit`](super::EthServer::block_gas_limit)).
-pub fn block(b: &Block, height: u64, gas_used: u64, gas_limit: u64, full: bool) -> Value {
+pub fn block(b: &Block, height: u64, gas_used: u64, gas_limit: u64, logs_bloom: &[u8; 256], full: bool) -> Value {
     let hash = block_hash(b);
     let parent = b.header.last_block_id.map(|id| id.hash.as_bytes().to_vec()).unwrap_or_else(|| vec![0; 32]);
     let mut txs = Vec::new();
@@ -200,7 +211,7 @@ pub fn block(b: &Block, height: u64, gas_used: u64, gas_limit: u64, full: bool) 
         "parentHash": data(&parent),
         "nonce": "0x0000000000000000",
         "sha3Uncles": "0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347",
-        "logsBloom": data(&[0u8; 256]),
+        "logsBloom": data(logs_bloom),
         "transactionsRoot": data(&b.header.data_hash.map(|h| h.as_bytes().to_vec()).unwrap_or_else(|| vec![0; 32])),
         "stateRoot": data(&app_hash),
         "receiptsRoot": data(&[0u8; 32]),

@@ -251,6 +251,18 @@ impl NodeApi for CometNode {
         }
     }
 
+    async fn unconfirmed_txs(&self, limit: usize) -> Vec<Vec<u8>> {
+        use base64::Engine as _;
+        // CometBFT answers at most 100 per call (its `limit` is capped there).
+        match self.call("unconfirmed_txs", json!({"limit": limit.min(100).to_string()})).await {
+            Ok(r) => r["txs"]
+                .as_array()
+                .map(|txs| txs.iter().filter_map(|t| t.as_str().and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())).collect())
+                .unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
+    }
+
     async fn block_height_by_hash(&self, hash: [u8; 32]) -> Result<Option<u64>, NodeError> {
         let r = self.call("block_by_hash", json!({"hash": base64::engine::general_purpose::STANDARD.encode(hash)})).await?;
         if r["block"].is_null() {

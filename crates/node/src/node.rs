@@ -238,6 +238,10 @@ impl NodeApi for EmbeddedNode {
     async fn mempool_size(&self) -> (usize, usize) {
         self.mempool.lock().size()
     }
+
+    async fn unconfirmed_txs(&self, limit: usize) -> Vec<Vec<u8>> {
+        self.mempool.lock().entries().into_iter().take(limit).map(|e| e.bytes.as_ref().clone()).collect()
+    }
 }
 
 /// Listen addresses chosen at start (flags override the config file).

@@ -202,6 +202,12 @@ pub trait NodeApi: Send + Sync + 'static {
     /// Number of transactions waiting in the mempool, and their total bytes.
     async fn mempool_size(&self) -> (usize, usize);
 
+    /// The bytes of up to `limit` transactions waiting in the mempool, in its order
+    /// (`txpool_content`; CometBFT's `unconfirmed_txs`). None by default.
+    async fn unconfirmed_txs(&self, _limit: usize) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+
     /// The height of the committed block whose header hash is `hash`.
     async fn block_height_by_hash(&self, hash: [u8; 32]) -> Result<Option<u64>, NodeError>;
 

@@ -230,6 +230,19 @@ async fn bad_json_rpc_input_gets_the_codes_clients_expect_and_changes_nothing() 
         assert_eq!(v["error"]["code"], -32602, "{want}: {v}");
         assert!(v["error"]["message"].as_str().unwrap().contains(want), "{want}: {v}");
     }
+    // State and block overrides are refused, never ignored; empty ones are fine.
+    let call = json!({"to": t, "data": call_data("decimals()", &[])});
+    let code = json!({t.clone(): {"code": "0x6001"}});
+    for (method, extra) in [
+        ("eth_call", json!([call, "latest", code])),
+        ("eth_estimateGas", json!([call, "latest", code])),
+        ("eth_call", json!([call, "latest", {}, {"time": "0x1"}])),
+    ] {
+        let v = rpc(&n, method, extra).await;
+        assert_eq!(v["error"]["code"], -32602, "{method}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains("overrides"), "{v}");
+    }
+    assert!(rpc(&n, "eth_call", json!([call, "latest", {}])).await.get("error").is_none());
     // A range that starts after the latest block is empty.
     assert_eq!(ok(&n, "eth_getLogs", json!([{"fromBlock": "0xffffff", "toBlock": "0xfffffff"}])).await, json!([]));
 
@@ -519,10 +532,13 @@ async fn every_method_the_table_lists_as_supported_answers() {
             | "eth_maxPriorityFeePerGas"
             | "eth_newBlockFilter"
             | "eth_newPendingTransactionFilter"
-            | "txpool_status" => {
+            | "txpool_status"
+            | "txpool_content"
+            | "txpool_inspect" => {
                 json!([])
             }
             "web3_sha3" => json!(["0x68656c6c6f"]),
+            "txpool_contentFrom" => json!([a]),
             "eth_feeHistory" => json!(["0x2", "latest", [50]]),
             "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" => json!([a, "latest"]),
             "eth_getStorageAt" => json!([a, "0x0", "latest"]),

@@ -114,7 +114,18 @@ pub enum Method {
     Hashrate,
     /// `txpool_status`.
     TxpoolStatus,
+    /// `txpool_content` (all senders) / `txpool_contentFrom` (one): the waiting Ethereum
+    /// transactions by sender and nonce; `inspect`: their one-line summaries (`txpool_inspect`).
+    TxpoolContent {
+        /// Only this sender.
+        from: Option<Address>,
+        /// Summaries rather than transaction objects.
+        inspect: bool,
+    },
 }
+
+/// The most waiting transactions `txpool_content` lists.
+pub const MAX_TXPOOL_LISTED: usize = 10_000;
 
 /// A block named by number or tag, or by hash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +134,20 @@ pub enum BlockRef {
     Tag(BlockTag),
     /// A block hash.
     Hash([u8; 32]),
+}
+
+/// State overrides (the third parameter of `eth_call` and `eth_estimateGas`) and block
+/// overrides (the fourth) are refused, never ignored: an answer computed without them would be
+/// an answer to another question. Empty objects are accepted.
+fn no_overrides(method: &str, params: &[Value]) -> Result<(), EthError> {
+    for (i, what) in [(2, "state overrides"), (3, "block overrides")] {
+        match param(params, i) {
+            None => {}
+            Some(Value::Object(o)) if o.is_empty() => {}
+            Some(_) => return Err(EthError::InvalidParams(format!("{method}: {what} (parameter {i}) are not supported by this node; call without them"))),
+        }
+    }
+    Ok(())
 }
 
 /// A block parameter that may be a hash (EIP-1898's `{"blockHash": ...}` too).
@@ -351,8 +376,14 @@ impl Method {
                 let slot = quantity_word(req(params, 1, "slot")?)?;
                 Method::GetStorageAt(address(req(params, 0, "address")?, "address")?, slot, block_tag(param(params, 2))?)
             }
-            "eth_call" => Method::Call(Box::new(call_object(req(params, 0, "transaction")?)?), block_tag(param(params, 1))?),
-            "eth_estimateGas" => Method::EstimateGas(Box::new(call_object(req(params, 0, "transaction")?)?), block_tag(param(params, 1))?),
+            "eth_call" => {
+                no_overrides(name, params)?;
+                Method::Call(Box::new(call_object(req(params, 0, "transaction")?)?), block_tag(param(params, 1))?)
+            }
+            "eth_estimateGas" => {
+                no_overrides(name, params)?;
+                Method::EstimateGas(Box::new(call_object(req(params, 0, "transaction")?)?), block_tag(param(params, 1))?)
+            }
             "eth_gasPrice" => Method::GasPrice,
             "eth_maxPriorityFeePerGas" => Method::MaxPriorityFeePerGas,
             "eth_feeHistory" => {
@@ -411,6 +442,9 @@ impl Method {
             "eth_mining" => Method::Mining,
             "eth_hashrate" => Method::Hashrate,
             "txpool_status" => Method::TxpoolStatus,
+            "txpool_content" => Method::TxpoolContent { from: None, inspect: false },
+            "txpool_inspect" => Method::TxpoolContent { from: None, inspect: true },
+            "txpool_contentFrom" => Method::TxpoolContent { from: Some(address(req(params, 0, "address")?, "address")?), inspect: false },
             "eth_newPendingTransactionFilter" => Method::NewPendingTransactionFilter,
             "eth_getFilterChanges" => Method::GetFilterChanges(filter_id(req(params, 0, "id")?)?),
             "eth_getFilterLogs" => Method::GetFilterLogs(filter_id(req(params, 0, "id")?)?),
@@ -597,6 +631,26 @@ impl EthServer {
             Method::NetListening => Ok(json!(true)),
             Method::Mining => Ok(json!(false)),
             Method::Hashrate => Ok(json!("0x0")),
+            Method::TxpoolContent { from, inspect } => {
+                let mut pending: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+                for raw in self.node.unconfirmed_txs(MAX_TXPOOL_LISTED).await {
+                    let Some(tx) = lantau_app::evm::msg::eth_tx_of(&raw) else { continue };
+                    if from.is_some_and(|f| f != tx.from) {
+                        continue;
+                    }
+                    let entry = if inspect {
+                        let to = tx.to.map_or_else(|| "contract creation".to_string(), |t| t.to_hex());
+                        json!(format!("{to}: {} wei + {} gas × {} wei", tx.value_u128().unwrap_or(0), tx.gas_limit, tx.effective_gas_price()))
+                    } else {
+                        render::transaction(&tx, None)
+                    };
+                    pending.entry(tx.from.to_hex()).or_default().insert(tx.nonce.to_string(), entry);
+                }
+                Ok(match from {
+                    Some(f) => json!({"pending": pending.remove(&f.to_hex()).unwrap_or_default(), "queued": {}}),
+                    None => json!({"pending": pending, "queued": {}}),
+                })
+            }
             Method::TxpoolStatus => {
                 let (txs, _) = self.node.mempool_size().await;
                 Ok(json!({"pending": hex_u64(txs as u64), "queued": "0x0"}))

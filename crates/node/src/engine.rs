@@ -417,6 +417,16 @@ impl Engine {
         Ok(Some(height))
     }
 
+    /// Drops `old` from the mempool and rebuilds the check overlay without it (a same-nonce
+    /// Ethereum transaction replaces it): no block is produced meanwhile, and the recheck of the
+    /// last commit, if one runs, ends first, so the rebuilt overlay stands on the latest state.
+    pub async fn drop_and_recheck(&self, old: [u8; 32]) -> anyhow::Result<()> {
+        let _one_at_a_time = self.producing.lock().await;
+        self.finish_recheck().await?;
+        self.mempool.lock().remove([old]);
+        recheck(self.app.clone(), self.mempool.clone()).await.map(|_| ())
+    }
+
     /// Waits for the recheck after the last commit, if one runs, and records what it did with
     /// that block's timing.
     async fn finish_recheck(&self) -> anyhow::Result<()> {

@@ -38,6 +38,34 @@ pub struct Entry {
     pub footprint: Arc<Footprint>,
 }
 
+/// How much more a same-nonce Ethereum transaction must offer, in both its fee cap and its
+/// tip, to replace a waiting one (geth's `--txpool.pricebump` default).
+pub const REPLACEMENT_BUMP_PERCENT: u128 = 10;
+
+/// Whether `new` may replace the waiting `old` (same sender and nonce): its fee cap and tip
+/// each at least [`REPLACEMENT_BUMP_PERCENT`] % above; otherwise codespace `mempool` code 1,
+/// "replacement transaction underpriced" (geth's words).
+pub fn replaces(old: &lantau_app::evm::EthTx, new: &lantau_app::evm::EthTx) -> Result<(), TxError> {
+    let bumped = |v: u128| v.saturating_mul(100 + REPLACEMENT_BUMP_PERCENT).div_ceil(100);
+    let tip = |t: &lantau_app::evm::EthTx| t.max_priority_fee_per_gas.unwrap_or(t.max_fee_per_gas);
+    if new.max_fee_per_gas >= bumped(old.max_fee_per_gas) && tip(new) >= bumped(tip(old)) {
+        return Ok(());
+    }
+    Err(TxError {
+        codespace: "mempool",
+        code: 1,
+        log: format!(
+            "replacement transaction underpriced: nonce {} is taken by a waiting transaction with fee cap {} and tip {}; a replacement offers at least {} and {} ({}% more)",
+            old.nonce,
+            old.max_fee_per_gas,
+            tip(old),
+            bumped(old.max_fee_per_gas),
+            bumped(tip(old)),
+            REPLACEMENT_BUMP_PERCENT
+        ),
+    })
+}
+
 /// Fee per unit of gas limit, in the fee's base unit (rounded down): the priority.
 pub fn fee_per_gas(tx: &DecodedTx) -> u128 {
     tx.fee.0 / u128::from(tx.gas_limit.max(1))

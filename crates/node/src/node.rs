@@ -57,12 +57,43 @@ impl EmbeddedNode {
 
     async fn admit(&self, tx: Vec<u8>) -> BroadcastResult {
         let t = std::time::Instant::now();
-        let r = self.admit_inner(tx).await;
+        let mut r = self.admit_inner(&tx).await;
+        // A refused nonce may be a replacement of a waiting Ethereum transaction.
+        if (r.codespace.as_str(), r.code) == ("sdk", 32) {
+            if let Some(replaced) = self.replacement(&tx).await {
+                r = replaced;
+            }
+        }
         self.metrics.admission(r.code, &r.codespace, t.elapsed().as_secs_f64());
         r
     }
 
-    async fn admit_inner(&self, tx: Vec<u8>) -> BroadcastResult {
+    /// An Ethereum transaction whose nonce a waiting one of the same sender already has: it
+    /// replaces that one when both its fee cap and its tip are at least
+    /// [`crate::mempool::REPLACEMENT_BUMP_PERCENT`] % above (the old one leaves the mempool, the
+    /// check overlay is rebuilt without it, and the new one is admitted as any other); otherwise
+    /// it is refused as underpriced. `None`: no waiting transaction has its nonce (the refusal
+    /// stands).
+    async fn replacement(&self, tx: &[u8]) -> Option<BroadcastResult> {
+        let new = lantau_app::evm::msg::eth_tx_of(tx)?;
+        let old = self.mempool.lock().entries().into_iter().find_map(|e| {
+            let t = lantau_app::evm::msg::eth_tx_of(&e.bytes)?;
+            (t.from == new.from && t.nonce == new.nonce).then_some((e.hash, t))
+        })?;
+        let hash = lantau_app::tx::tx_hash(tx);
+        if let Err(e) = crate::mempool::replaces(&old.1, &new) {
+            return Some(BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 });
+        }
+        if let Err(e) = self.engine.drop_and_recheck(old.0).await {
+            tracing::error!(error = %e, "rebuilding the check overlay for a replacement failed");
+            return None;
+        }
+        tracing::debug!(old = %hex::encode(old.1.hash), new = %new.hash_hex(), nonce = new.nonce, "replaced a waiting Ethereum transaction");
+        Some(self.admit_inner(tx).await)
+    }
+
+    async fn admit_inner(&self, tx: &[u8]) -> BroadcastResult {
+        let tx = tx.to_vec();
         let hash = lantau_app::tx::tx_hash(&tx);
         if self.mempool.lock().contains(&hash) {
             let e = lantau_app::module_api::TxError::from(lantau_app::module_api::SdkError::TxInMempoolCache);

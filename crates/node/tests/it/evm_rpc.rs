@@ -588,3 +588,56 @@ async fn every_method_the_table_lists_as_supported_answers() {
     assert!(yes >= 40 && no >= 10, "{yes} supported, {no} not");
     n.stop().await;
 }
+
+/// A waiting Ethereum transaction is replaced by one with the same nonce and both its fee cap
+/// and tip 10% higher (a wallet's speed-up); less is "replacement transaction underpriced".
+/// Blocks every 3 s here, so the first waits in the mempool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_transaction_is_replaced_by_one_paying_ten_percent_more() {
+    let n = TestNode::start_with(lantau_node::home::InitOptions::default(), 3_000).await.unwrap();
+    let (alice, bob) = (dev_key("alice"), dev_addr("bob"));
+    let before = n.client.balance(&bob, "alantau").await.unwrap().0;
+    let tx = |fee: u128, tip: u128, value: u128| {
+        let u = Unsigned {
+            chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
+            nonce: 0,
+            gas_limit: 21_000,
+            max_fee_per_gas: fee,
+            max_priority_fee_per_gas: Some(tip),
+            to: Some(bob),
+            value,
+            ..Default::default()
+        };
+        json!([format!("0x{}", hex::encode(sign(&alice, &u)))])
+    };
+    let first = ok(&n, "eth_sendRawTransaction", tx(2 * GWEI, GWEI, 1)).await;
+    // The same fee, or less than 10% more on either: refused in geth's words.
+    for (fee, tip) in [(2 * GWEI, GWEI), (2 * GWEI * 11 / 10, GWEI), (3 * GWEI, GWEI * 109 / 100)] {
+        let v = rpc(&n, "eth_sendRawTransaction", tx(fee, tip, 2)).await;
+        assert_eq!(v["error"]["code"], -32000, "{v}");
+        assert!(v["error"]["message"].as_str().unwrap().starts_with("replacement transaction underpriced"), "{v}");
+    }
+    // 10% more on both: it takes the place of the first.
+    let second = ok(&n, "eth_sendRawTransaction", tx(2 * GWEI * 11 / 10, GWEI * 11 / 10, 3)).await;
+    let pool = ok(&n, "txpool_content", json!([])).await;
+    let mine = &pool["pending"][alice.address().to_hex()];
+    assert_eq!(mine["0"]["hash"], second, "{pool}");
+    assert_eq!(mine.as_object().unwrap().len(), 1, "{pool}");
+    assert_eq!(receipt(&n, second.as_str().unwrap()).await["status"], "0x1");
+    assert!(ok(&n, "eth_getTransactionReceipt", json!([first])).await.is_null());
+    assert_eq!(n.client.balance(&bob, "alantau").await.unwrap().0, before + 3);
+
+    // ethers: the same, as a wallet's speed-up; no bump is REPLACEMENT_UNDERPRICED.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/evm-client");
+    assert!(dir.join("node_modules/ethers").exists(), "ethers is not installed: run scripts/prereqs.sh");
+    let out = std::process::Command::new("node")
+        .arg(dir.join("replace.mjs"))
+        .env("ETH_URL", &n.eth_url)
+        .env("ALICE_KEY", format!("0x{}", alice.to_hex().trim_start_matches("0x")))
+        .env("BOB", bob.to_hex())
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "replace.mjs failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(n.client.balance(&bob, "alantau").await.unwrap().0, before + 6);
+    n.stop().await;
+}

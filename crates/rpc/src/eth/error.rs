@@ -115,6 +115,8 @@ impl Refusal<'_> {
             // words for it are the funds refusal.
             ("sdk", 9) => format!("insufficient funds for gas * price + value: address {from} have 0 want {}", self.cost),
             ("sdk", 19) => "already known".to_string(),
+            // The embedded engine's mempool: a same-nonce replacement without the fee bump.
+            ("mempool", 1) => self.log.to_string(),
             ("sdk", 20) => "txpool is full".to_string(),
             ("sdk", 13) => format!("transaction underpriced: {}", self.log),
             ("sdk", 41) => format!("exceeds block gas limit: {}", self.log),

@@ -242,6 +242,10 @@ struct StartArgs {
     /// Also serve the onboarding portal (faucets, identity applications) on --portal.address.
     #[arg(long)]
     portal: bool,
+    /// A block as soon as each transaction is admitted (a dev chain only, as Hardhat's and
+    /// anvil's automine; `evm_setAutomine` switches it too).
+    #[arg(long)]
+    automine: bool,
     #[command(flatten)]
     portal_args: web::PortalArgs,
     #[command(flatten)]
@@ -640,6 +644,10 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             )
             .await?;
             let evm_chain_id = node.node.app().queries().evm_chain_id().await?;
+            if a.automine {
+                use lantau_rpc::api::NodeApi as _;
+                node.node.dev(lantau_rpc::api::DevOp::SetAutomine(true)).await.map_err(|e| anyhow::anyhow!("--automine: {e}"))?;
+            }
             print_banner(&h, &node, evm_chain_id)?;
             let (portal_stop, portal_stopped) = tokio::sync::oneshot::channel::<()>();
             let portal = if a.portal {

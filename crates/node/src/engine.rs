@@ -153,6 +153,21 @@ pub struct Engine {
     last: Mutex<Option<LastBlock>>,
     /// The recheck after the last commit, while it runs.
     pending_recheck: Mutex<Option<PendingRecheck>>,
+    /// Dev chains' clock controls ([`Engine::increase_time`], [`Engine::set_next_block_time`]).
+    clock: Mutex<DevClock>,
+    /// A block as soon as a transaction is admitted ([`Engine::set_automine`]).
+    automine: std::sync::atomic::AtomicBool,
+    /// Wakes the block loop for a block now (automine).
+    kick: tokio::sync::Notify,
+}
+
+/// The dev chain's adjustments of the wall clock that stamps blocks.
+#[derive(Debug, Default)]
+struct DevClock {
+    /// Added to the wall clock, in seconds (`evm_increaseTime`).
+    offset_secs: i64,
+    /// The next block's time, once (`evm_setNextBlockTimestamp`).
+    next: Option<Time>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -185,6 +200,59 @@ impl Engine {
             backlog: std::sync::atomic::AtomicBool::new(false),
             last: Mutex::new(None),
             pending_recheck: Mutex::new(None),
+            clock: Mutex::new(DevClock::default()),
+            automine: std::sync::atomic::AtomicBool::new(false),
+            kick: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Moves the clock that stamps blocks `secs` seconds forward (a dev chain's
+    /// `evm_increaseTime`); returns the total adjustment.
+    pub fn increase_time(&self, secs: i64) -> i64 {
+        let mut c = self.clock.lock();
+        c.offset_secs = c.offset_secs.saturating_add(secs);
+        c.offset_secs
+    }
+
+    /// The next block's time (a dev chain's `evm_setNextBlockTimestamp`): after the last
+    /// block's, or refused. Later blocks continue from it (the clock's adjustment moves with it).
+    pub fn set_next_block_time(&self, unix_secs: i64) -> anyhow::Result<()> {
+        let t = Time::from_unix_timestamp(unix_secs, 0).map_err(|e| anyhow::anyhow!("timestamp {unix_secs}: {e}"))?;
+        if let Some(last) = self.last.lock().as_ref() {
+            anyhow::ensure!(t > last.time, "timestamp {unix_secs} is not after the last block's time {}", last.time);
+        }
+        let now = Time::now().unix_timestamp();
+        let mut c = self.clock.lock();
+        c.offset_secs = unix_secs.saturating_sub(now);
+        c.next = Some(t);
+        Ok(())
+    }
+
+    /// A block as soon as each transaction is admitted (on) or at the interval (off).
+    pub fn set_automine(&self, on: bool) {
+        self.automine.store(on, std::sync::atomic::Ordering::Relaxed);
+        if on {
+            self.kick.notify_one();
+        }
+    }
+
+    /// Whether automine is on.
+    pub fn automine(&self) -> bool {
+        self.automine.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A transaction was admitted: with automine, the block loop produces a block now.
+    pub fn admitted(&self) {
+        if self.automine() {
+            self.kick.notify_one();
+        }
+    }
+
+    /// Produces a block now, empty or not (a dev chain's `evm_mine`); its height.
+    pub async fn mine(&self) -> anyhow::Result<u64> {
+        match self.produce(true).await? {
+            Some(h) => Ok(h),
+            None => anyhow::bail!("no block was produced"),
         }
     }
 
@@ -222,6 +290,12 @@ impl Engine {
                         tick.reset_immediately();
                     }
                 }
+                _ = self.kick.notified() => {
+                    if let Err(e) = self.produce_block().await {
+                        tracing::error!(error = %e, "block production failed; stopping the engine");
+                        return;
+                    }
+                }
                 changed = shutdown.changed() => {
                     // A dropped sender stops the engine too.
                     if changed.is_err() || *shutdown.borrow() {
@@ -238,12 +312,17 @@ impl Engine {
     /// Builds, executes and commits one block. Returns its height, or None when the mempool is
     /// empty and empty blocks are off.
     pub async fn produce_block(&self) -> anyhow::Result<Option<u64>> {
+        self.produce(false).await
+    }
+
+    /// [`Engine::produce_block`]; `force`: a block even when the mempool is empty.
+    async fn produce(&self, force: bool) -> anyhow::Result<Option<u64>> {
         let _one_at_a_time = self.producing.lock().await;
         let t_start = std::time::Instant::now();
         let max_gas = self.app.queries().max_block_gas().await?;
         let (reaped, backlog) = self.mempool.lock().reap_with_backlog(self.cfg.max_block_bytes, self.cfg.max_block_txs, max_gas);
         self.backlog.store(backlog, std::sync::atomic::Ordering::Relaxed);
-        if reaped.is_empty() && !self.cfg.create_empty_blocks {
+        if reaped.is_empty() && !self.cfg.create_empty_blocks && !force {
             return Ok(None);
         }
         // The block carries the decodings made at admission, and their footprints.
@@ -271,7 +350,21 @@ impl Engine {
             },
             None => None,
         };
-        let now = Time::now();
+        let now = {
+            let mut c = self.clock.lock();
+            match c.next.take() {
+                Some(t) => t,
+                None => {
+                    let wall = Time::now();
+                    let shifted = if c.offset_secs >= 0 {
+                        wall.checked_add(Duration::from_secs(c.offset_secs.unsigned_abs()))
+                    } else {
+                        wall.checked_sub(Duration::from_secs(c.offset_secs.unsigned_abs()))
+                    };
+                    shifted.unwrap_or(wall)
+                }
+            }
+        };
         let time = match &prev {
             Some(p) if now <= p.time => p.time.checked_add(Duration::from_millis(1)).unwrap_or(now),
             _ => now,

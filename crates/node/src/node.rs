@@ -35,6 +35,8 @@ pub struct EmbeddedNode {
     metrics: Arc<crate::metrics::Metrics>,
     /// The genesis document as CometBFT's `genesis` RPC answers it.
     genesis_doc: serde_json::Value,
+    /// A dev chain (its home has dev accounts): the `evm_*` controls are served.
+    dev: bool,
 }
 
 impl std::fmt::Debug for EmbeddedNode {
@@ -63,6 +65,9 @@ impl EmbeddedNode {
             if let Some(replaced) = self.replacement(&tx).await {
                 r = replaced;
             }
+        }
+        if r.code == 0 {
+            self.engine.admitted();
         }
         self.metrics.admission(r.code, &r.codespace, t.elapsed().as_secs_f64());
         r
@@ -268,6 +273,23 @@ impl NodeApi for EmbeddedNode {
 
     async fn mempool_size(&self) -> (usize, usize) {
         self.mempool.lock().size()
+    }
+
+    async fn dev(&self, op: lantau_rpc::api::DevOp) -> Result<i64, NodeError> {
+        use lantau_rpc::api::DevOp;
+        if !self.dev {
+            return Err(NodeError::Unavailable(lantau_rpc::api::NOT_A_DEV_CHAIN.into()));
+        }
+        let bad = |e: anyhow::Error| NodeError::Unavailable(e.to_string());
+        match op {
+            DevOp::Mine => self.engine.mine().await.map(|h| i64::try_from(h).unwrap_or(i64::MAX)).map_err(bad),
+            DevOp::IncreaseTime(secs) => Ok(self.engine.increase_time(secs)),
+            DevOp::SetNextBlockTimestamp(t) => self.engine.set_next_block_time(t).map(|()| 0).map_err(bad),
+            DevOp::SetAutomine(on) => {
+                self.engine.set_automine(on);
+                Ok(0)
+            }
+        }
     }
 
     async fn unconfirmed_txs(&self, limit: usize) -> Vec<Vec<u8>> {
@@ -535,6 +557,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         me: Mutex::new(std::sync::Weak::new()),
         metrics: metrics.clone(),
         genesis_doc,
+        dev: h.dev_accounts().exists(),
     });
     *node.me.lock() = Arc::downgrade(&node);
 

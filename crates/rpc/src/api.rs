@@ -119,6 +119,23 @@ pub struct SearchPage {
     pub total: u64,
 }
 
+/// A dev chain's controls of its embedded engine (Hardhat's and anvil's `evm_*` methods).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DevOp {
+    /// A block now, empty or not.
+    Mine,
+    /// Move the clock that stamps blocks this many seconds forward.
+    IncreaseTime(i64),
+    /// The next block's time (unix seconds).
+    SetNextBlockTimestamp(i64),
+    /// A block as soon as each transaction is admitted, or at the interval.
+    SetAutomine(bool),
+}
+
+/// The refusal of a dev control on a chain that is not a dev chain.
+pub const NOT_A_DEV_CHAIN: &str =
+    "this method is only served by a dev chain (the embedded engine on a home made with dev accounts, as `lantaud start` and scripts/dev.sh make)";
+
 /// The node, as the servers see it: transactions in (broadcast), committed blocks and
 /// transactions out (the index, subscriptions), and the state machine through a few narrow
 /// methods by purpose. Module state is read through [`NodeApi::query`], the one router gRPC,
@@ -201,6 +218,13 @@ pub trait NodeApi: Send + Sync + 'static {
 
     /// Number of transactions waiting in the mempool, and their total bytes.
     async fn mempool_size(&self) -> (usize, usize);
+
+    /// A dev chain's control (the Ethereum JSON-RPC's `evm_*`); refused on any other chain.
+    /// Returns the figure the method answers (the new block's height, the clock's total
+    /// adjustment in seconds, or 0).
+    async fn dev(&self, _op: DevOp) -> Result<i64, NodeError> {
+        Err(NodeError::Unavailable(NOT_A_DEV_CHAIN.into()))
+    }
 
     /// The bytes of up to `limit` transactions waiting in the mempool, in its order
     /// (`txpool_content`; CometBFT's `unconfirmed_txs`). None by default.

@@ -517,6 +517,7 @@ async fn every_method_the_table_lists_as_supported_answers() {
     let a = alice.address().to_hex();
     let filter = ok(&n, "eth_newFilter", json!([{}])).await;
     let call = json!({"from": a, "to": dev_addr("bob").to_hex(), "value": "0x1"});
+    let far_future = time::OffsetDateTime::now_utc().unix_timestamp() + 86_400;
     let params = |m: &str| -> Value {
         match m {
             "web3_clientVersion"
@@ -539,6 +540,11 @@ async fn every_method_the_table_lists_as_supported_answers() {
             }
             "web3_sha3" => json!(["0x68656c6c6f"]),
             "txpool_contentFrom" => json!([a]),
+            "evm_mine" => json!([]),
+            "hardhat_mine" | "anvil_mine" => json!(["0x1"]),
+            "evm_increaseTime" => json!([0]),
+            "evm_setNextBlockTimestamp" => json!([far_future]),
+            "evm_setAutomine" => json!([false]),
             "eth_feeHistory" => json!(["0x2", "latest", [50]]),
             "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" => json!([a, "latest"]),
             "eth_getStorageAt" => json!([a, "0x0", "latest"]),
@@ -639,5 +645,67 @@ async fn a_waiting_transaction_is_replaced_by_one_paying_ten_percent_more() {
         .expect("node runs");
     assert!(out.status.success(), "replace.mjs failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(n.client.balance(&bob, "alantau").await.unwrap().0, before + 6);
+    n.stop().await;
+}
+
+/// The dev loop (Hardhat's and anvil's methods) on a dev chain whose blocks would otherwise
+/// come every minute: evm_mine and hardhat_mine make blocks now, evm_increaseTime and
+/// evm_setNextBlockTimestamp move the block clock, automine makes a block per transaction. A
+/// chain without dev accounts refuses them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dev_chain_mines_on_demand_moves_its_clock_and_automines() {
+    let n = TestNode::start_with(lantau_node::home::InitOptions::default(), 60_000).await.unwrap();
+    let number = |v: &Value| u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let head = || async { ok(&n, "eth_getBlockByNumber", json!(["latest", false])).await };
+    let start = number(&head().await["number"]);
+    ok(&n, "evm_mine", json!([])).await;
+    assert_eq!(number(&head().await["number"]), start + 1);
+    ok(&n, "hardhat_mine", json!(["0x3"])).await;
+    assert_eq!(number(&head().await["number"]), start + 4);
+    // An hour later.
+    let before = number(&head().await["timestamp"]);
+    let total = ok(&n, "evm_increaseTime", json!([3600])).await;
+    assert!(total.as_i64().unwrap() >= 3600, "{total}");
+    ok(&n, "evm_mine", json!([])).await;
+    let after = number(&head().await["timestamp"]);
+    assert!(after >= before + 3600 && after < before + 3600 + 60, "{before} → {after}");
+    // An exact next timestamp; one in the past is refused.
+    let at = after + 100_000;
+    assert!(ok(&n, "evm_setNextBlockTimestamp", json!([at])).await.is_null());
+    ok(&n, "evm_mine", json!([])).await;
+    assert_eq!(number(&head().await["timestamp"]), at);
+    let v = rpc(&n, "evm_setNextBlockTimestamp", json!([at - 10])).await;
+    assert_eq!(v["error"]["code"], -32000, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("not after"), "{v}");
+    // The clock goes on from there.
+    ok(&n, "evm_mine", json!([])).await;
+    assert!(number(&head().await["timestamp"]) >= at);
+    // Automine: a transaction is mined at once, not at the next minute.
+    ok(&n, "evm_setAutomine", json!([true])).await;
+    let u = Unsigned {
+        chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
+        nonce: 0,
+        gas_limit: 21_000,
+        max_fee_per_gas: 2 * GWEI,
+        max_priority_fee_per_gas: Some(GWEI),
+        to: Some(dev_addr("bob")),
+        value: 1,
+        ..Default::default()
+    };
+    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&dev_key("alice"), &u)))])).await;
+    let t = std::time::Instant::now();
+    assert_eq!(receipt(&n, hash.as_str().unwrap()).await["status"], "0x1");
+    assert!(t.elapsed() < Duration::from_secs(20));
+    n.stop().await;
+
+    // Not a dev chain: refused with the reason.
+    let gov = lantau_crypto::SecretKey::from_bytes(&[9; 32]).unwrap().address();
+    let opts = lantau_node::home::InitOptions { dev: false, governance: Some(gov), ..Default::default() };
+    let n = TestNode::start_with(opts, 200).await.unwrap();
+    for (m, p) in [("evm_mine", json!([])), ("evm_increaseTime", json!([1])), ("evm_setAutomine", json!([true]))] {
+        let v = rpc(&n, m, p).await;
+        assert_eq!(v["error"]["code"], -32000, "{m}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains("only served by a dev chain"), "{v}");
+    }
     n.stop().await;
 }

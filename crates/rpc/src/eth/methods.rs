@@ -114,6 +114,9 @@ pub enum Method {
     Hashrate,
     /// `txpool_status`.
     TxpoolStatus,
+    /// A dev chain's control: `evm_mine`, `hardhat_mine`, `evm_increaseTime`,
+    /// `evm_setNextBlockTimestamp`, `evm_setAutomine` (`count`: blocks to mine).
+    Dev(crate::api::DevOp, u64),
     /// `txpool_content` (all senders) / `txpool_contentFrom` (one): the waiting Ethereum
     /// transactions by sender and nonce; `inspect`: their one-line summaries (`txpool_inspect`).
     TxpoolContent {
@@ -122,6 +125,18 @@ pub enum Method {
         /// Summaries rather than transaction objects.
         inspect: bool,
     },
+}
+
+/// The most blocks one `hardhat_mine` produces.
+pub const MAX_DEV_MINE: u64 = 1_000;
+
+/// Seconds as the dev methods take them: a JSON number or a hex quantity.
+fn dev_secs(v: &Value) -> Result<i64, EthError> {
+    let n = match v {
+        Value::Number(n) => n.as_i64().ok_or_else(|| EthError::InvalidParams(format!("expected whole seconds, got {n}")))?,
+        other => i64::try_from(quantity_u64(other, "seconds")?).map_err(|_| EthError::InvalidParams("seconds: out of range".into()))?,
+    };
+    Ok(n)
 }
 
 /// The most waiting transactions `txpool_content` lists.
@@ -442,6 +457,26 @@ impl Method {
             "eth_mining" => Method::Mining,
             "eth_hashrate" => Method::Hashrate,
             "txpool_status" => Method::TxpoolStatus,
+            "evm_mine" => {
+                // An optional timestamp for the block (Hardhat's and ganache's form).
+                match param(params, 0) {
+                    Some(t) => Method::Dev(crate::api::DevOp::SetNextBlockTimestamp(dev_secs(t)?), 1),
+                    None => Method::Dev(crate::api::DevOp::Mine, 1),
+                }
+            }
+            "hardhat_mine" | "anvil_mine" => {
+                let count = param(params, 0).map(|c| quantity_u64(c, "blocks")).transpose()?.unwrap_or(1);
+                if count == 0 || count > MAX_DEV_MINE {
+                    return Err(EthError::InvalidParams(format!("blocks: 1 to {MAX_DEV_MINE}")));
+                }
+                Method::Dev(crate::api::DevOp::Mine, count)
+            }
+            "evm_increaseTime" => Method::Dev(crate::api::DevOp::IncreaseTime(dev_secs(req(params, 0, "seconds")?)?), 0),
+            "evm_setNextBlockTimestamp" => Method::Dev(crate::api::DevOp::SetNextBlockTimestamp(dev_secs(req(params, 0, "timestamp")?)?), 0),
+            "evm_setAutomine" => {
+                let on = req(params, 0, "enabled")?.as_bool().ok_or_else(|| EthError::InvalidParams("enabled: expected true or false".into()))?;
+                Method::Dev(crate::api::DevOp::SetAutomine(on), 0)
+            }
             "txpool_content" => Method::TxpoolContent { from: None, inspect: false },
             "txpool_inspect" => Method::TxpoolContent { from: None, inspect: true },
             "txpool_contentFrom" => Method::TxpoolContent { from: Some(address(req(params, 0, "address")?, "address")?), inspect: false },
@@ -631,6 +666,28 @@ impl EthServer {
             Method::NetListening => Ok(json!(true)),
             Method::Mining => Ok(json!(false)),
             Method::Hashrate => Ok(json!("0x0")),
+            Method::Dev(op, count) => {
+                let dev = |e: crate::api::NodeError| EthError::Server(e.to_string());
+                match op {
+                    crate::api::DevOp::Mine => {
+                        for _ in 0..count {
+                            self.node.dev(op).await.map_err(dev)?;
+                        }
+                        Ok(json!("0x0"))
+                    }
+                    crate::api::DevOp::SetNextBlockTimestamp(_) if count == 1 => {
+                        // evm_mine with a timestamp: that block's time, then the block.
+                        self.node.dev(op).await.map_err(dev)?;
+                        self.node.dev(crate::api::DevOp::Mine).await.map_err(dev)?;
+                        Ok(json!("0x0"))
+                    }
+                    crate::api::DevOp::IncreaseTime(_) => Ok(json!(self.node.dev(op).await.map_err(dev)?)),
+                    _ => {
+                        self.node.dev(op).await.map_err(dev)?;
+                        Ok(Value::Null)
+                    }
+                }
+            }
             Method::TxpoolContent { from, inspect } => {
                 let mut pending: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
                 for raw in self.node.unconfirmed_txs(MAX_TXPOOL_LISTED).await {

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { StargateClient, QueryClient, setupBankExtension, setupAuthExtension } from '@cosmjs/stargate';
 import { connectComet } from '@cosmjs/tendermint-rpc';
 import { Registry, makeAuthInfoBytes, makeSignDoc, makeSignBytes } from '@cosmjs/proto-signing';
-import { Secp256k1, keccak256 } from '@cosmjs/crypto';
+import { Bip39, EnglishMnemonic, Slip10, Slip10Curve, stringToPath, Secp256k1, keccak256 } from '@cosmjs/crypto';
 import { fromHex, toBech32 } from '@cosmjs/encoding';
 import { TxRaw } from 'cosmjs-types/cosmos/tx/v1beta1/tx';
 import { BaseAccount } from 'cosmjs-types/cosmos/auth/v1beta1/auth';
@@ -34,6 +34,12 @@ const mark = (label) => { out.ms[label] = Date.now() - t0; };
 // 0x04 prefix), in bech32 with the chain's prefix; the public key travels as a
 // /cosmos.evm.crypto.v1.ethsecp256k1.PubKey (field 1: the 33-byte compressed key).
 const priv = fromHex(env('ALICE_KEY').replace(/^0x/, ''));
+// The same key from the mnemonic, on Ethereum's HD path (coin type 60; docs/cosmjs.md).
+if (process.env.MNEMONIC) {
+  const seed = await Bip39.mnemonicToSeed(new EnglishMnemonic(process.env.MNEMONIC));
+  const { privkey } = Slip10.derivePath(Slip10Curve.Secp256k1, seed, stringToPath(env('HD_PATH')));
+  assert.deepEqual(privkey, priv, 'the mnemonic on m/44\'/60\'/0\'/0/i gives the account\'s key');
+}
 const keypair = await Secp256k1.makeKeypair(priv);
 const compressed = Secp256k1.compressPubkey(keypair.pubkey);
 const address = toBech32('lantau', keccak256(keypair.pubkey.slice(1)).slice(12));

@@ -27,6 +27,8 @@ async fn cosmjs_reads_accounts_and_balances_and_signs_and_broadcasts_gated_trans
         .arg(dir.join("client.mjs"))
         .env("RPC_URL", &n.rpc_url)
         .env("ALICE_KEY", dev_key("alice").to_hex())
+        .env("MNEMONIC", lantau_node::home::DEV_MNEMONIC)
+        .env("HD_PATH", format!("m/44'/60'/0'/0/{}", lantau_node::home::DEV_ACCOUNT_NAMES.iter().position(|a| *a == "alice").unwrap()))
         .env("BOB", dev_addr("bob").to_bech32())
         .env("ISSUER", issuer.to_bech32())
         .env("NOBODY", nobody.to_bech32())

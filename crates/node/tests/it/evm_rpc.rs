@@ -209,9 +209,12 @@ async fn bad_json_rpc_input_gets_the_codes_clients_expect_and_changes_nothing() 
     // INSUFFICIENT_FUNDS): the same bytes twice are "already known", a spent nonce is "nonce too
     // low", with the figures geth gives.
     let first = format!("0x{}", hex::encode(sign(&alice, &u)));
-    assert!(rpc(&n, "eth_sendRawTransaction", json!([first])).await["result"].is_string());
+    let hash = rpc(&n, "eth_sendRawTransaction", json!([first])).await["result"].clone();
+    assert!(hash.is_string());
     let v = rpc(&n, "eth_sendRawTransaction", json!([first])).await;
     assert_eq!((v["error"]["code"].as_i64(), v["error"]["message"].as_str()), (Some(-32000), Some("already known")), "{v}");
+    // Mined, its nonce is spent (while it waited, the same nonce would be a replacement).
+    receipt(&n, hash.as_str().unwrap()).await;
     let again = format!("0x{}", hex::encode(sign(&alice, &Unsigned { value: 2, ..u.clone() })));
     let v = rpc(&n, "eth_sendRawTransaction", json!([again])).await;
     let want = format!("nonce too low: address {}, tx: 0 state: 1", dev_addr("alice").to_hex());

@@ -277,6 +277,14 @@ async fn redeem<S: StateWrite + Send + Sync>(
     }
 }
 
+/// The `Transfer(from, to, amount)` log of `token` (the zero address for a mint's `from` or a
+/// burn's `to`): how a stablecoin movement made outside the EVM (a bank send, a mint, a
+/// seizure) is shown to Ethereum tooling, as the precompile's own transfers are.
+pub fn transfer_event(token: &Address, from: &Address, to: &Address, amount: u128) -> crate::exec::EthLog {
+    let (topics, data) = transfer_log(from, to, U256::from(amount));
+    crate::exec::EthLog { address: *token, topics, data }
+}
+
 /// The `Transfer(address,address,uint256)` log's topics and data.
 pub fn transfer_log(from: &Address, to: &Address, amount: U256) -> (Vec<[u8; 32]>, Vec<u8>) {
     let ev = IStablecoin::Transfer { from: EthAddress::from(from.0), to: EthAddress::from(to.0), value: amount };

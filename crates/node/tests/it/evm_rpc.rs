@@ -712,3 +712,110 @@ async fn a_dev_chain_mines_on_demand_moves_its_clock_and_automines() {
     }
     n.stop().await;
 }
+
+/// One ledger, one history: a mixed history of stablecoin movements (a Cosmos send, a
+/// multi-send, a mint, a burn, an EVM transfer, a seizure, a redemption paid) is replayed from
+/// the token's Transfer logs alone, starting from the genesis balances (`balanceOf` at block
+/// 0), and gives every holder's `balanceOf` now; a Cosmos transaction's receipt (under its
+/// Cosmos hash) carries its logs, and its block's bloom has them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_stablecoin_movement_is_a_transfer_log_and_the_logs_replay_every_balance() {
+    use crate::support::{hkd, one};
+    use lantau_proto::chain::stablecoin::v1 as spb;
+    let n = TestNode::start().await.unwrap();
+    let (alice, bob, issuer) = (dev_addr("alice"), dev_addr("bob"), dev_addr("issuer"));
+    let token_addr = token();
+    let token = token_addr.to_hex();
+    let done = |b: (lantau_crypto::SecretKey, lantau_client::TxBuilder)| {
+        let n = &n;
+        async move { crate::support::ok(n, &b.0, &b.1).await }
+    };
+    let send = done((dev_key("alice"), hkd(&n, &alice, &issuer, 1_234, &alice, &issuer).await)).await;
+    let p = n.client.travel_rule_payload(&alice, &issuer).await.unwrap();
+    let multi = lantau_client::msg_multi_send(
+        &alice,
+        &[lantau_primitives::Coin::new("hkd.demo", 30u128)],
+        &[(issuer, vec![lantau_primitives::Coin::new("hkd.demo", 10u128)]), (issuer, vec![lantau_primitives::Coin::new("hkd.demo", 20u128)])],
+    );
+    done((dev_key("alice"), lantau_client::TxBuilder::new(vec![multi]).gas(600_000).travel_rule(&p))).await;
+    let coin = |a: &str| Some(cosmos_sdk_proto::cosmos::base::v1beta1::Coin { denom: "hkd.demo".into(), amount: a.into() });
+    done((dev_key("issuer"), one(&spb::MsgMint { issuer: issuer.to_bech32(), recipient: alice.to_bech32(), amount: coin("500") }))).await;
+    done((dev_key("issuer"), one(&spb::MsgBurn { issuer: issuer.to_bech32(), amount: coin("300") }))).await;
+    let payload = n.client.travel_rule_payload(&alice, &issuer).await.unwrap().encode_to_vec();
+    crate::support::eth_send(&n, &dev_key("alice"), Some(token_addr), transfer_with_travel_rule_calldata(&issuer, 77, &payload)).await;
+    let seize = spb::MsgSeize {
+        seizer: dev_addr("treasury").to_bech32(),
+        denom: "hkd.demo".into(),
+        from: bob.to_bech32(),
+        to: issuer.to_bech32(),
+        amount: "40".into(),
+        evidence_ref: "HCMP-9/2026".into(),
+        memo: "order".into(),
+    };
+    done((dev_key("treasury"), one(&seize))).await;
+    let request = spb::MsgRequestRedemption { holder: alice.to_bech32(), denom: "hkd.demo".into(), amount: "60".into(), payout_ref: "acct".into() };
+    done((dev_key("alice"), one(&request))).await;
+    done((dev_key("treasury"), one(&spb::MsgSettleRedemption { redeemer: dev_addr("treasury").to_bech32(), id: 1, payment_ref: "paid".into() }))).await;
+
+    // The replay: genesis balances, then every Transfer log in order.
+    let logs = ok(&n, "eth_getLogs", json!([{"fromBlock": "0x1", "toBlock": "latest", "address": token}])).await;
+    let logs = logs.as_array().unwrap();
+    let word_addr = |t: &Value| format!("0x{}", &t.as_str().unwrap()[26..]);
+    let balance_of = |who: String, at: &'static str| {
+        let n = &n;
+        let t = token.clone();
+        async move {
+            let data = format!("0x70a08231{}{}", "0".repeat(24), who.trim_start_matches("0x"));
+            let v = ok(n, "eth_call", json!([{"to": t, "data": data}, at])).await;
+            u128::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+        }
+    };
+    let zero = format!("0x{}", "0".repeat(40));
+    let mut holders: std::collections::BTreeSet<String> = [alice, bob, issuer, dev_addr("carol")].iter().map(|a| a.to_hex().to_lowercase()).collect();
+    for l in logs {
+        holders.insert(word_addr(&l["topics"][1]));
+        holders.insert(word_addr(&l["topics"][2]));
+    }
+    holders.remove(&zero);
+    let mut ledger = std::collections::BTreeMap::new();
+    for h in &holders {
+        ledger.insert(h.clone(), balance_of(h.clone(), "earliest").await);
+    }
+    let (mut minted, mut burned) = (0u128, 0u128);
+    for l in logs {
+        let (from, to) = (word_addr(&l["topics"][1]), word_addr(&l["topics"][2]));
+        let v = u128::from_str_radix(l["data"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+        if from == zero {
+            minted += v;
+        } else {
+            *ledger.get_mut(&from).unwrap() -= v;
+        }
+        if to == zero {
+            burned += v;
+        } else {
+            *ledger.get_mut(&to).unwrap() += v;
+        }
+    }
+    for (h, b) in &ledger {
+        assert_eq!(*b, balance_of(h.clone(), "latest").await, "balanceOf({h})");
+    }
+    assert_eq!((minted, burned), (500, 300 + 60), "the mint; the burn and the paid redemption");
+    // Every movement's log is there: send, two multi-send legs, mint, burn, EVM, seizure,
+    // redemption into and out of the escrow.
+    assert_eq!(logs.len(), 9, "{logs:?}");
+    let escrow = lantau_app::bank::redemption_escrow().to_hex().to_lowercase();
+    assert!(ledger.contains_key(&escrow) && ledger[&escrow] == 0);
+
+    // The Cosmos send's receipt, under its Cosmos hash, and its block's bloom.
+    let hash = format!("0x{}", send.txhash.to_lowercase());
+    let r = ok(&n, "eth_getTransactionReceipt", json!([hash])).await;
+    assert_eq!((r["status"].as_str(), r["from"].as_str().map(str::to_lowercase)), (Some("0x1"), Some(alice.to_hex().to_lowercase())), "{r}");
+    assert_eq!(r["logs"][0]["address"].as_str().map(str::to_lowercase), Some(token.to_lowercase()));
+    assert_eq!(r["logs"][0]["transactionHash"], hash.as_str());
+    let in_logs = logs.iter().find(|l| l["transactionHash"] == hash.as_str()).unwrap();
+    assert_eq!(in_logs["logIndex"], r["logs"][0]["logIndex"]);
+    let b = ok(&n, "eth_getBlockByHash", json!([r["blockHash"], false])).await;
+    let bits = |v: &Value| hex::decode(v.as_str().unwrap().trim_start_matches("0x")).unwrap();
+    assert!(bits(&b["logsBloom"]).iter().zip(bits(&r["logsBloom"])).all(|(b, r)| b & r == r) && bits(&r["logsBloom"]).iter().any(|x| *x != 0));
+    n.stop().await;
+}

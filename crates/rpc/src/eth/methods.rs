@@ -780,7 +780,7 @@ impl EthServer {
             Method::GetTransactionByHash(h) => self.transaction_by_hash(h).await,
             Method::GetTransactionReceipt(h) => match self.receipt(h).await? {
                 Some(r) => Ok(render::receipt(&r)),
-                None => Ok(Value::Null),
+                None => self.cosmos_receipt(h).await,
             },
             Method::GetBlockByNumber(tag, full) => {
                 let h = self.resolve_height(tag).await?;
@@ -892,20 +892,37 @@ impl EthServer {
         let Some(rec) = self.mined(h).await? else { return Ok(None) };
         let Some(tx) = lantau_app::evm::msg::eth_tx_of(&rec.tx) else { return Ok(None) };
         let block_hash = self.block_hash(rec.height).await?;
-        // Log indexes and cumulative gas count the block's earlier Ethereum transactions.
+        // Log indexes and cumulative gas count the block's earlier transactions, of both kinds.
         let results = self.node.block_results(Some(rec.height)).await?;
         let (mut first_log, mut cumulative) = (0u64, 0u64);
         if let Some(r) = &results {
             for earlier in r.tx_results.iter().take(usize::try_from(rec.index).unwrap_or(0)) {
-                if let Some(e) = render::evm_receipt_of(earlier) {
-                    first_log += e.logs.len() as u64;
-                    cumulative += e.gas_used;
-                }
+                first_log += render::tx_logs(earlier).len() as u64;
+                cumulative += u64::try_from(earlier.gas_used).unwrap_or(0);
             }
         }
         let ran = render::evm_receipt_of(&rec.result);
         let gas_used = render::receipt_gas(ran.as_ref(), tx.gas_limit);
         Ok(Some(Receipt { tx, height: rec.height, index: rec.index, block_hash, first_log, cumulative_gas: cumulative + gas_used, ran }))
+    }
+
+    /// The receipt of a Cosmos transaction by its (Cosmos) hash, as the logs of its stablecoin
+    /// movements cite it: its Transfer logs with their block-wide indexes, status by its code,
+    /// `from` its signer (`message.sender`), no `to`. Null for an unknown hash or an Ethereum
+    /// transaction's envelope (its receipt is under the Ethereum hash).
+    async fn cosmos_receipt(&self, h: [u8; 32]) -> Result<Value, EthError> {
+        let Some(rec) = self.node.tx(h).await? else { return Ok(Value::Null) };
+        if lantau_app::evm::msg::eth_tx_of(&rec.tx).is_some() {
+            return Ok(Value::Null);
+        }
+        let block_hash = self.block_hash(rec.height).await?;
+        let results = self.node.block_results(Some(rec.height)).await?;
+        let (mut first_log, mut cumulative) = (0u64, 0u64);
+        for earlier in results.as_ref().map(|r| r.tx_results.as_slice()).unwrap_or_default().iter().take(usize::try_from(rec.index).unwrap_or(0)) {
+            first_log += render::tx_logs(earlier).len() as u64;
+            cumulative += u64::try_from(earlier.gas_used).unwrap_or(0);
+        }
+        Ok(render::cosmos_receipt(&rec, &block_hash, first_log, cumulative))
     }
 
     async fn block_json(&self, height: u64, full: bool) -> Result<Value, EthError> {
@@ -949,16 +966,19 @@ impl EthServer {
         let mut out = Vec::new();
         for h in from..=to {
             let Some(results) = self.node.block_results(Some(h)).await? else { continue };
-            let receipts: Vec<_> = results.tx_results.iter().map(render::evm_receipt_of).collect();
-            if !receipts.iter().flatten().any(|r| !r.logs.is_empty()) {
+            let logs: Vec<Vec<_>> = results.tx_results.iter().map(render::tx_logs).collect();
+            if logs.iter().all(Vec::is_empty) {
                 continue;
             }
             let Some(b) = self.node.block(Some(h)).await? else { continue };
             let block_hash = render::block_hash(&b);
             let mut log_index = 0u64;
-            for (i, r) in receipts.into_iter().enumerate() {
-                let Some(r) = r else { continue };
-                for l in r.logs {
+            for (i, tx_logs) in logs.into_iter().enumerate() {
+                if tx_logs.is_empty() {
+                    continue;
+                }
+                let tx_hash = render::log_tx_hash(results.tx_results.get(i), b.data.get(i).map(Vec::as_slice));
+                for l in tx_logs {
                     let idx = log_index;
                     log_index += 1;
                     if !f.addresses.is_empty() && !f.addresses.contains(&l.address) {
@@ -971,7 +991,7 @@ impl EthServer {
                     if out.len() >= MAX_LOGS {
                         return Err(EthError::LimitExceeded(format!("more than {MAX_LOGS} logs: narrow the block range, address or topics")));
                     }
-                    out.push(render::log(&l, &r.hash, h, u32::try_from(i).unwrap_or(u32::MAX), &block_hash, idx));
+                    out.push(render::log(&l, &tx_hash, h, u32::try_from(i).unwrap_or(u32::MAX), &block_hash, idx));
                 }
             }
         }

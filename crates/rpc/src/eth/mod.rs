@@ -248,17 +248,20 @@ async fn notifications(s: &EthServer, ev: &NodeEvent, sub: &Sub) -> Vec<Value> {
             vec![v]
         }
         (NodeEvent::Tx(rec), Sub::Logs(f)) => {
-            let Some(ran) = render::evm_receipt_of(&rec.result).filter(|r| !r.logs.is_empty()) else { return Vec::new() };
+            let logs = render::tx_logs(&rec.result);
+            if logs.is_empty() {
+                return Vec::new();
+            }
+            let tx_hash = render::log_tx_hash(Some(&rec.result), Some(&rec.tx));
             let block_hash = match s.node.block(Some(rec.height)).await {
                 Ok(Some(b)) => render::block_hash(&b),
                 _ => [0; 32],
             };
-            ran.logs
-                .iter()
+            logs.iter()
                 .enumerate()
                 .filter(|(_, l)| f.addresses.is_empty() || f.addresses.contains(&l.address))
                 .filter(|(_, l)| f.topics.iter().enumerate().all(|(p, any)| any.is_empty() || l.topics.get(p).is_some_and(|t| any.contains(t))))
-                .map(|(i, l)| render::log(l, &ran.hash, rec.height, rec.index, &block_hash, i as u64))
+                .map(|(i, l)| render::log(l, &tx_hash, rec.height, rec.index, &block_hash, i as u64))
                 .collect()
         }
         _ => Vec::new(),

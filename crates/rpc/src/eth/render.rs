@@ -55,6 +55,53 @@ pub fn evm_receipt_of(result: &ExecTxResult) -> Option<EvmReceipt> {
     evm_receipt::of_result(&result.data)
 }
 
+/// The logs a committed transaction shows to Ethereum tooling: an Ethereum transaction's own
+/// (its EVM receipt's), and for any other successful transaction one ERC-20 `Transfer` log of
+/// the token's precompile address per stablecoin movement its bank events record (`transfer`,
+/// `coinbase`: from the zero address, `burn`: to it), in event order. So every `hkd.` movement,
+/// whatever path made it, is a Transfer log (docs/evm.md, "One ledger").
+pub fn tx_logs(result: &ExecTxResult) -> Vec<EthLog> {
+    if let Some(r) = evm_receipt_of(result) {
+        return r.logs;
+    }
+    if !result.code.is_ok() {
+        return Vec::new();
+    }
+    let zero = Address([0; 20]);
+    let mut out = Vec::new();
+    for e in &result.events {
+        let attr = |k: &str| e.attributes.iter().find(|a| a.key_bytes() == k.as_bytes()).and_then(|a| a.value_str().ok()).map(str::to_string);
+        let parties = match e.kind.as_str() {
+            "transfer" => (attr("sender"), attr("recipient")),
+            "coinbase" => (Some(String::new()), attr("minter")),
+            "burn" => (attr("burner"), Some(String::new())),
+            _ => continue,
+        };
+        let (Some(from), Some(to), Some(amount)) = (parties.0, parties.1, attr("amount")) else { continue };
+        let party = |s: &str| if s.is_empty() { Some(zero) } else { Address::from_bech32(s).ok() };
+        let (Some(from), Some(to)) = (party(&from), party(&to)) else { continue };
+        for coin in amount.split(',') {
+            let digits = coin.bytes().take_while(u8::is_ascii_digit).count();
+            let (n, denom) = coin.split_at(digits);
+            if !denom.starts_with(lantau_primitives::STABLECOIN_PREFIX) {
+                continue;
+            }
+            let Ok(n) = n.parse::<u128>() else { continue };
+            out.push(lantau_app::evm::precompile::transfer_event(&lantau_app::erc20::token_address(denom), &from, &to, n));
+        }
+    }
+    out
+}
+
+/// The transaction hash a log cites: an Ethereum transaction's Ethereum hash, any other's
+/// Cosmos hash (sha256 of its bytes).
+pub fn log_tx_hash(result: Option<&ExecTxResult>, raw: Option<&[u8]>) -> [u8; 32] {
+    match result.and_then(evm_receipt_of) {
+        Some(r) => r.hash,
+        None => raw.map(lantau_app::tx::tx_hash).unwrap_or([0; 32]),
+    }
+}
+
 /// A transaction object; `at` = (block hash, height, index) once mined.
 pub fn transaction(tx: &EthTx, at: Option<([u8; 32], u64, u32)>) -> Value {
     let (r, s, y) = &tx.signature;
@@ -131,9 +178,7 @@ pub fn bloom(logs: &[EthLog]) -> [u8; 256] {
 pub fn block_bloom(results: Option<&crate::api::BlockResults>) -> [u8; 256] {
     let mut logs = Vec::new();
     for r in results.map(|r| r.tx_results.as_slice()).unwrap_or_default() {
-        if let Some(ran) = evm_receipt_of(r) {
-            logs.extend(ran.logs);
-        }
+        logs.extend(tx_logs(r));
     }
     bloom(&logs)
 }
@@ -184,6 +229,38 @@ pub fn receipt(r: &Receipt) -> Value {
         "logsBloom": data(&bloom(logs)),
         "status": if r.ran.as_ref().is_some_and(EvmReceipt::succeeded) { "0x1" } else { "0x0" },
         "type": hex_u64(u64::from(r.tx.tx_type)),
+    })
+}
+
+/// A Cosmos transaction's receipt (see `cosmos_receipt` in methods.rs): `first_log` and
+/// `cumulative` count the block's earlier transactions.
+pub fn cosmos_receipt(rec: &crate::api::TxRecord, block_hash: &[u8; 32], first_log: u64, cumulative: u64) -> Value {
+    let logs = tx_logs(&rec.result);
+    let gas_used = u64::try_from(rec.result.gas_used).unwrap_or(0);
+    let from = rec
+        .result
+        .events
+        .iter()
+        .filter(|e| e.kind == "message")
+        .flat_map(|e| e.attributes.iter())
+        .find(|a| a.key_bytes() == b"sender")
+        .and_then(|a| a.value_str().ok())
+        .and_then(|s| Address::from_bech32(s).ok());
+    json!({
+        "transactionHash": data(&rec.hash),
+        "transactionIndex": hex_u64(u64::from(rec.index)),
+        "blockHash": data(block_hash),
+        "blockNumber": hex_u64(rec.height),
+        "from": from.as_ref().map(addr),
+        "to": null,
+        "cumulativeGasUsed": hex_u64(cumulative.saturating_add(gas_used)),
+        "gasUsed": hex_u64(gas_used),
+        "effectiveGasPrice": "0x0",
+        "contractAddress": null,
+        "logs": logs.iter().enumerate().map(|(i, l)| log(l, &rec.hash, rec.height, rec.index, block_hash, first_log + i as u64)).collect::<Vec<_>>(),
+        "logsBloom": data(&bloom(&logs)),
+        "status": if rec.result.code.is_ok() { "0x1" } else { "0x0" },
+        "type": "0x0",
     })
 }
 

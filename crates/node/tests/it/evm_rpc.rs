@@ -595,6 +595,9 @@ async fn every_method_the_table_lists_as_supported_answers() {
         }
     }
     assert!(yes >= 40 && no >= 10, "{yes} supported, {no} not");
+    let v = rpc(&n, "eth_getProof", json!([a, [], "latest"])).await;
+    assert_eq!(v["error"]["code"], -32000, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("abci_query"), "{v}");
     n.stop().await;
 }
 

@@ -457,6 +457,15 @@ impl Method {
             "eth_mining" => Method::Mining,
             "eth_hashrate" => Method::Hashrate,
             "txpool_status" => Method::TxpoolStatus,
+            // The state is a Jellyfish Merkle tree (cnidarium), not Ethereum's Patricia trie: no
+            // account or storage proof of Ethereum's shape exists to give.
+            "eth_getProof" => {
+                return Err(EthError::Server(
+                    "eth_getProof is not available: this chain's state is a Jellyfish Merkle tree, not Ethereum's Merkle-Patricia trie; \
+                     prove a key with CometBFT's abci_query (prove=true: ICS-23 proofs against the app hash)"
+                        .into(),
+                ))
+            }
             "evm_mine" => {
                 // An optional timestamp for the block (Hardhat's and ganache's form).
                 match param(params, 0) {

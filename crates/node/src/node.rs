@@ -37,6 +37,9 @@ pub struct EmbeddedNode {
     genesis_doc: serde_json::Value,
     /// A dev chain (its home has dev accounts): the `evm_*` controls are served.
     dev: bool,
+    /// The dev faucet's key (from the dev home's `dev-accounts.json`), which funds
+    /// `anvil_setBalance`.
+    dev_faucet: Option<lantau_crypto::SecretKey>,
 }
 
 impl std::fmt::Debug for EmbeddedNode {
@@ -71,6 +74,39 @@ impl EmbeddedNode {
         }
         self.metrics.admission(r.code, &r.codespace, t.elapsed().as_secs_f64());
         r
+    }
+
+    /// `anvil_setBalance` on a dev chain: the dev faucet sends the difference through the bank
+    /// (a signed send, admitted and mined at once), so the native coin moves as it always does.
+    /// Lowering a balance is refused: only its owner spends it.
+    async fn raise_balance(&self, addr: &lantau_primitives::Address, want: u128) -> Result<(), NodeError> {
+        use lantau_app::auth::AuthRead as _;
+        let refuse = |m: String| NodeError::Unavailable(m);
+        let faucet = self.dev_faucet.as_ref().ok_or_else(|| refuse("this dev home has no faucet account to fund balances from".into()))?;
+        let snap = self.app.snapshot();
+        let have = lantau_app::bank::query::balance(&snap, addr, lantau_primitives::NATIVE_DENOM).await.map_err(|e| NodeError::Internal(e.log))?.0;
+        if want < have {
+            return Err(refuse(format!(
+                "anvil_setBalance only raises a balance here ({} has {have}, asked {want}): the native coin leaves an account only when its owner spends it",
+                addr.to_hex()
+            )));
+        }
+        if want == have {
+            return Ok(());
+        }
+        let from = faucet.address();
+        let gas = lantau_app::module_api::GasMeter::infinite();
+        let account_number = snap.account(&gas, &from).await.map_err(|e| NodeError::Internal(e.log))?.map_or(0, |a| a.account_number);
+        let sequence = crate::app_api::pending_sequence(&self.app, &from).await?;
+        let send = lantau_client::msg_send(&from, addr, &[lantau_primitives::Coin::new(lantau_primitives::NATIVE_DENOM, want - have)]);
+        let tx = lantau_client::TxBuilder::new(vec![send])
+            .gas(200_000)
+            .sign(faucet, &lantau_client::SignerData { chain_id: self.app.chain_id(), account_number, sequence });
+        let r = self.admit(tx).await;
+        if r.code != 0 {
+            return Err(refuse(format!("the faucet's transfer was refused: {}", r.log)));
+        }
+        self.engine.mine().await.map(|_| ()).map_err(|e| refuse(e.to_string()))
     }
 
     /// An Ethereum transaction whose nonce a waiting one of the same sender already has: it
@@ -289,12 +325,20 @@ impl NodeApi for EmbeddedNode {
                 self.engine.set_automine(on);
                 Ok(0)
             }
+            DevOp::SetBalance(addr, want) => self.raise_balance(&addr, want).await.map(|()| 0),
         }
     }
 
     async fn unconfirmed_txs(&self, limit: usize) -> Vec<Vec<u8>> {
         self.mempool.lock().entries().into_iter().take(limit).map(|e| e.bytes.as_ref().clone()).collect()
     }
+}
+
+/// The dev faucet's key, when the home is a dev home.
+fn dev_faucet_key(h: &Home) -> Option<lantau_crypto::SecretKey> {
+    let accounts: Vec<crate::home::DevAccount> = serde_json::from_slice(&std::fs::read(h.dev_accounts()).ok()?).ok()?;
+    let faucet = accounts.into_iter().find(|a| a.name == "faucet")?;
+    lantau_crypto::SecretKey::from_hex(faucet.private_key.trim_start_matches("0x")).ok()
 }
 
 /// Listen addresses chosen at start (flags override the config file).
@@ -558,6 +602,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         metrics: metrics.clone(),
         genesis_doc,
         dev: h.dev_accounts().exists(),
+        dev_faucet: dev_faucet_key(&h),
     });
     *node.me.lock() = Arc::downgrade(&node);
 

@@ -130,6 +130,9 @@ pub enum DevOp {
     SetNextBlockTimestamp(i64),
     /// A block as soon as each transaction is admitted, or at the interval.
     SetAutomine(bool),
+    /// Raise an account's native balance to this many `alantau` (wei-scaled), by a transfer
+    /// from the dev faucet through the bank, mined at once.
+    SetBalance(lantau_primitives::Address, u128),
 }
 
 /// The refusal of a dev control on a chain that is not a dev chain.

@@ -114,7 +114,7 @@ pub use features::{Feature, Features};
 pub use error::BankError;
 pub use lantau_proto::chain::stablecoin::v1::Denom as DenomRecord;
 pub use msg::{coins_from_proto, coins_to_string, MultiSendMsg, SendMsg};
-pub use state::{BankRead, BankWrite, DenomClash, GenesisLeg, IssueLeg, Issuer, IssuerOf, Leg, NewDenom, PlainLeg, RedeemLeg};
+pub use state::{BankRead, BankWrite, DenomClash, GenesisLeg, IssueLeg, Issuer, IssuerOf, Leg, NewDenom, PlainLeg, RedeemLeg, RedemptionOutcome};
 
 /// The fee collector module account: the first 20 bytes of sha256("fee_collector"), as the
 /// Cosmos SDK derives module addresses. Fees are paid to it (and an Ethereum transaction's
@@ -134,8 +134,8 @@ pub fn module_account(name: &str) -> lantau_primitives::Address {
 
 /// The escrow of open redemption requests: the stablecoin module's account. Its balance of a
 /// denom is the sum of that denom's open requests (it counts in circulation, as the
-/// Ordinance's backing covers it); only [`BankWrite::redemption_request`],
-/// [`BankWrite::redemption_paid`] and [`BankWrite::redemption_rejected`] move it (it holds no
+/// Ordinance's backing covers it); only [`BankWrite::redemption_request`] and
+/// [`BankWrite::redemption_closed`] move it (it holds no
 /// identity, so the gate chain refuses any transfer to it).
 pub fn redemption_escrow() -> lantau_primitives::Address {
     module_account("stablecoin")

@@ -223,8 +223,8 @@ pub enum Leg {
 }
 
 /// One step of a redemption through the escrow ([`crate::redemption_escrow`]). Private to
-/// this crate: made by [`BankWrite::redemption_request`], [`BankWrite::redemption_paid`] and
-/// [`BankWrite::redemption_rejected`] only, which write its audit row.
+/// this crate: made by [`BankWrite::redemption_request`] and
+/// [`BankWrite::redemption_closed`] only, which write its audit row.
 #[derive(Debug, PartialEq, Eq)]
 pub struct RedeemLeg {
     from: Option<Address>,
@@ -662,11 +662,13 @@ pub trait BankWrite: StateWrite + BankRead {
         }
     }
 
-    /// The issuer paid redemption `id` off chain: its escrow (`amount` of the issuer's denom)
-    /// is burned through the chokepoint, and the `redemption_paid` audit row appended (subject
-    /// the holder, counterparty the issuer; `redemption_id`, `redeemer`, `payment_ref`).
+    /// Closes redemption `id`, for the issuer (or a redeemer): `Paid` burns its escrow (`amount`
+    /// of the issuer's denom) and appends `redemption_paid` (subject the holder, counterparty the
+    /// issuer; `redemption_id`, `redeemer`, `payment_ref`); `Rejected` returns the escrow to the
+    /// holder and appends `redemption_rejected` (counterparty the escrow; `reason`). Through the
+    /// chokepoint; on error nothing is written.
     #[allow(clippy::too_many_arguments)]
-    fn redemption_paid(
+    fn redemption_closed(
         &mut self,
         gas: &GasMeter,
         block: &BlockCtx,
@@ -676,37 +678,7 @@ pub trait BankWrite: StateWrite + BankRead {
         holder: &Address,
         amount: Amount,
         id: u64,
-        payment_ref: &str,
-        events: &mut Vec<Event>,
-    ) -> impl Future<Output = Result<(), TxError>> + Send
-    where
-        Self: Sync + Send,
-    {
-        let coin = Coin::new(issuer.denom.as_str(), amount);
-        let meta = [("redemption_id", id.to_string()), ("redeemer", redeemer.to_bech32()), ("payment_ref", payment_ref.to_string())];
-        let entry = redemption_entry("redemption_paid", holder, &issuer.address, &coin, tx_hash, &meta);
-        let leg = Leg::Redeem(RedeemLeg { from: Some(crate::redemption_escrow()), to: None, coin, step: RedeemStep::Close });
-        async move {
-            self.transfer(gas, vec![leg], events).await?;
-            self.append_audit(gas, block, entry).await.map(|_| ())
-        }
-    }
-
-    /// The issuer (or a redeemer) refused redemption `id`: its escrow goes back to the holder
-    /// through the chokepoint, and the `redemption_rejected` audit row is appended (subject
-    /// the holder, counterparty the escrow; `redemption_id`, `redeemer`, `reason`).
-    #[allow(clippy::too_many_arguments)]
-    fn redemption_rejected(
-        &mut self,
-        gas: &GasMeter,
-        block: &BlockCtx,
-        tx_hash: &str,
-        issuer: &Issuer,
-        redeemer: &Address,
-        holder: &Address,
-        amount: Amount,
-        id: u64,
-        reason: &str,
+        outcome: RedemptionOutcome<'_>,
         events: &mut Vec<Event>,
     ) -> impl Future<Output = Result<(), TxError>> + Send
     where
@@ -714,9 +686,13 @@ pub trait BankWrite: StateWrite + BankRead {
     {
         let escrow = crate::redemption_escrow();
         let coin = Coin::new(issuer.denom.as_str(), amount);
-        let meta = [("redemption_id", id.to_string()), ("redeemer", redeemer.to_bech32()), ("reason", reason.to_string())];
-        let entry = redemption_entry("redemption_rejected", holder, &escrow, &coin, tx_hash, &meta);
-        let leg = Leg::Redeem(RedeemLeg { from: Some(escrow), to: Some(*holder), coin, step: RedeemStep::Close });
+        let (tx_type, counterparty, to, (key, text)) = match outcome {
+            RedemptionOutcome::Paid { payment_ref } => ("redemption_paid", issuer.address, None, ("payment_ref", payment_ref)),
+            RedemptionOutcome::Rejected { reason } => ("redemption_rejected", escrow, Some(*holder), ("reason", reason)),
+        };
+        let meta = [("redemption_id", id.to_string()), ("redeemer", redeemer.to_bech32()), (key, text.to_string())];
+        let entry = redemption_entry(tx_type, holder, &counterparty, &coin, tx_hash, &meta);
+        let leg = Leg::Redeem(RedeemLeg { from: Some(escrow), to, coin, step: RedeemStep::Close });
         async move {
             self.transfer(gas, vec![leg], events).await?;
             self.append_audit(gas, block, entry).await.map(|_| ())
@@ -747,6 +723,21 @@ pub trait BankWrite: StateWrite + BankRead {
 }
 
 impl<T: StateWrite + ?Sized> BankWrite for T {}
+
+/// How a redemption closes ([`BankWrite::redemption_closed`]).
+#[derive(Debug, Clone, Copy)]
+pub enum RedemptionOutcome<'a> {
+    /// The issuer paid: the escrow is burned.
+    Paid {
+        /// The payment's reference.
+        payment_ref: &'a str,
+    },
+    /// Refused: the escrow goes back to the holder.
+    Rejected {
+        /// Why.
+        reason: &'a str,
+    },
+}
 
 /// The audit row of a redemption step.
 fn redemption_entry(tx_type: &str, subject: &Address, counterparty: &Address, coin: &Coin, tx_hash: &str, meta: &[(&str, String)]) -> AuditEntry {

@@ -14,7 +14,7 @@ use crate::msg::{CloseRedemption, Pause, RequestRedemption, StablecoinMsg};
 use crate::redemption::{RedemptionRead, RedemptionWrite};
 use crate::roles::{Role, RoleRead, RoleWrite};
 use crate::DECIMALS;
-use lantau_bank::Feature;
+use lantau_bank::{Feature, RedemptionOutcome};
 use lantau_primitives::Amount;
 
 /// The bank's proof that `signer` issues `denom`.
@@ -143,12 +143,12 @@ async fn close_redemption<S: StateWrite + Send + Sync>(state: &mut S, ctx: &mut 
     let holder = Address::from_bech32(&r.holder).map_err(|e| lantau_module_api::error::internal(format!("redemption {}: holder: {e}", m.id)))?;
     let issuer = acting_for_issuer(state, ctx.gas, &coin.denom, &m.redeemer, Role::Redeemer).await?;
     let mut events = Vec::new();
+    let outcome = if paid { RedemptionOutcome::Paid { payment_ref: &m.text } } else { RedemptionOutcome::Rejected { reason: &m.text } };
+    state.redemption_closed(ctx.gas, ctx.block, ctx.tx_hash, &issuer, &m.redeemer, &holder, amount, m.id, outcome, &mut events).await?;
     if paid {
-        state.redemption_paid(ctx.gas, ctx.block, ctx.tx_hash, &issuer, &m.redeemer, &holder, amount, m.id, &m.text, &mut events).await?;
         r.status = pb::RedemptionStatus::Paid as i32;
         r.payment_ref = m.text.clone();
     } else {
-        state.redemption_rejected(ctx.gas, ctx.block, ctx.tx_hash, &issuer, &m.redeemer, &holder, amount, m.id, &m.text, &mut events).await?;
         r.status = pb::RedemptionStatus::Rejected as i32;
         r.reason = m.text.clone();
     }

@@ -17,8 +17,9 @@
 //! changes only through mint and burn.
 //!
 //! Layout: `msg.rs` ([`StablecoinMsg`]), `handler.rs`, `query.rs`, `genesis.rs`, `error.rs`
-//! (codespace `stablecoin`), `deps.rs` (identities, token pairs), `roles.rs` (the role grants
-//! per denom, the module's own state: `stablecoin/role/`), `tests/` (handler unit tests on a
+//! (codespace `stablecoin`), `deps.rs` (identities, token pairs, the reserve check), `roles.rs`
+//! (the role grants per denom: `stablecoin/role/`), `redemption.rs` (the params and the
+//! redemption records: `stablecoin/params`, `stablecoin/redemption/`), `tests/` (handler unit tests on a
 //! temporary store). Denom records, paused features and frozen addresses are the bank's
 //! (`bank/denom/`, `bank/issuer/`, `bank/paused/`, `bank/frozen/`). No `event.rs`: the module's events are
 //! the typed protobuf events of `chain.stablecoin.v1` (`EventDenomCreated`, `EventMinted`,

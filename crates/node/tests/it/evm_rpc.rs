@@ -548,6 +548,7 @@ async fn every_method_the_table_lists_as_supported_answers() {
             "evm_increaseTime" => json!([0]),
             "evm_setNextBlockTimestamp" => json!([far_future]),
             "evm_setAutomine" => json!([false]),
+            "anvil_setBalance" | "hardhat_setBalance" => json!([format!("0x{}", "77".repeat(20)), "0xde0b6b3a7640000"]),
             "eth_feeHistory" => json!(["0x2", "latest", [50]]),
             "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" => json!([a, "latest"]),
             "eth_getStorageAt" => json!([a, "0x0", "latest"]),
@@ -686,6 +687,13 @@ async fn a_dev_chain_mines_on_demand_moves_its_clock_and_automines() {
     // The clock goes on from there.
     ok(&n, "evm_mine", json!([])).await;
     assert!(number(&head().await["timestamp"]) >= at);
+    // A native balance raised from the dev faucet, at once; never lowered.
+    let fresh = format!("0x{}", "42".repeat(20));
+    assert!(ok(&n, "anvil_setBalance", json!([fresh, "0x4563918244f40000"])).await.is_null());
+    assert_eq!(ok(&n, "eth_getBalance", json!([fresh, "latest"])).await, "0x4563918244f40000");
+    let v = rpc(&n, "hardhat_setBalance", json!([fresh, "0x1"])).await;
+    assert_eq!(v["error"]["code"], -32000, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("only raises"), "{v}");
     // Automine: a transaction is mined at once, not at the next minute.
     ok(&n, "evm_setAutomine", json!([true])).await;
     let u = Unsigned {

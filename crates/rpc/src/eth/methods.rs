@@ -482,6 +482,10 @@ impl Method {
             }
             "evm_increaseTime" => Method::Dev(crate::api::DevOp::IncreaseTime(dev_secs(req(params, 0, "seconds")?)?), 0),
             "evm_setNextBlockTimestamp" => Method::Dev(crate::api::DevOp::SetNextBlockTimestamp(dev_secs(req(params, 0, "timestamp")?)?), 0),
+            "anvil_setBalance" | "hardhat_setBalance" => {
+                let who = address(req(params, 0, "address")?, "address")?;
+                Method::Dev(crate::api::DevOp::SetBalance(who, quantity(req(params, 1, "balance")?, "balance")?), 0)
+            }
             "evm_setAutomine" => {
                 let on = req(params, 0, "enabled")?.as_bool().ok_or_else(|| EthError::InvalidParams("enabled: expected true or false".into()))?;
                 Method::Dev(crate::api::DevOp::SetAutomine(on), 0)

@@ -1,8 +1,9 @@
 //! The Ethereum JSON-RPC: HTTP on :8545 (single requests and batches) and WebSocket on :8546
 //! (the same methods, plus `eth_subscribe` `newHeads` and `logs`), over the node interface.
 //!
-//! Layout: `methods.rs` (the typed method enum and its one match), `render.rs` (Ethereum JSON
-//! shapes), `error.rs` (the one error enum and its codes).
+//! Layout: `methods.rs` (the typed method enum and its one match), `filters.rs` (the polling
+//! filters), `render.rs` (Ethereum JSON shapes, and the Transfer logs a Cosmos transaction's
+//! stablecoin movements show), `error.rs` (the one error enum and its codes).
 
 pub mod error;
 pub mod filters;

@@ -403,9 +403,11 @@ async fn validators_whose_state_machines_disagree_halt_rather_than_fork() {
     }
     let vals: Vec<RunningValidator> = (0..4).map(|i| start(&dir, &net, i)).collect();
     let http = reqwest::Client::new();
-    // Wait (bounded) until height 1 has gone through a few rounds on every node.
+    // Wait (bounded) until height 1 has gone through a few rounds on every node. Alone this
+    // takes ~10 s; beside the rest of the suite on 2 cores a round's timeouts stretch (one run
+    // took 130 s), so the bound is generous.
     for n in &net.nodes {
-        poll(Duration::from_secs(120), || async {
+        poll(Duration::from_secs(300), || async {
             let Some(s) = rpc(&http, n, "consensus_state").await else { return false };
             let hrs = s["round_state"]["height/round/step"].as_str().unwrap_or_default().to_string();
             let mut parts = hrs.split('/');

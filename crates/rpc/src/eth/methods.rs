@@ -905,15 +905,7 @@ impl EthServer {
         let Some(rec) = self.mined(h).await? else { return Ok(None) };
         let Some(tx) = lantau_app::evm::msg::eth_tx_of(&rec.tx) else { return Ok(None) };
         let block_hash = self.block_hash(rec.height).await?;
-        // Log indexes and cumulative gas count the block's earlier transactions, of both kinds.
-        let results = self.node.block_results(Some(rec.height)).await?;
-        let (mut first_log, mut cumulative) = (0u64, 0u64);
-        if let Some(r) = &results {
-            for earlier in r.tx_results.iter().take(usize::try_from(rec.index).unwrap_or(0)) {
-                first_log += render::tx_logs(earlier).len() as u64;
-                cumulative += u64::try_from(earlier.gas_used).unwrap_or(0);
-            }
-        }
+        let (first_log, cumulative) = self.before_in_block(rec.height, rec.index).await?;
         let ran = render::evm_receipt_of(&rec.result);
         let gas_used = render::receipt_gas(ran.as_ref(), tx.gas_limit);
         Ok(Some(Receipt { tx, height: rec.height, index: rec.index, block_hash, first_log, cumulative_gas: cumulative + gas_used, ran }))
@@ -929,13 +921,17 @@ impl EthServer {
             return Ok(Value::Null);
         }
         let block_hash = self.block_hash(rec.height).await?;
-        let results = self.node.block_results(Some(rec.height)).await?;
-        let (mut first_log, mut cumulative) = (0u64, 0u64);
-        for earlier in results.as_ref().map(|r| r.tx_results.as_slice()).unwrap_or_default().iter().take(usize::try_from(rec.index).unwrap_or(0)) {
-            first_log += render::tx_logs(earlier).len() as u64;
-            cumulative += u64::try_from(earlier.gas_used).unwrap_or(0);
-        }
+        let (first_log, cumulative) = self.before_in_block(rec.height, rec.index).await?;
         Ok(render::cosmos_receipt(&rec, &block_hash, first_log, cumulative))
+    }
+
+    /// What the transactions before position `index` of block `height` add up to, as a receipt
+    /// counts them: their logs (the block-wide index of this one's first log) and their gas,
+    /// transactions of both kinds.
+    async fn before_in_block(&self, height: u64, index: u32) -> Result<(u64, u64), EthError> {
+        let results = self.node.block_results(Some(height)).await?;
+        let earlier = results.as_ref().map(|r| r.tx_results.as_slice()).unwrap_or_default().iter().take(usize::try_from(index).unwrap_or(0));
+        Ok(earlier.fold((0u64, 0u64), |(logs, gas), t| (logs + render::tx_logs(t).len() as u64, gas + u64::try_from(t.gas_used).unwrap_or(0))))
     }
 
     async fn block_json(&self, height: u64, full: bool) -> Result<Value, EthError> {

@@ -174,7 +174,7 @@ pub fn bloom(logs: &[EthLog]) -> [u8; 256] {
     b
 }
 
-/// The bloom of a block: of every log its Ethereum transactions emitted.
+/// The bloom of a block: of every log its transactions show ([`tx_logs`]), of both kinds.
 pub fn block_bloom(results: Option<&crate::api::BlockResults>) -> [u8; 256] {
     let mut logs = Vec::new();
     for r in results.map(|r| r.tx_results.as_slice()).unwrap_or_default() {

@@ -42,6 +42,21 @@ fn word_of(a: &Address) -> [u8; 32] {
     w
 }
 
+/// One wei of the native coin to bob at `nonce`, at twice the fee floor (a plain EIP-1559
+/// transfer to point at).
+fn to_bob(nonce: u64) -> Unsigned {
+    Unsigned {
+        chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
+        nonce,
+        gas_limit: 21_000,
+        max_fee_per_gas: 2 * GWEI,
+        max_priority_fee_per_gas: Some(GWEI),
+        to: Some(dev_addr("bob")),
+        value: 1,
+        ..Default::default()
+    }
+}
+
 async fn receipt(n: &TestNode, hash: &str) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
@@ -432,16 +447,7 @@ async fn the_pending_nonce_is_never_behind_a_mined_transaction() {
         let count = ok(&n, "eth_getTransactionCount", json!([alice.address().to_hex(), "pending"])).await;
         let nonce = u64::from_str_radix(count.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
         assert_eq!(nonce, i, "after {i} mined transactions");
-        let u = Unsigned {
-            chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
-            nonce,
-            gas_limit: 21_000,
-            max_fee_per_gas: 2 * GWEI,
-            max_priority_fee_per_gas: Some(GWEI),
-            to: Some(dev_addr("bob")),
-            value: 1,
-            ..Default::default()
-        };
+        let u = to_bob(nonce);
         let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
         assert_eq!(receipt(&n, hash.as_str().unwrap()).await["status"], "0x1");
     }
@@ -504,16 +510,7 @@ async fn every_method_the_table_lists_as_supported_answers() {
     let n = TestNode::start().await.unwrap();
     let alice = dev_key("alice");
     // A mined Ethereum transaction to point at.
-    let u = Unsigned {
-        chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
-        nonce: 0,
-        gas_limit: 21_000,
-        max_fee_per_gas: 2 * GWEI,
-        max_priority_fee_per_gas: Some(GWEI),
-        to: Some(dev_addr("bob")),
-        value: 1,
-        ..Default::default()
-    };
+    let u = to_bob(0);
     let tx = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
     let r = receipt(&n, tx.as_str().unwrap()).await;
     let (block, number) = (r["blockHash"].clone(), r["blockNumber"].clone());
@@ -696,16 +693,7 @@ async fn a_dev_chain_mines_on_demand_moves_its_clock_and_automines() {
     assert!(v["error"]["message"].as_str().unwrap().contains("only raises"), "{v}");
     // Automine: a transaction is mined at once, not at the next minute.
     ok(&n, "evm_setAutomine", json!([true])).await;
-    let u = Unsigned {
-        chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
-        nonce: 0,
-        gas_limit: 21_000,
-        max_fee_per_gas: 2 * GWEI,
-        max_priority_fee_per_gas: Some(GWEI),
-        to: Some(dev_addr("bob")),
-        value: 1,
-        ..Default::default()
-    };
+    let u = to_bob(0);
     let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&dev_key("alice"), &u)))])).await;
     let t = std::time::Instant::now();
     assert_eq!(receipt(&n, hash.as_str().unwrap()).await["status"], "0x1");

@@ -13,7 +13,6 @@ use tendermint::AppHash;
 use crate::error::AppError;
 use crate::pipeline::Mode;
 use crate::proposal::Proposals;
-use crate::readcache::CachedSnapshot;
 use crate::shared::Shared;
 use crate::state_key;
 use crate::storage::{self, Store};
@@ -60,7 +59,12 @@ fn exec_err(e: &TxError, gas_wanted: u64, gas_used: u64, events: Vec<Event>) -> 
 }
 
 /// Executes one transaction on the block overlay.
-async fn deliver_tx(shared: &Shared, block_state: &mut StateDelta<CachedSnapshot>, decoded: Result<Arc<DecodedTx>, TxError>, block: &BlockCtx) -> ExecTxResult {
+pub(crate) async fn deliver_tx<S: cnidarium::StateWrite + Send + Sync>(
+    shared: &Shared,
+    block_state: &mut S,
+    decoded: Result<Arc<DecodedTx>, TxError>,
+    block: &BlockCtx,
+) -> ExecTxResult {
     let decoded = match decoded {
         Ok(d) => d,
         Err(e) => return exec_err(&e, 0, 0, vec![]),

@@ -18,6 +18,7 @@ use cosmos_sdk_proto::cosmos::auth::v1beta1 as auth_pb;
 use cosmos_sdk_proto::cosmos::bank::v1beta1 as bank_pb;
 use cosmos_sdk_proto::cosmos::tx::v1beta1 as tx_pb;
 use lantau_evm::exec::{EvmCall, Interrupt, Outcome};
+use lantau_evm::trace::{TraceSlot, TRACE_OBJECT};
 use lantau_module_api::{decode_query, BlockCtx, QueryError, SdkError, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::compliance::v1 as compliance_pb;
@@ -125,6 +126,12 @@ impl Queries<'_> {
     /// mined transaction (spec: EVM rules 1 and 5). The caller bounds it: `call.gas_limit`
     /// (the JSON-RPC's gas cap) and `interrupt` (its time limit, its client going away).
     pub async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
+        self.eth_call_traced(height, call, interrupt, None).await
+    }
+
+    /// [`Self::eth_call`], its run traced into `trace` when given (`debug_traceCall`,
+    /// `eth_createAccessList`).
+    pub async fn eth_call_traced(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt, trace: Option<&TraceSlot>) -> Result<Outcome, TxError> {
         let internal = |e: AppError| TxError::from(SdkError::Internal(e.to_string()));
         let snap = self
             .store
@@ -136,10 +143,55 @@ impl Queries<'_> {
         let time = storage::block_time_at(&snap).await.map_err(internal)?;
         let block = BlockCtx { height: last.saturating_add(1), time, chain_id: self.shared.chain_id() };
         let mut state = StateDelta::new(snap);
+        if let Some(t) = trace {
+            cnidarium::StateWrite::object_put(&mut state, TRACE_OBJECT, t.clone());
+        }
         // A placeholder hash of a real one's length: the records a transfer writes cite the
         // hash, and their gas depends on its length, so the estimate matches the mined cost.
         let placeholder = "0".repeat(64);
         lantau_evm::exec::call(&mut state, &block, call, &placeholder, interrupt).await
+    }
+
+    /// Re-executes block `height` (its transactions `txs`, stamped `time`) on the committed
+    /// state after the block before it, through the one pipeline as FinalizeBlock ran it (a
+    /// scheduled upgrade, the block gas limit, each transaction's ante, gates and messages),
+    /// with each slot of `traced` (by transaction index) in place for its transaction's run.
+    /// Stops after the last traced transaction; writes nothing. `Ok(false)` when the state
+    /// before the block is no longer held (the node's pruning).
+    pub async fn replay_block<T: AsRef<[u8]>>(
+        &self,
+        height: u64,
+        time: tendermint::Time,
+        txs: &[T],
+        traced: &std::collections::BTreeMap<usize, TraceSlot>,
+    ) -> Result<bool, AppError> {
+        let Some(before) = height.checked_sub(1) else { return Ok(false) };
+        let Some(snap) = self.store.snapshot_at_height(Some(before)).await? else { return Ok(false) };
+        let max_gas = storage::max_block_gas_at(&snap).await?;
+        let block = BlockCtx { height, time: crate::block::to_offset(time), chain_id: self.shared.chain_id() };
+        let mut state = StateDelta::new(snap);
+        crate::upgrades::begin_block(&mut state, &self.shared.cfg.upgrade_handlers, &block).await?;
+        let last = traced.keys().next_back().copied();
+        let mut block_gas = 0u64;
+        for (i, t) in txs.iter().enumerate() {
+            if last.is_none_or(|l| i > l) {
+                break;
+            }
+            let decoded = crate::tx::decode(t.as_ref(), &self.shared.cfg).map(Arc::new);
+            block_gas = block_gas.saturating_add(decoded.as_ref().map(|d| d.gas_limit).unwrap_or(0));
+            if max_gas.is_some_and(|m| block_gas > m) {
+                continue;
+            }
+            let slot = traced.get(&i);
+            if let Some(t) = slot {
+                cnidarium::StateWrite::object_put(&mut state, TRACE_OBJECT, t.clone());
+            }
+            crate::block::deliver_tx(self.shared, &mut state, decoded, &block).await;
+            if slot.is_some() {
+                cnidarium::StateWrite::object_delete(&mut state, TRACE_OBJECT);
+            }
+        }
+        Ok(true)
     }
 
     // === The router ===

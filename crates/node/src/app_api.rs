@@ -7,6 +7,7 @@
 
 use lantau_app::cnidarium::Snapshot;
 use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
+use lantau_app::evm::trace::TraceSlot;
 use lantau_app::module_api::{QueryError, TxError};
 use lantau_app::tendermint::abci::{request, response};
 use lantau_app::App;
@@ -34,6 +35,20 @@ pub(crate) async fn abci_info(app: &App, req: request::Info) -> Result<response:
 /// [`lantau_rpc::NodeApi::eth_call`].
 pub(crate) async fn eth_call(app: &App, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError> {
     app.queries().eth_call(height, call, interrupt).await
+}
+
+/// [`lantau_rpc::NodeApi::trace_call`].
+pub(crate) async fn trace_call(app: &App, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt, trace: &TraceSlot) -> Result<Outcome, TxError> {
+    app.queries().eth_call_traced(height, call, interrupt, Some(trace)).await
+}
+
+/// [`lantau_rpc::NodeApi::replay_block`].
+pub(crate) async fn replay_block(
+    app: &App,
+    block: &lantau_app::tendermint::Block,
+    traced: &std::collections::BTreeMap<usize, TraceSlot>,
+) -> Result<bool, NodeError> {
+    app.queries().replay_block(block.header.height.value(), block.header.time, &block.data, traced).await.map_err(internal)
 }
 
 /// [`lantau_rpc::NodeApi::state_at`].

@@ -148,6 +148,24 @@ impl NodeApi for CometNode {
         crate::app_api::eth_call(&self.app, height, call, interrupt).await
     }
 
+    async fn trace_call(
+        &self,
+        height: Option<u64>,
+        call: &EvmCall,
+        interrupt: &Interrupt,
+        trace: &lantau_app::evm::trace::TraceSlot,
+    ) -> Result<Outcome, TxError> {
+        crate::app_api::trace_call(&self.app, height, call, interrupt, trace).await
+    }
+
+    async fn replay_block(
+        &self,
+        block: &lantau_app::tendermint::Block,
+        traced: &std::collections::BTreeMap<usize, lantau_app::evm::trace::TraceSlot>,
+    ) -> Result<bool, NodeError> {
+        crate::app_api::replay_block(&self.app, block, traced).await
+    }
+
     async fn state_at(&self, height: Option<u64>) -> Result<Option<lantau_app::history::StateView>, NodeError> {
         crate::app_api::state_at(&self.app, height).await
     }

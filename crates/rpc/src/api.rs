@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
+use lantau_app::evm::trace::TraceSlot;
 use lantau_app::module_api::{QueryError, TxError};
 use lantau_app::tendermint::abci::types::ExecTxResult;
 use lantau_app::tendermint::abci::{request, response, Event};
@@ -168,6 +169,20 @@ pub trait NodeApi: Send + Sync + 'static {
     /// for the block, an invalid call) is a [`TxError`] with its codespace and code; a store
     /// fault is the `sdk` 1 one.
     async fn eth_call(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt) -> Result<Outcome, TxError>;
+
+    /// [`NodeApi::eth_call`] with its EVM run traced into `trace` (`debug_traceCall`,
+    /// `eth_createAccessList`).
+    async fn trace_call(&self, _height: Option<u64>, _call: &EvmCall, _interrupt: &Interrupt, _trace: &TraceSlot) -> Result<Outcome, TxError> {
+        Err(TxError::from(lantau_app::module_api::SdkError::Internal("this node does not trace".into())))
+    }
+
+    /// Re-executes committed block `block` on the state before it, as it was executed, with
+    /// the slots of `traced` (by transaction index) in place for their transactions' EVM runs;
+    /// stops after the last traced one and writes nothing. `Ok(false)` when the node no longer
+    /// holds the state before the block (its pruning).
+    async fn replay_block(&self, _block: &lantau_app::tendermint::Block, _traced: &std::collections::BTreeMap<usize, TraceSlot>) -> Result<bool, NodeError> {
+        Err(NodeError::Internal("this node does not trace".into()))
+    }
 
     /// The committed state after block `height` (the latest when `None`), read-only, for the
     /// Ethereum JSON-RPC's state reads (balance, nonce, code, storage); `None` when the node

@@ -28,6 +28,7 @@ use lantau_primitives::{Address, Coin, NATIVE_DENOM};
 use revm::context::result::{ExecutionResult, Output};
 use revm::context::{BlockEnv, CfgEnv, Context, TxEnv};
 use revm::context_interface::{ContextTr, JournalTr};
+use revm::database_interface::DatabaseRef;
 use revm::handler::{precompile_output_to_interpreter_result, EthPrecompiles, PrecompileProvider};
 use revm::interpreter::{CallInputs, CallScheme, InterpreterResult};
 use revm::precompile::{PrecompileHalt, PrecompileOutput};
@@ -39,6 +40,8 @@ use revm::{Database, ExecuteEvm, InspectEvm, MainBuilder, MainContext};
 use crate::error::EvmError;
 use crate::precompile::{self, Call, CallCtx, CallError, Mutability};
 use crate::state::{EvmRead, EvmWrite};
+use crate::trace::{TraceKind, TraceSlot, TRACE_OBJECT};
+use revm_inspectors::tracing::DebugInspector;
 
 /// The hardfork the chain runs: Osaka (Fusaka), the current Ethereum mainnet rules.
 pub const SPEC: SpecId = SpecId::OSAKA;
@@ -221,10 +224,10 @@ struct StoreDb<'s, S> {
     caller: Option<(Address, u64)>,
 }
 
-impl<S: StateRead + Send + Sync> Database for StoreDb<'_, S> {
+impl<S: StateRead + Send + Sync> DatabaseRef for StoreDb<'_, S> {
     type Error = DbError;
 
-    fn basic(&mut self, address: EA) -> Result<Option<AccountInfo>, DbError> {
+    fn basic_ref(&self, address: EA) -> Result<Option<AccountInfo>, DbError> {
         let a = la(&address);
         if address == EFFECTS_COUNTER {
             return Ok(None);
@@ -250,12 +253,12 @@ impl<S: StateRead + Send + Sync> Database for StoreDb<'_, S> {
         })
     }
 
-    fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, DbError> {
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, DbError> {
         let code = block_on(self.state.code(&self.gas, &code_hash.0))?;
         Ok(code.map(|c| Bytecode::new_raw(Bytes::from(c))).unwrap_or_default())
     }
 
-    fn storage(&mut self, address: EA, index: U256) -> Result<U256, DbError> {
+    fn storage_ref(&self, address: EA, index: U256) -> Result<U256, DbError> {
         if address == EFFECTS_COUNTER {
             return Ok(U256::ZERO);
         }
@@ -263,10 +266,31 @@ impl<S: StateRead + Send + Sync> Database for StoreDb<'_, S> {
         Ok(U256::from_be_bytes(v))
     }
 
-    fn block_hash(&mut self, _number: u64) -> Result<B256, DbError> {
+    fn block_hash_ref(&self, _number: u64) -> Result<B256, DbError> {
         // Block hashes are not in the state machine's store (CometBFT holds them); BLOCKHASH
         // answers zero, as for a block out of range.
         Ok(B256::ZERO)
+    }
+}
+
+/// The same reads, through `&mut` (what revm's journal asks for).
+impl<S: StateRead + Send + Sync> Database for StoreDb<'_, S> {
+    type Error = DbError;
+
+    fn basic(&mut self, address: EA) -> Result<Option<AccountInfo>, DbError> {
+        self.basic_ref(address)
+    }
+
+    fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, DbError> {
+        self.code_by_hash_ref(code_hash)
+    }
+
+    fn storage(&mut self, address: EA, index: U256) -> Result<U256, DbError> {
+        self.storage_ref(address, index)
+    }
+
+    fn block_hash(&mut self, number: u64) -> Result<B256, DbError> {
+        self.block_hash_ref(number)
     }
 }
 
@@ -418,6 +442,7 @@ fn run_sync<S: StateRead + Send + Sync>(
     tokens: BTreeMap<EA, String>,
     tx_hash: &str,
     interrupt: Option<&Interrupt>,
+    trace: Option<&TraceSlot>,
 ) -> Result<Ran, TxError> {
     let db = StoreDb { state: base, gas: GasMeter::infinite(), caller: call.nonce.map(|n| (call.caller, n)) };
     let mut cfg = CfgEnv::new_with_spec(SPEC);
@@ -468,17 +493,52 @@ fn run_sync<S: StateRead + Send + Sync>(
         block,
         tx_hash,
     };
+    let traced_tx = trace.map(|_| (tx.clone(), block_env.clone()));
     let ctx = Context::mainnet().with_db(db).with_cfg(cfg).with_block(block_env);
-    let (out, mut pc) = match interrupt {
-        None => {
+    let never = Interrupt::new();
+    let (out, mut pc) = match (trace, interrupt) {
+        (None, None) => {
             let mut evm = ctx.build_mainnet().with_precompiles(precompiles);
             let out = evm.transact(tx);
             (out, evm.precompiles)
         }
-        Some(i) => {
+        (None, Some(i)) => {
             let mut evm = ctx.build_mainnet_with_inspector(Interruptible(i)).with_precompiles(precompiles);
             let out = evm.inspect_tx(tx);
             (out, evm.precompiles)
+        }
+        (Some(slot), i) => {
+            let i = i.or(slot.stop.as_deref()).unwrap_or(&never);
+            let (tx_env, block_env) = traced_tx.unwrap_or_default();
+            match &slot.kind {
+                TraceKind::Debug(opts) => {
+                    let dbg = DebugInspector::new((**opts).clone()).map_err(|e| EvmError::Invalid(format!("tracer: {e}")))?;
+                    let mut evm = ctx.build_mainnet_with_inspector((dbg, Interruptible(i))).with_precompiles(precompiles);
+                    let out = evm.inspect_tx(tx);
+                    if let Ok(o) = &out {
+                        // The counter of standing precompile effects is bookkeeping, not state.
+                        let mut seen = o.clone();
+                        seen.state.remove(&EFFECTS_COUNTER);
+                        let mut db = StoreDb { state: base, gas: GasMeter::infinite(), caller: call.nonce.map(|n| (call.caller, n)) };
+                        let tx_ctx = slot.tx.map(|(h, index, block)| revm_inspectors::tracing::TransactionContext {
+                            block_hash: Some(B256::from(block)),
+                            tx_index: Some(index),
+                            tx_hash: Some(B256::from(h)),
+                        });
+                        let frame = evm.inspector.0.get_result(tx_ctx, &tx_env, &block_env, &seen, &mut db);
+                        slot.set(frame.map_err(|e| e.to_string()).and_then(|f| serde_json::to_value(f).map_err(|e| e.to_string())));
+                    }
+                    (out, evm.precompiles)
+                }
+                TraceKind::AccessList(list) => {
+                    let insp = revm_inspectors::access_list::AccessListInspector::new(list.clone());
+                    let mut evm = ctx.build_mainnet_with_inspector((insp, Interruptible(i))).with_precompiles(precompiles);
+                    let out = evm.inspect_tx(tx);
+                    let (insp, _) = evm.inspector;
+                    slot.set(Ok(crate::trace::access_list_json(&insp.into_access_list())));
+                    (out, evm.precompiles)
+                }
+            }
         }
     };
     let out = out.map_err(|e| match e {
@@ -532,6 +592,7 @@ async fn run_inner<S: StateWrite + Send + Sync>(
     interrupt: Option<&Interrupt>,
 ) -> Result<Outcome, TxError> {
     let commit = interrupt.is_none();
+    let trace: Option<TraceSlot> = state.object_get(TRACE_OBJECT);
     let chain_id = state.evm_chain_id().await?;
     let mut tokens = BTreeMap::new();
     for p in lantau_erc20::query::token_pairs(&*state).await? {
@@ -541,7 +602,7 @@ async fn run_inner<S: StateWrite + Send + Sync>(
     }
     let ran = {
         let base: &S = &*state;
-        blocking(|| run_sync(base, block, call, chain_id, tokens, tx_hash, interrupt))?
+        blocking(|| run_sync(base, block, call, chain_id, tokens, tx_hash, interrupt, trace.as_ref()))?
     };
     let mut out = Outcome { verdicts: ran.verdicts, ..Default::default() };
     match ran.result {

@@ -37,6 +37,7 @@ pub mod precompile;
 pub mod receipt;
 pub mod state;
 pub mod state_key;
+pub mod trace;
 pub mod tx;
 
 pub use error::EvmError;

@@ -549,7 +549,11 @@ async fn every_method_the_table_lists_as_supported_answers() {
             "eth_feeHistory" => json!(["0x2", "latest", [50]]),
             "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" => json!([a, "latest"]),
             "eth_getStorageAt" => json!([a, "0x0", "latest"]),
-            "eth_call" | "eth_estimateGas" => json!([call, "latest"]),
+            "eth_call" | "eth_estimateGas" | "eth_createAccessList" => json!([call, "latest"]),
+            "debug_traceCall" => json!([call, "latest", {"tracer": "callTracer"}]),
+            "debug_traceTransaction" => json!([tx]),
+            "debug_traceBlockByNumber" => json!([number, {"tracer": "prestateTracer"}]),
+            "debug_traceBlockByHash" => json!([block]),
             "eth_sendRawTransaction" => {
                 let next = Unsigned { nonce: 1, ..u.clone() };
                 json!([format!("0x{}", hex::encode(sign(&alice, &next)))])
@@ -816,5 +820,121 @@ async fn every_stablecoin_movement_is_a_transfer_log_and_the_logs_replay_every_b
     let b = ok(&n, "eth_getBlockByHash", json!([r["blockHash"], false])).await;
     let bits = |v: &Value| hex::decode(v.as_str().unwrap().trim_start_matches("0x")).unwrap();
     assert!(bits(&b["logsBloom"]).iter().zip(bits(&r["logsBloom"])).all(|(b, r)| b & r == r) && bits(&r["logsBloom"]).iter().any(|x| *x != 0));
+    n.stop().await;
+}
+
+/// Init code that deploys `runtime` as it is.
+fn deployer(runtime: &[u8]) -> Vec<u8> {
+    let len = u8::try_from(runtime.len()).unwrap();
+    let mut code = vec![0x60, len, 0x80, 0x60, 0x09, 0x5f, 0x39, 0x5f, 0xf3];
+    code.extend_from_slice(runtime);
+    code
+}
+
+/// A contract that counts its calls in slot 0 and returns the new count.
+const COUNTER: [u8; 14] = [0x5f, 0x54, 0x60, 0x01, 0x01, 0x80, 0x5f, 0x55, 0x5f, 0x52, 0x60, 0x20, 0x5f, 0xf3];
+
+/// A contract that counts its calls in slot 0 and forwards its calldata to `target`, returning
+/// what the target returns and reverting with what it reverts with.
+fn proxy(target: &Address) -> Vec<u8> {
+    let mut c = vec![0x36, 0x5f, 0x5f, 0x37, 0x5f, 0x54, 0x60, 0x01, 0x01, 0x5f, 0x55, 0x5f, 0x5f, 0x36, 0x5f, 0x5f, 0x73];
+    c.extend_from_slice(&target.0);
+    c.extend_from_slice(&[0x5a, 0xf1, 0x3d, 0x5f, 0x5f, 0x3e, 0x60, 0x31, 0x57, 0x3d, 0x5f, 0xfd, 0x5b, 0x3d, 0x5f, 0xf3]);
+    c
+}
+
+/// Deploys `runtime` from alice at `nonce`; its address.
+async fn deploy(n: &TestNode, nonce: u64, runtime: &[u8]) -> Address {
+    let u = Unsigned { nonce, gas_limit: 300_000, to: None, value: 0, input: deployer(runtime), ..to_bob(nonce) };
+    let tx = ok(n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&dev_key("alice"), &u)))])).await;
+    let r = receipt(n, tx.as_str().unwrap()).await;
+    assert_eq!(r["status"], "0x1", "{r}");
+    Address::from_hex(r["contractAddress"].as_str().unwrap()).unwrap()
+}
+
+/// debug_trace* with the struct logger, callTracer and prestateTracer on mined transactions,
+/// blocks and calls; a gated refusal inside a contract shows its reason in the call frame;
+/// eth_createAccessList names the slots a call reads; bad tracers are -32602.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn traces_show_each_frame_and_the_gate_reason_and_access_lists_name_the_slots() {
+    let n = TestNode::start().await.unwrap();
+    let alice = dev_key("alice");
+    let counter = deploy(&n, 0, &COUNTER).await;
+    let to_counter = deploy(&n, 1, &proxy(&counter)).await;
+    let to_token = deploy(&n, 2, &proxy(&token())).await;
+
+    // Through the proxy, a transfer whose sender (the proxy: no identity) the gates refuse.
+    let transfer = call_data(
+        "transfer(address,uint256)",
+        &[word_of(&dev_addr("bob")), {
+            let mut w = [0u8; 32];
+            w[31] = 1;
+            w
+        }],
+    );
+    let u = Unsigned { nonce: 3, gas_limit: 400_000, to: Some(to_token), value: 0, input: hex::decode(&transfer[2..]).unwrap(), ..to_bob(3) };
+    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
+    let r = receipt(&n, hash.as_str().unwrap()).await;
+    assert_eq!(r["status"], "0x0", "{r}");
+
+    let calls = ok(&n, "debug_traceTransaction", json!([hash, {"tracer": "callTracer"}])).await;
+    assert_eq!(calls["type"], "CALL", "{calls}");
+    assert_eq!(calls["to"].as_str().unwrap(), to_token.to_hex().to_lowercase(), "{calls}");
+    assert_eq!(calls["error"], "execution reverted", "{calls}");
+    let inner = &calls["calls"][0];
+    assert_eq!(inner["to"].as_str().unwrap(), token().to_hex().to_lowercase(), "{calls}");
+    let reason = inner["revertReason"].as_str().unwrap_or_default();
+    assert!(!reason.is_empty() && reason == calls["revertReason"].as_str().unwrap_or_default(), "the gate's reason in both frames: {calls}");
+    assert_eq!(
+        u64::from_str_radix(calls["gasUsed"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap(),
+        u64::from_str_radix(r["gasUsed"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+    );
+
+    let logs = ok(&n, "debug_traceTransaction", json!([hash])).await;
+    assert_eq!(logs["failed"], true, "{logs}");
+    let ops: Vec<&str> = logs["structLogs"].as_array().unwrap().iter().map(|s| s["op"].as_str().unwrap()).collect();
+    assert!(ops.contains(&"SSTORE") && ops.contains(&"CALL") && ops.last() == Some(&"REVERT"), "{ops:?}");
+
+    let pre = ok(&n, "debug_traceTransaction", json!([hash, {"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}}])).await;
+    assert!(pre["pre"].is_object() && pre["post"].is_object(), "{pre}");
+    assert!(!pre.to_string().contains("0000000000000000000000000000000000000c05"), "no bookkeeping account: {pre}");
+
+    // The block: every Ethereum transaction in it, traced.
+    let block = ok(&n, "debug_traceBlockByNumber", json!([r["blockNumber"], {"tracer": "callTracer"}])).await;
+    let entry = block.as_array().unwrap().iter().find(|e| e["txHash"] == hash).unwrap_or_else(|| panic!("{block}"));
+    assert_eq!(entry["result"], calls);
+    let by_hash = ok(&n, "debug_traceBlockByHash", json!([r["blockHash"], {"tracer": "callTracer"}])).await;
+    assert_eq!(by_hash, block);
+
+    // A call through the other proxy: a nested call that succeeds and returns the count.
+    let a = alice.address().to_hex();
+    let call = json!({"from": a, "to": to_counter.to_hex(), "gas": "0x30000"});
+    let traced = ok(&n, "debug_traceCall", json!([call, "latest", {"tracer": "callTracer"}])).await;
+    assert!(traced.get("error").is_none(), "{traced}");
+    assert_eq!(traced["calls"][0]["to"].as_str().unwrap(), counter.to_hex().to_lowercase(), "{traced}");
+    assert_eq!(traced["output"], format!("0x{:064x}", 1), "{traced}");
+
+    // The access list: the slot each contract touched (the callee's too, as geth lists it).
+    let list = ok(&n, "eth_createAccessList", json!([call, "latest"])).await;
+    let mut want: Vec<Value> =
+        [counter, to_counter].iter().map(|c| json!({"address": c.to_hex().to_lowercase(), "storageKeys": [format!("0x{}", "0".repeat(64))]})).collect();
+    want.sort_by_key(|v| v["address"].as_str().unwrap().to_string());
+    assert_eq!(list["accessList"], json!(want), "{list}");
+    let with = u64::from_str_radix(list["gasUsed"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let without = u64::from_str_radix(ok(&n, "eth_estimateGas", json!([call])).await.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    // Listed slots are paid up front (EIP-2930): near the cost without, not equal.
+    assert!(with > 21_000 && with.abs_diff(without) < without / 10, "with the list {with}, estimate without {without}");
+
+    // Refusals.
+    for (m, p) in [
+        ("debug_traceTransaction", json!([hash, {"tracer": "noSuchTracer"}])),
+        ("debug_traceTransaction", json!([hash, {"tracer": "{step: function() {}}"}])),
+        ("debug_traceCall", json!([call, "latest", {"tracer": "callTracer", "stateOverrides": {a.clone(): {"balance": "0x1"}}}])),
+    ] {
+        let v = rpc(&n, m, p).await;
+        assert_eq!(v["error"]["code"], -32602, "{m}: {v}");
+    }
+    let v = rpc(&n, "debug_traceTransaction", json!([format!("0x{}", "ab".repeat(32))])).await;
+    assert_eq!(v["error"]["message"], "transaction not found", "{v}");
     n.stop().await;
 }

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use lantau_app::evm::exec::{EvmCall, Outcome};
+use lantau_app::evm::trace::TraceSlot;
 use lantau_app::evm::EthTx;
 use lantau_primitives::{Address, NATIVE_DENOM};
 use serde_json::{json, Value};
@@ -38,6 +39,14 @@ pub enum BlockTag {
 /// A decoded request.
 #[derive(Debug, Clone)]
 pub enum Method {
+    /// `debug_traceTransaction`: the mined transaction replayed with a tracer.
+    TraceTransaction([u8; 32], TraceSlot),
+    /// `debug_traceCall`.
+    TraceCall(Box<EvmCall>, BlockTag, TraceSlot),
+    /// `debug_traceBlockByNumber`, `debug_traceBlockByHash`.
+    TraceBlock(BlockRef, TraceSlot),
+    /// `eth_createAccessList`.
+    CreateAccessList(Box<EvmCall>, BlockTag),
     /// `eth_chainId`.
     ChainId,
     /// `net_version`.
@@ -287,8 +296,45 @@ fn call_object(v: &Value) -> Result<EvmCall, EthError> {
             None => 0,
         },
         nonce: None,
-        access_list: Vec::new(),
+        access_list: match get("accessList") {
+            Some(l) => access_list(l)?,
+            None => Vec::new(),
+        },
     })
+}
+
+/// An EIP-2930 access list: `[{"address": ..., "storageKeys": [...]}]`.
+fn access_list(v: &Value) -> Result<Vec<(Address, Vec<[u8; 32]>)>, EthError> {
+    let items = v.as_array().ok_or_else(|| EthError::InvalidParams("accessList: expected an array".into()))?;
+    items
+        .iter()
+        .map(|i| {
+            let a = address(i.get("address").ok_or_else(|| EthError::InvalidParams("accessList: an entry without address".into()))?, "accessList address")?;
+            let keys = match i.get("storageKeys") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(ks)) => ks.iter().map(|k| hash32(k, "storage key")).collect::<Result<_, _>>()?,
+                Some(_) => return Err(EthError::InvalidParams("accessList storageKeys: expected an array".into())),
+            };
+            Ok((a, keys))
+        })
+        .collect()
+}
+
+/// The tracer options of `debug_trace*` (parameter `i`), checked now: an unknown tracer or a
+/// malformed config is the request's error. `debug_traceCall`'s state and block overrides
+/// are refused, as `eth_call`'s are.
+fn tracer(method: &str, params: &[Value], i: usize) -> Result<TraceSlot, EthError> {
+    let opts = param(params, i);
+    if let Some(o) = opts.and_then(Value::as_object) {
+        for k in ["stateOverrides", "blockOverrides"] {
+            match o.get(k) {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(x)) if x.is_empty() => {}
+                Some(_) => return Err(EthError::InvalidParams(format!("{method}: {k} are not supported by this node; trace without them"))),
+            }
+        }
+    }
+    TraceSlot::debug(opts).map_err(EthError::InvalidParams)
 }
 
 /// The gas an `eth_call` without `gas` gets before the server's cap applies (the cap is
@@ -452,6 +498,17 @@ impl Method {
                 req(params, 1, "index")?;
                 Method::GetUncle
             }
+            "debug_traceTransaction" => Method::TraceTransaction(hash32(req(params, 0, "hash")?, "hash")?, tracer(name, params, 1)?),
+            "debug_traceCall" => {
+                let slot = tracer(name, params, 2)?;
+                Method::TraceCall(Box::new(call_object(req(params, 0, "transaction")?)?), block_tag(param(params, 1))?, slot)
+            }
+            "debug_traceBlockByNumber" => Method::TraceBlock(BlockRef::Tag(block_tag(Some(req(params, 0, "block")?))?), tracer(name, params, 1)?),
+            "debug_traceBlockByHash" => Method::TraceBlock(BlockRef::Hash(hash32(req(params, 0, "block hash")?, "block hash")?), tracer(name, params, 1)?),
+            "eth_createAccessList" => {
+                no_overrides(name, params)?;
+                Method::CreateAccessList(Box::new(call_object(req(params, 0, "transaction")?)?), block_tag(param(params, 1))?)
+            }
             "web3_sha3" => Method::Sha3(hex_bytes(req(params, 0, "data")?, "data")?),
             "net_listening" => Method::NetListening,
             "eth_mining" => Method::Mining,
@@ -529,6 +586,42 @@ async fn estimate_gas(
     }
     Ok(json!(hex_u64(hi)))
 }
+
+/// geth's `eth_createAccessList`: run with the list so far until the list the run touches is
+/// the list it ran with (a list changes the gas, and so what runs); at most
+/// [`ACCESS_LIST_ROUNDS`] runs.
+async fn create_access_list(
+    node: std::sync::Arc<dyn crate::api::NodeApi>,
+    h: Option<u64>,
+    call: EvmCall,
+    stop: &lantau_app::evm::exec::Interrupt,
+) -> Result<Value, EthError> {
+    let mut list = call.access_list.clone();
+    let mut last = None;
+    for _ in 0..ACCESS_LIST_ROUNDS {
+        let slot = TraceSlot::access_list(&list);
+        let out = node.trace_call(h, &EvmCall { access_list: list.clone(), ..call.clone() }, stop, &slot).await?;
+        let got = match slot.take() {
+            Some(Ok(v)) => v,
+            Some(Err(e)) => return Err(EthError::Server(e)),
+            None => return Err(internal("the call ran no EVM code")),
+        };
+        let touched = lantau_app::evm::trace::access_list_from_json(&got);
+        let mut answer = json!({"accessList": got, "gasUsed": hex_u64(out.gas_used)});
+        if !out.success {
+            answer["error"] = json!(if out.vm_error.is_empty() { "execution reverted".to_string() } else { out.vm_error.clone() });
+        }
+        if touched == list {
+            return Ok(answer);
+        }
+        last = Some(answer);
+        list = touched;
+    }
+    last.ok_or_else(|| internal("no access-list round ran"))
+}
+
+/// The most runs `eth_createAccessList` makes before answering the last list.
+pub const ACCESS_LIST_ROUNDS: usize = 8;
 
 fn quantity_word(v: &Value) -> Result<[u8; 32], EthError> {
     let b = hex_bytes(v, "slot")?;
@@ -657,6 +750,23 @@ impl EthServer {
                     .filter_map(|(pos, raw)| lantau_app::evm::msg::eth_tx_of(raw).map(|t| (pos, t)))
                     .nth(usize::try_from(i).unwrap_or(usize::MAX));
                 Ok(found.map(|(pos, tx)| render::transaction(&tx, Some((hash, h, u32::try_from(pos).unwrap_or(u32::MAX))))).unwrap_or(Value::Null))
+            }
+            Method::TraceTransaction(h, slot) => self.trace_transaction(h, slot).await,
+            Method::TraceBlock(r, slot) => self.trace_block(r, slot).await,
+            Method::TraceCall(call, tag, slot) => {
+                let h = self.height_of(tag).await?;
+                let call = EvmCall { gas_limit: call.gas_limit.min(self.calls.gas_cap), ..*call };
+                self.bounded(move |node, stop| async move {
+                    let slot = slot.stopped_by(stop.clone());
+                    node.trace_call(h, &call, &stop, &slot).await?;
+                    Self::trace_result(&slot, &stop)
+                })
+                .await
+            }
+            Method::CreateAccessList(call, tag) => {
+                let h = self.height_of(tag).await?;
+                let call = EvmCall { gas_limit: call.gas_limit.min(self.calls.gas_cap), ..*call };
+                self.bounded(move |node, stop| async move { create_access_list(node, h, call, &stop).await }).await
             }
             Method::GetBlockReceipts(r) => {
                 let Some(h) = self.ref_height(r).await? else { return Ok(Value::Null) };
@@ -894,6 +1004,87 @@ impl EthServer {
             return Ok(render::transaction(&tx, Some((block_hash, rec.height, rec.index))));
         }
         Ok(self.pending(&h).map(|tx| render::transaction(&tx, None)).unwrap_or(Value::Null))
+    }
+
+    /// A traced run's frame; a run stopped by the time limit is an error ([`Self::bounded`]
+    /// words it), and a transaction that ran no EVM code has no trace.
+    fn trace_result(slot: &TraceSlot, stop: &lantau_app::evm::exec::Interrupt) -> Result<Value, EthError> {
+        match slot.take() {
+            _ if stop.is_stopped() => Err(EthError::Server("execution aborted".into())),
+            Some(Ok(v)) => Ok(v),
+            Some(Err(e)) => Err(EthError::Server(e)),
+            None => Err(EthError::Server("the transaction ran no EVM code: it was refused before execution (its receipt says why)".into())),
+        }
+    }
+
+    /// `debug_traceTransaction`: its block replayed on the state before it, up to and with
+    /// the transaction, traced.
+    async fn trace_transaction(&self, h: [u8; 32], slot: TraceSlot) -> Result<Value, EthError> {
+        let Some(rec) = self.mined(h).await? else {
+            if self.node.tx(h).await?.is_some() {
+                return Err(EthError::Server(
+                    "this is a Cosmos transaction: it ran no EVM code (its stablecoin movements are Transfer logs in eth_getTransactionReceipt; its gates, TxTrace)".into(),
+                ));
+            }
+            return Err(EthError::Server("transaction not found".into()));
+        };
+        let block = self.node.block(Some(rec.height)).await?.ok_or_else(|| internal(format!("block {} missing", rec.height)))?;
+        let index = usize::try_from(rec.index).map_err(internal)?;
+        let slot = slot.for_tx(h, index, render::block_hash(&block));
+        self.bounded(move |node, stop| async move {
+            let slot = slot.stopped_by(stop.clone());
+            let traced = std::collections::BTreeMap::from([(index, slot.clone())]);
+            if !node.replay_block(&block, &traced).await? {
+                return Err(EthError::Server(format!(
+                    "required historical state unavailable: the state before block {} is no longer kept by this node",
+                    block.header.height
+                )));
+            }
+            Self::trace_result(&slot, &stop)
+        })
+        .await
+    }
+
+    /// `debug_traceBlockBy*`: every Ethereum transaction of the block, traced, as geth lists
+    /// them (`[{txHash, result}]`, or `{txHash, error}` for one that ran no EVM code).
+    async fn trace_block(&self, r: BlockRef, slot: TraceSlot) -> Result<Value, EthError> {
+        let height = match r {
+            BlockRef::Tag(t) => self.resolve_height(t).await?,
+            BlockRef::Hash(h) => self.node.block_height_by_hash(h).await?.ok_or_else(|| EthError::Server("block not found".into()))?,
+        };
+        let block = self.node.block(Some(height)).await?.ok_or_else(|| EthError::Server(format!("block #{height} not found")))?;
+        let block_hash = render::block_hash(&block);
+        let traced: std::collections::BTreeMap<usize, ([u8; 32], TraceSlot)> = block
+            .data
+            .iter()
+            .enumerate()
+            .filter_map(|(i, raw)| lantau_app::evm::msg::eth_tx_of(raw).map(|tx| (i, (tx.hash, slot.for_tx(tx.hash, i, block_hash)))))
+            .collect();
+        if traced.is_empty() {
+            return Ok(json!([]));
+        }
+        self.bounded(move |node, stop| async move {
+            let traced: std::collections::BTreeMap<usize, ([u8; 32], TraceSlot)> =
+                traced.into_iter().map(|(i, (h, s))| (i, (h, s.stopped_by(stop.clone())))).collect();
+            let slots = traced.iter().map(|(i, (_, s))| (*i, s.clone())).collect();
+            if !node.replay_block(&block, &slots).await? {
+                return Err(EthError::Server(format!(
+                    "required historical state unavailable: the state before block {} is no longer kept by this node",
+                    block.header.height
+                )));
+            }
+            let mut out = Vec::with_capacity(traced.len());
+            for (h, s) in traced.values() {
+                let hash = format!("0x{}", hex::encode(h));
+                out.push(match Self::trace_result(s, &stop) {
+                    Ok(v) => json!({"txHash": hash, "result": v}),
+                    Err(e) if stop.is_stopped() => return Err(e),
+                    Err(e) => json!({"txHash": hash, "error": e.to_string()}),
+                });
+            }
+            Ok(Value::Array(out))
+        })
+        .await
     }
 
     async fn block_hash(&self, height: u64) -> Result<[u8; 32], EthError> {

@@ -386,6 +386,70 @@ impl App {
         Ok(response::Commit { data: Default::default(), retain_height: TmHeight::default() })
     }
 
+    // === Dev chains ===
+
+    /// A dev chain's `evm_revert`: makes the latest state equal to `to`, an earlier committed
+    /// snapshot held since (every key of both stores: the state, and the node's records kept
+    /// beside it: blocks, the tx index, the history), committed as a new store version whose
+    /// height is `to`'s again. The driver must hold block production while this runs and
+    /// forget what it kept of later blocks. Returns the height restored.
+    ///
+    /// Only for a dev chain: it rewrites history, which no network could agree on.
+    pub async fn dev_restore(&self, to: &Snapshot) -> Result<u64, AppError> {
+        use futures::StreamExt;
+        let latest = self.snapshot();
+        let mut delta = StateDelta::new(latest.clone());
+        let read = |e: anyhow::Error| AppError::store(e);
+        // Verifiable keys: equal values are left alone (the Merkle tree writes only changes).
+        let mut now: std::collections::BTreeMap<String, Vec<u8>> = std::collections::BTreeMap::new();
+        let mut s = std::pin::pin!(latest.prefix_raw(""));
+        while let Some(kv) = s.next().await {
+            let (k, v) = kv.map_err(read)?;
+            now.insert(k, v);
+        }
+        let mut s = std::pin::pin!(to.prefix_raw(""));
+        while let Some(kv) = s.next().await {
+            let (k, v) = kv.map_err(read)?;
+            if now.remove(&k).as_ref() != Some(&v) {
+                cnidarium::StateWrite::put_raw(&mut delta, k, v);
+            }
+        }
+        for k in now.into_keys() {
+            cnidarium::StateWrite::delete(&mut delta, k);
+        }
+        // Non-verifiable records, the same way.
+        let mut now: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = std::collections::BTreeMap::new();
+        let mut s = std::pin::pin!(latest.nonverifiable_prefix_raw(b""));
+        while let Some(kv) = s.next().await {
+            let (k, v) = kv.map_err(read)?;
+            now.insert(k, v);
+        }
+        let mut s = std::pin::pin!(to.nonverifiable_prefix_raw(b""));
+        while let Some(kv) = s.next().await {
+            let (k, v) = kv.map_err(read)?;
+            if now.remove(&k).as_ref() != Some(&v) {
+                cnidarium::StateWrite::nonverifiable_put_raw(&mut delta, k, v);
+            }
+        }
+        for k in now.into_keys() {
+            cnidarium::StateWrite::nonverifiable_delete(&mut delta, k);
+        }
+        // Version v is height base + v (wrapping): the new version is `to`'s height, and the
+        // heights below it are answered by the history, as restored.
+        let height = crate::storage::height_at(to).await?;
+        let version = self.store.storage().latest_version().wrapping_add(1);
+        cnidarium::StateWrite::nonverifiable_put_raw(
+            &mut delta,
+            state_key::VERSION_BASE.as_bytes().to_vec(),
+            height.wrapping_sub(version).to_be_bytes().to_vec(),
+        );
+        self.store.storage().commit(delta).await.map_err(AppError::store)?;
+        self.store.reset_cache();
+        self.admission.forget_blocks();
+        self.reset_check_state().await;
+        Ok(height)
+    }
+
     // === State sync ===
 
     /// Starts taking state-sync snapshots after commits (node-local; once, before serving).

@@ -159,10 +159,17 @@ pub struct Engine {
     automine: std::sync::atomic::AtomicBool,
     /// Wakes the block loop for a block now (automine).
     kick: tokio::sync::Notify,
+    /// Dev chains' snapshots ([`Engine::take_snapshot`]): id, state, clock.
+    snapshots: Mutex<Vec<(u64, lantau_app::cnidarium::Snapshot, DevClock)>>,
+    /// The next snapshot's id.
+    next_snapshot: std::sync::atomic::AtomicU64,
 }
 
+/// The most `evm_snapshot`s a dev chain keeps.
+pub const MAX_DEV_SNAPSHOTS: usize = 256;
+
 /// The dev chain's adjustments of the wall clock that stamps blocks.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct DevClock {
     /// Added to the wall clock, in seconds (`evm_increaseTime`).
     offset_secs: i64,
@@ -203,6 +210,8 @@ impl Engine {
             clock: Mutex::new(DevClock::default()),
             automine: std::sync::atomic::AtomicBool::new(false),
             kick: tokio::sync::Notify::new(),
+            snapshots: Mutex::new(Vec::new()),
+            next_snapshot: std::sync::atomic::AtomicU64::new(1),
         }
     }
 
@@ -518,6 +527,45 @@ impl Engine {
         self.finish_recheck().await?;
         self.mempool.lock().remove([old]);
         recheck(self.app.clone(), self.mempool.clone()).await.map(|_| ())
+    }
+
+    /// Keeps the latest committed state and the dev clock (a dev chain's `evm_snapshot`);
+    /// the snapshot's id. At most [`MAX_DEV_SNAPSHOTS`] are kept (the oldest go first).
+    pub async fn take_snapshot(&self) -> u64 {
+        let _one_at_a_time = self.producing.lock().await;
+        let id = self.next_snapshot.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let clock = self.clock.lock().clone();
+        let mut kept = self.snapshots.lock();
+        kept.push((id, self.app.snapshot(), clock));
+        if kept.len() > MAX_DEV_SNAPSHOTS {
+            kept.remove(0);
+        }
+        id
+    }
+
+    /// Returns the chain to snapshot `id` (a dev chain's `evm_revert`): its state, blocks,
+    /// index and clock; the mempool is emptied. That snapshot and every later one are used
+    /// up. `false` for an unknown id.
+    pub async fn revert_to(&self, id: u64) -> anyhow::Result<bool> {
+        let _one_at_a_time = self.producing.lock().await;
+        let (snap, clock) = {
+            let mut kept = self.snapshots.lock();
+            let Some(pos) = kept.iter().position(|(i, _, _)| *i == id) else { return Ok(false) };
+            let mut later = kept.split_off(pos);
+            let (_, snap, clock) = later.swap_remove(0);
+            (snap, clock)
+        };
+        self.finish_recheck().await?;
+        {
+            let mut pool = self.mempool.lock();
+            let waiting: Vec<[u8; 32]> = pool.entries().iter().map(|e| e.hash).collect();
+            pool.remove(waiting);
+        }
+        let height = self.app.dev_restore(&snap).await?;
+        *self.last.lock() = None;
+        *self.clock.lock() = clock;
+        tracing::info!(id, height, "dev chain reverted to a snapshot");
+        Ok(true)
     }
 
     /// Waits for the recheck after the last commit, if one runs, and records what it did with

@@ -344,6 +344,8 @@ impl NodeApi for EmbeddedNode {
                 Ok(0)
             }
             DevOp::SetBalance(addr, want) => self.raise_balance(&addr, want).await.map(|()| 0),
+            DevOp::Snapshot => Ok(i64::try_from(self.engine.take_snapshot().await).unwrap_or(i64::MAX)),
+            DevOp::Revert(id) => self.engine.revert_to(id).await.map(i64::from).map_err(bad),
         }
     }
 

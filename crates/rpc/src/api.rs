@@ -134,6 +134,10 @@ pub enum DevOp {
     /// Raise an account's native balance to this many `alantau` (wei-scaled), by a transfer
     /// from the dev faucet through the bank, mined at once.
     SetBalance(lantau_primitives::Address, u128),
+    /// Keep the latest state (and the clock); answers the snapshot's id.
+    Snapshot,
+    /// Return to a kept snapshot: state, blocks and clock; answers 1, or 0 for an unknown id.
+    Revert(u64),
 }
 
 /// The refusal of a dev control on a chain that is not a dev chain.

@@ -545,6 +545,8 @@ async fn every_method_the_table_lists_as_supported_answers() {
             "evm_increaseTime" => json!([0]),
             "evm_setNextBlockTimestamp" => json!([far_future]),
             "evm_setAutomine" => json!([false]),
+            "evm_snapshot" => json!([]),
+            "evm_revert" => json!(["0x99"]),
             "anvil_setBalance" | "hardhat_setBalance" => json!([format!("0x{}", "77".repeat(20)), "0xde0b6b3a7640000"]),
             "eth_feeHistory" => json!(["0x2", "latest", [50]]),
             "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" => json!([a, "latest"]),
@@ -713,6 +715,53 @@ async fn a_dev_chain_mines_on_demand_moves_its_clock_and_automines() {
         assert_eq!(v["error"]["code"], -32000, "{m}: {v}");
         assert!(v["error"]["message"].as_str().unwrap().contains("only served by a dev chain"), "{v}");
     }
+    n.stop().await;
+}
+
+/// evm_snapshot / evm_revert (Hardhat's loadFixture): a revert returns the chain to the
+/// snapshot, state, blocks, receipts and clock, and the chain goes on from there (the same
+/// nonce is mined again, on top of the snapshot's block); a snapshot is used up by its revert.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dev_chain_reverts_to_a_snapshot_and_goes_on_from_it() {
+    let n = TestNode::start_with(lantau_node::home::InitOptions::default(), 60_000).await.unwrap();
+    let number = |v: &Value| u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    ok(&n, "evm_mine", json!([])).await;
+    let head = ok(&n, "eth_getBlockByNumber", json!(["latest", false])).await;
+    let bob = dev_addr("bob").to_hex();
+    let balance = ok(&n, "eth_getBalance", json!([bob, "latest"])).await;
+    let id = ok(&n, "evm_snapshot", json!([])).await;
+    let later = ok(&n, "evm_snapshot", json!([])).await;
+    assert_ne!(id, later);
+
+    // A transfer, a day later.
+    ok(&n, "evm_increaseTime", json!([86_400])).await;
+    let sent = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&dev_key("alice"), &to_bob(0))))])).await;
+    ok(&n, "evm_mine", json!([])).await;
+    let mined = receipt(&n, sent.as_str().unwrap()).await;
+    assert_eq!(number(&mined["blockNumber"]), number(&head["number"]) + 1);
+    ok(&n, "evm_mine", json!([])).await;
+    assert_ne!(ok(&n, "eth_getBalance", json!([bob, "latest"])).await, balance);
+
+    assert_eq!(ok(&n, "evm_revert", json!([id])).await, json!(true));
+    assert_eq!(ok(&n, "eth_getBlockByNumber", json!(["latest", false])).await, head);
+    assert_eq!(ok(&n, "eth_getBalance", json!([bob, "latest"])).await, balance);
+    assert_eq!(ok(&n, "eth_getTransactionCount", json!([dev_addr("alice").to_hex(), "latest"])).await, "0x0");
+    assert!(ok(&n, "eth_getTransactionReceipt", json!([sent])).await.is_null());
+    assert!(ok(&n, "eth_getBlockByNumber", json!([mined["blockNumber"], false])).await.is_null());
+    // Used up, with every later one; an unknown id is false too.
+    assert_eq!(ok(&n, "evm_revert", json!([id])).await, json!(false));
+    assert_eq!(ok(&n, "evm_revert", json!([later])).await, json!(false));
+
+    // The chain goes on from the snapshot's block, on the clock as it was then.
+    let again = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&dev_key("alice"), &to_bob(0))))])).await;
+    ok(&n, "evm_mine", json!([])).await;
+    let r = receipt(&n, again.as_str().unwrap()).await;
+    assert_eq!(r["blockNumber"], mined["blockNumber"]);
+    let block = ok(&n, "eth_getBlockByNumber", json!([r["blockNumber"], false])).await;
+    assert_eq!(block["parentHash"], head["hash"]);
+    assert!(number(&block["timestamp"]) < number(&head["timestamp"]) + 86_400, "{block}");
+    // State at the heights before it answers as before.
+    assert_eq!(ok(&n, "eth_getBalance", json!([bob, head["number"]])).await, balance);
     n.stop().await;
 }
 

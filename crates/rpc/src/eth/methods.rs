@@ -543,6 +543,8 @@ impl Method {
                 let who = address(req(params, 0, "address")?, "address")?;
                 Method::Dev(crate::api::DevOp::SetBalance(who, quantity(req(params, 1, "balance")?, "balance")?), 0)
             }
+            "evm_snapshot" => Method::Dev(crate::api::DevOp::Snapshot, 0),
+            "evm_revert" => Method::Dev(crate::api::DevOp::Revert(quantity_u64(req(params, 0, "snapshot id")?, "snapshot id")?), 0),
             "evm_setAutomine" => {
                 let on = req(params, 0, "enabled")?.as_bool().ok_or_else(|| EthError::InvalidParams("enabled: expected true or false".into()))?;
                 Method::Dev(crate::api::DevOp::SetAutomine(on), 0)
@@ -805,6 +807,8 @@ impl EthServer {
                         Ok(json!("0x0"))
                     }
                     crate::api::DevOp::IncreaseTime(_) => Ok(json!(self.node.dev(op).await.map_err(dev)?)),
+                    crate::api::DevOp::Snapshot => Ok(json!(hex_u64(u64::try_from(self.node.dev(op).await.map_err(dev)?).unwrap_or(0)))),
+                    crate::api::DevOp::Revert(_) => Ok(json!(self.node.dev(op).await.map_err(dev)? == 1)),
                     _ => {
                         self.node.dev(op).await.map_err(dev)?;
                         Ok(Value::Null)

@@ -61,7 +61,8 @@ if ! cargo nextest --version >/dev/null 2>&1; then
 fi
 
 # The real-client tests' npm packages: viem, ethers and solc-js (tests/evm-client), CosmJS
-# (tests/cosmos-client), playwright-core and viem (tests/browser); each installed outside the
+# (tests/cosmos-client), playwright-core and viem (tests/browser), Hardhat 2 with
+# hardhat-toolbox and OpenZeppelin (tests/hardhat); each installed outside the
 # work tree (a cache keyed by its lock file) and linked in as node_modules.
 ROOT_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
@@ -71,7 +72,7 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
 fi
-for CLIENT in evm-client cosmos-client browser; do
+for CLIENT in evm-client cosmos-client browser hardhat; do
   CLIENT_DIR="$ROOT_DIR/tests/$CLIENT"
   LOCK_SUM="$(sha256sum "$CLIENT_DIR/package-lock.json" | cut -c1-16)"
   NPM_CACHE_DIR="${LANTAU_CACHE:-$HOME/.cache}/lantau-$CLIENT-$LOCK_SUM"

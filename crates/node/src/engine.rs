@@ -250,13 +250,6 @@ impl Engine {
         self.automine.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// A transaction was admitted: with automine, the block loop produces a block now.
-    pub fn admitted(&self) {
-        if self.automine() {
-            self.kick.notify_one();
-        }
-    }
-
     /// Produces a block now, empty or not (a dev chain's `evm_mine`); its height.
     pub async fn mine(&self) -> anyhow::Result<u64> {
         match self.produce(true).await? {

@@ -69,8 +69,12 @@ impl EmbeddedNode {
                 r = replaced;
             }
         }
-        if r.code == 0 {
-            self.engine.admitted();
+        // Automine (a dev chain): the transaction is mined before the answer, as Hardhat's and
+        // anvil's are, so a client reads its receipt at once.
+        if r.code == 0 && self.engine.automine() {
+            if let Err(e) = self.engine.produce_block().await {
+                tracing::warn!(error = %e, "automine: the block failed");
+            }
         }
         self.metrics.admission(r.code, &r.codespace, t.elapsed().as_secs_f64());
         r
@@ -347,6 +351,10 @@ impl NodeApi for EmbeddedNode {
             DevOp::Snapshot => Ok(i64::try_from(self.engine.take_snapshot().await).unwrap_or(i64::MAX)),
             DevOp::Revert(id) => self.engine.revert_to(id).await.map(i64::from).map_err(bad),
         }
+    }
+
+    fn is_dev_chain(&self) -> bool {
+        self.dev
     }
 
     async fn unconfirmed_txs(&self, limit: usize) -> Vec<Vec<u8>> {

@@ -261,6 +261,11 @@ pub trait NodeApi: Send + Sync + 'static {
     /// node admitted and has not yet committed (`eth_getTransactionCount` at `pending`).
     async fn pending_sequence(&self, addr: &lantau_primitives::Address) -> Result<u64, NodeError>;
 
+    /// Whether this node serves a dev chain's controls ([`NodeApi::dev`]).
+    fn is_dev_chain(&self) -> bool {
+        false
+    }
+
     /// The genesis document in CometBFT's shape (`genesis` RPC), when this node serves it
     /// (under CometBFT, CometBFT's own RPC does).
     fn genesis_doc(&self) -> Option<serde_json::Value> {

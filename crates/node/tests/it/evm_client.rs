@@ -127,6 +127,41 @@ async fn ethers_and_web3py_filters_deliver_each_event_once() {
     n.stop().await;
 }
 
+/// A stock Hardhat 2 project (tests/hardhat: OpenZeppelin's ERC-20 and a time lock, tested
+/// with hardhat-toolbox's matchers `emit`, `revertedWith`, `revertedWithCustomError().withArgs`,
+/// `changeTokenBalances`, `changeEtherBalance(s)` and the network helpers `loadFixture` and
+/// `time.increase`) passes unmodified against a dev chain with automine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stock_hardhat_project_passes_against_a_dev_chain() {
+    let n = TestNode::start_with(lantau_node::home::InitOptions::default(), 60_000).await.unwrap();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "evm_setAutomine", "params": [true]});
+    let r: Value = reqwest::Client::new().post(&n.eth_url).json(&body).send().await.unwrap().json().await.unwrap();
+    assert!(r.get("error").is_none(), "{r}");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/hardhat");
+    assert!(dir.join("node_modules/hardhat").exists(), "Hardhat is not installed: run scripts/prereqs.sh (it installs tests/hardhat's npm packages)");
+    let out_dir = tempfile::tempdir().unwrap();
+    let (url, out_path) = (n.eth_url.clone(), out_dir.path().to_path_buf());
+    let dir2 = dir.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .arg(dir2.join("node_modules/hardhat/internal/cli/bootstrap.js"))
+            .arg("test")
+            .current_dir(&dir2)
+            .env("LANTAU_ETH_URL", url)
+            .env("LANTAU_HARDHAT_OUT", out_path)
+            .env("HARDHAT_DISABLE_TELEMETRY_PROMPT", "true")
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("node runs")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "hardhat test failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("13 passing") && !stdout.contains("failing"), "{stdout}");
+    n.stop().await;
+}
+
 fn events_of<'a>(t: &'a Value, kind: &str) -> Vec<&'a Value> {
     t["events"].as_array().map(|a| a.iter().filter(|e| e["type"] == kind).collect()).unwrap_or_default()
 }

@@ -39,6 +39,13 @@ pub enum BlockTag {
 /// A decoded request.
 #[derive(Debug, Clone)]
 pub enum Method {
+    /// `hardhat_mine`, `anvil_mine`: `count` blocks now, `interval` seconds apart.
+    MineBlocks {
+        /// Blocks.
+        count: u64,
+        /// Seconds between them.
+        interval: i64,
+    },
     /// `debug_traceTransaction`: the mined transaction replayed with a tracer.
     TraceTransaction([u8; 32], TraceSlot),
     /// `debug_traceCall`.
@@ -535,7 +542,10 @@ impl Method {
                 if count == 0 || count > MAX_DEV_MINE {
                     return Err(EthError::InvalidParams(format!("blocks: 1 to {MAX_DEV_MINE}")));
                 }
-                Method::Dev(crate::api::DevOp::Mine, count)
+                // The seconds between the blocks (Hardhat's second parameter; 1 when absent).
+                let interval = param(params, 1).map(|i| quantity_u64(i, "interval")).transpose()?.unwrap_or(1);
+                let interval = i64::try_from(interval).map_err(|_| EthError::InvalidParams("interval: out of range".into()))?;
+                Method::MineBlocks { count, interval }
             }
             "evm_increaseTime" => Method::Dev(crate::api::DevOp::IncreaseTime(dev_secs(req(params, 0, "seconds")?)?), 0),
             "evm_setNextBlockTimestamp" => Method::Dev(crate::api::DevOp::SetNextBlockTimestamp(dev_secs(req(params, 0, "timestamp")?)?), 0),
@@ -791,6 +801,17 @@ impl EthServer {
             Method::NetListening => Ok(json!(true)),
             Method::Mining => Ok(json!(false)),
             Method::Hashrate => Ok(json!("0x0")),
+            Method::MineBlocks { count, interval } => {
+                let dev = |e: crate::api::NodeError| EthError::Server(e.to_string());
+                self.node.dev(crate::api::DevOp::Mine).await.map_err(dev)?;
+                for _ in 1..count {
+                    let last = self.node.block(None).await?.ok_or_else(|| internal("no block"))?;
+                    let next = last.header.time.unix_timestamp().saturating_add(interval);
+                    self.node.dev(crate::api::DevOp::SetNextBlockTimestamp(next)).await.map_err(dev)?;
+                    self.node.dev(crate::api::DevOp::Mine).await.map_err(dev)?;
+                }
+                Ok(json!("0x0"))
+            }
             Method::Dev(op, count) => {
                 let dev = |e: crate::api::NodeError| EthError::Server(e.to_string());
                 match op {
@@ -841,6 +862,10 @@ impl EthServer {
             }
             Method::ChainId => Ok(json!(hex_u64(self.node.evm_chain_id().await?))),
             Method::NetVersion => Ok(json!(self.node.evm_chain_id().await?.to_string())),
+            // A dev chain names itself anvil-compatible first: Hardhat's network helpers
+            // (loadFixture, time) serve only nodes whose version starts "anvil" or
+            // "HardhatNetwork", and this one answers their methods.
+            Method::ClientVersion if self.node.is_dev_chain() => Ok(json!(format!("anvil-compatible lantau/v{}/rust (dev chain)", env!("CARGO_PKG_VERSION")))),
             Method::ClientVersion => Ok(json!(format!("lantau/v{}/rust", env!("CARGO_PKG_VERSION")))),
             Method::BlockNumber => Ok(json!(hex_u64(self.latest_height().await?))),
             Method::GetBalance(a, tag) => {

@@ -35,6 +35,17 @@ use crate::shared::Shared;
 use crate::state_key;
 use crate::storage::{self, Store};
 
+/// One block of an `eth_simulateV1` ([`Queries::eth_simulate`]).
+#[derive(Debug)]
+pub struct SimulatedBlock {
+    /// Its height.
+    pub height: u64,
+    /// Its time.
+    pub time: time::OffsetDateTime,
+    /// Each call's outcome, or why it could not run.
+    pub results: Vec<Result<Outcome, TxError>>,
+}
+
 /// The query side of the app (borrowed from it; cheap to make).
 #[derive(Clone, Copy)]
 pub struct Queries<'a> {
@@ -150,6 +161,44 @@ impl Queries<'_> {
         // hash, and their gas depends on its length, so the estimate matches the mined cost.
         let placeholder = "0".repeat(64);
         lantau_evm::exec::call(&mut state, &block, call, &placeholder, interrupt).await
+    }
+
+    /// `eth_simulateV1`: blocks of calls on the state after block `height` (the latest when
+    /// `None`), block k at height + k, one second after the one before it; each call runs as a
+    /// mined transaction would (the gates included) on the effects of every call before it,
+    /// named by its `hash` (the audit rows it writes cite it). A call refused before running
+    /// (funds, an invalid call) changes nothing and the next goes on. Nothing is written.
+    pub async fn eth_simulate(&self, height: Option<u64>, blocks: &[Vec<(EvmCall, [u8; 32])>], interrupt: &Interrupt) -> Result<Vec<SimulatedBlock>, TxError> {
+        let internal = |e: AppError| TxError::from(SdkError::Internal(e.to_string()));
+        let snap = self
+            .store
+            .snapshot_at_height(height)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| TxError::from(lantau_evm::EvmError::Invalid(format!("no state for block {}", height.unwrap_or(0)))))?;
+        let last = storage::height_at(&snap).await.map_err(internal)?;
+        let mut time = storage::block_time_at(&snap).await.map_err(internal)?;
+        let mut state = StateDelta::new(snap);
+        let mut out = Vec::with_capacity(blocks.len());
+        for (k, calls) in blocks.iter().enumerate() {
+            let h = last.saturating_add(u64::try_from(k).unwrap_or(u64::MAX)).saturating_add(1);
+            time = time.saturating_add(time::Duration::seconds(1));
+            let block = BlockCtx { height: h, time, chain_id: self.shared.chain_id() };
+            let mut results = Vec::with_capacity(calls.len());
+            for (call, hash) in calls {
+                let mut layer = StateDelta::new(&mut state);
+                let r = lantau_evm::exec::simulate(&mut layer, &block, call, &hex::encode(hash), interrupt).await;
+                if r.is_ok() {
+                    layer.apply();
+                }
+                if interrupt.is_stopped() {
+                    return Err(lantau_evm::EvmError::Aborted.into());
+                }
+                results.push(r);
+            }
+            out.push(SimulatedBlock { height: h, time, results });
+        }
+        Ok(out)
     }
 
     /// Re-executes block `height` (its transactions `txs`, stamped `time`) on the committed

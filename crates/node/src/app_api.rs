@@ -42,6 +42,16 @@ pub(crate) async fn trace_call(app: &App, height: Option<u64>, call: &EvmCall, i
     app.queries().eth_call_traced(height, call, interrupt, Some(trace)).await
 }
 
+/// [`lantau_rpc::NodeApi::eth_simulate`].
+pub(crate) async fn eth_simulate(
+    app: &App,
+    height: Option<u64>,
+    blocks: &[Vec<(EvmCall, [u8; 32])>],
+    interrupt: &Interrupt,
+) -> Result<Vec<lantau_app::query::SimulatedBlock>, TxError> {
+    app.queries().eth_simulate(height, blocks, interrupt).await
+}
+
 /// [`lantau_rpc::NodeApi::replay_block`].
 pub(crate) async fn replay_block(
     app: &App,

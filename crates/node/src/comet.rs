@@ -158,6 +158,15 @@ impl NodeApi for CometNode {
         crate::app_api::trace_call(&self.app, height, call, interrupt, trace).await
     }
 
+    async fn eth_simulate(
+        &self,
+        height: Option<u64>,
+        blocks: &[Vec<(EvmCall, [u8; 32])>],
+        interrupt: &Interrupt,
+    ) -> Result<Vec<lantau_app::query::SimulatedBlock>, TxError> {
+        crate::app_api::eth_simulate(&self.app, height, blocks, interrupt).await
+    }
+
     async fn replay_block(
         &self,
         block: &lantau_app::tendermint::Block,

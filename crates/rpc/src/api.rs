@@ -180,6 +180,17 @@ pub trait NodeApi: Send + Sync + 'static {
         Err(TxError::from(lantau_app::module_api::SdkError::Internal("this node does not trace".into())))
     }
 
+    /// `eth_simulateV1`'s blocks of calls on the state after block `height` (the latest when
+    /// `None`), each call named by its hash, under `interrupt`; writes nothing.
+    async fn eth_simulate(
+        &self,
+        _height: Option<u64>,
+        _blocks: &[Vec<(EvmCall, [u8; 32])>],
+        _interrupt: &Interrupt,
+    ) -> Result<Vec<lantau_app::query::SimulatedBlock>, TxError> {
+        Err(TxError::from(lantau_app::module_api::SdkError::Internal("this node does not simulate".into())))
+    }
+
     /// Re-executes committed block `block` on the state before it, as it was executed, with
     /// the slots of `traced` (by transaction index) in place for their transactions' EVM runs;
     /// stops after the last traced one and writes nothing. `Ok(false)` when the node no longer

@@ -556,7 +556,28 @@ fn run_sync<S: StateRead + Send + Sync>(
 /// Runs a mined transaction's `call` on `state` and writes its effects there (the caller's
 /// overlay).
 pub async fn run<S: StateWrite + Send + Sync>(state: &mut S, block: &BlockCtx, call: &EvmCall, tx_hash: &str) -> Result<Outcome, TxError> {
-    run_inner(state, block, call, tx_hash, None).await
+    run_inner(state, block, call, tx_hash, None, true).await
+}
+
+/// Runs `call` on `state` as [`call`] does (the gates as in a mined transaction, until it ends
+/// or `interrupt` stops it) and writes its effects there, so the next call sees them
+/// (`eth_simulateV1`: the caller's throwaway overlay).
+pub async fn simulate<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    block: &BlockCtx,
+    call: &EvmCall,
+    tx_hash: &str,
+    interrupt: &Interrupt,
+) -> Result<Outcome, TxError> {
+    use lantau_compliance::audit::{EthTxHash, ETH_TX_HASH_OBJECT};
+    state.object_put(ETH_TX_HASH_OBJECT, EthTxHash(format!("0x{tx_hash}")));
+    let out = run_inner(state, block, call, tx_hash, Some(interrupt), true).await;
+    state.object_delete(ETH_TX_HASH_OBJECT);
+    let out = out?;
+    if interrupt.is_stopped() {
+        return Err(EvmError::Aborted.into());
+    }
+    Ok(out)
 }
 
 /// Runs `call` on `state` and writes nothing (`eth_call`, estimation), until it ends or
@@ -574,7 +595,7 @@ pub async fn call<S: StateWrite + Send + Sync>(
     // transaction and an estimate matches its cost.
     use lantau_compliance::audit::{EthTxHash, ETH_TX_HASH_OBJECT};
     state.object_put(ETH_TX_HASH_OBJECT, EthTxHash(format!("0x{}", "e".repeat(64))));
-    let out = run_inner(state, block, call, tx_hash, Some(interrupt)).await;
+    let out = run_inner(state, block, call, tx_hash, Some(interrupt), false).await;
     state.object_delete(ETH_TX_HASH_OBJECT);
     let out = out?;
     if interrupt.is_stopped() {
@@ -583,15 +604,16 @@ pub async fn call<S: StateWrite + Send + Sync>(
     Ok(out)
 }
 
-/// With an interrupt: a call (nothing written); without: a mined transaction (written).
+/// A run under an interrupt (a client's call) or not (a mined transaction); its effects
+/// written to `state` when `commit`.
 async fn run_inner<S: StateWrite + Send + Sync>(
     state: &mut S,
     block: &BlockCtx,
     call: &EvmCall,
     tx_hash: &str,
     interrupt: Option<&Interrupt>,
+    commit: bool,
 ) -> Result<Outcome, TxError> {
-    let commit = interrupt.is_none();
     let trace: Option<TraceSlot> = state.object_get(TRACE_OBJECT);
     let chain_id = state.evm_chain_id().await?;
     let mut tokens = BTreeMap::new();

@@ -552,6 +552,7 @@ async fn every_method_the_table_lists_as_supported_answers() {
             "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" => json!([a, "latest"]),
             "eth_getStorageAt" => json!([a, "0x0", "latest"]),
             "eth_call" | "eth_estimateGas" | "eth_createAccessList" => json!([call, "latest"]),
+            "eth_simulateV1" => json!([{"blockStateCalls": [{"calls": [call]}]}, "latest"]),
             "debug_traceCall" => json!([call, "latest", {"tracer": "callTracer"}]),
             "debug_traceTransaction" => json!([tx]),
             "debug_traceBlockByNumber" => json!([number, {"tracer": "prestateTracer"}]),
@@ -985,5 +986,48 @@ async fn traces_show_each_frame_and_the_gate_reason_and_access_lists_name_the_sl
     }
     let v = rpc(&n, "debug_traceTransaction", json!([format!("0x{}", "ab".repeat(32))])).await;
     assert_eq!(v["error"]["message"], "transaction not found", "{v}");
+    n.stop().await;
+}
+
+/// eth_simulateV1: calls in order across blocks, each on the effects of those before it; a
+/// gated refusal is that call's error with the gate's reason; nothing is kept; overrides are
+/// refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simulated_blocks_carry_state_from_call_to_call_and_keep_nothing() {
+    let n = TestNode::start().await.unwrap();
+    let counter = deploy(&n, 0, &COUNTER).await;
+    let a = dev_addr("alice").to_hex();
+    let count = json!({"from": a, "to": counter.to_hex()});
+    let one = {
+        let mut w = [0u8; 32];
+        w[31] = 1;
+        w
+    };
+    let refused =
+        json!({"from": dev_addr("carol").to_hex(), "to": token().to_hex(), "input": call_data("transfer(address,uint256)", &[word_of(&dev_addr("bob")), one])});
+    let latest = ok(&n, "eth_blockNumber", json!([])).await;
+    let out = ok(&n, "eth_simulateV1", json!([{"blockStateCalls": [{"calls": [count, count]}, {"calls": [count, refused]}]}, "latest"])).await;
+    let blocks = out.as_array().unwrap();
+    assert_eq!(blocks.len(), 2, "{out}");
+    let number = |v: &Value| u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    assert_eq!(number(&blocks[0]["number"]), number(&latest) + 1);
+    assert_eq!(blocks[1]["parentHash"], blocks[0]["hash"]);
+    let word = |k: u64| format!("0x{k:064x}");
+    let returned: Vec<Value> = blocks.iter().flat_map(|b| b["calls"].as_array().unwrap().iter().map(|c| c["returnData"].clone())).collect();
+    assert_eq!(&returned[..3], &[json!(word(1)), json!(word(2)), json!(word(3))], "{out}");
+    let gate = &blocks[1]["calls"][1];
+    assert_eq!(gate["status"], "0x0", "{gate}");
+    assert_eq!(gate["error"]["code"], 3, "{gate}");
+    assert!(gate["error"]["message"].as_str().unwrap().starts_with("execution reverted: "), "{gate}");
+    // Nothing kept.
+    assert_eq!(ok(&n, "eth_call", json!([count, "latest"])).await, word(1));
+    for p in [
+        json!([{"blockStateCalls": [{"stateOverrides": {a.clone(): {"balance": "0x1"}}, "calls": [count]}]}]),
+        json!([{"blockStateCalls": [{"calls": [count]}], "validation": true}]),
+        json!([{"blockStateCalls": "x"}]),
+    ] {
+        let v = rpc(&n, "eth_simulateV1", p).await;
+        assert_eq!(v["error"]["code"], -32602, "{v}");
+    }
     n.stop().await;
 }

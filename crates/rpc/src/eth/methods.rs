@@ -39,6 +39,8 @@ pub enum BlockTag {
 /// A decoded request.
 #[derive(Debug, Clone)]
 pub enum Method {
+    /// `eth_simulateV1`: blocks of calls.
+    Simulate(Vec<Vec<EvmCall>>, BlockTag),
     /// `hardhat_mine`, `anvil_mine`: `count` blocks now, `interval` seconds apart.
     MineBlocks {
         /// Blocks.
@@ -327,6 +329,52 @@ fn access_list(v: &Value) -> Result<Vec<(Address, Vec<[u8; 32]>)>, EthError> {
         .collect()
 }
 
+/// The most blocks one `eth_simulateV1` simulates (geth's bound).
+pub const MAX_SIMULATED_BLOCKS: usize = 256;
+/// The most calls one `eth_simulateV1` runs, over all its blocks.
+pub const MAX_SIMULATED_CALLS: usize = 1_000;
+
+/// `eth_simulateV1`'s payload: `blockStateCalls`, each a list of call objects. State and block
+/// overrides, `validation` and `traceTransfers` are refused (-32602), never ignored.
+fn simulate_blocks(v: &Value) -> Result<Vec<Vec<EvmCall>>, EthError> {
+    let o = v.as_object().ok_or_else(|| EthError::InvalidParams("eth_simulateV1: expected a payload object".into()))?;
+    for k in ["validation", "traceTransfers"] {
+        if o.get(k).and_then(Value::as_bool) == Some(true) {
+            return Err(EthError::InvalidParams(format!("eth_simulateV1: {k} is not supported by this node; simulate without it")));
+        }
+    }
+    let blocks = match o.get("blockStateCalls") {
+        Some(Value::Array(b)) => b,
+        _ => return Err(EthError::InvalidParams("eth_simulateV1: blockStateCalls: expected an array".into())),
+    };
+    if blocks.len() > MAX_SIMULATED_BLOCKS {
+        return Err(EthError::LimitExceeded(format!("eth_simulateV1: at most {MAX_SIMULATED_BLOCKS} blocks")));
+    }
+    let mut total = 0usize;
+    blocks
+        .iter()
+        .map(|b| {
+            for k in ["stateOverrides", "blockOverrides"] {
+                match b.get(k) {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Object(x)) if x.is_empty() => {}
+                    Some(_) => return Err(EthError::InvalidParams(format!("eth_simulateV1: {k} are not supported by this node; simulate without them"))),
+                }
+            }
+            let calls = match b.get("calls") {
+                None | Some(Value::Null) => return Ok(Vec::new()),
+                Some(Value::Array(c)) => c,
+                Some(_) => return Err(EthError::InvalidParams("eth_simulateV1: calls: expected an array".into())),
+            };
+            total = total.saturating_add(calls.len());
+            if total > MAX_SIMULATED_CALLS {
+                return Err(EthError::LimitExceeded(format!("eth_simulateV1: at most {MAX_SIMULATED_CALLS} calls")));
+            }
+            calls.iter().map(call_object).collect()
+        })
+        .collect()
+}
+
 /// The tracer options of `debug_trace*` (parameter `i`), checked now: an unknown tracer or a
 /// malformed config is the request's error. `debug_traceCall`'s state and block overrides
 /// are refused, as `eth_call`'s are.
@@ -512,6 +560,7 @@ impl Method {
             }
             "debug_traceBlockByNumber" => Method::TraceBlock(BlockRef::Tag(block_tag(Some(req(params, 0, "block")?))?), tracer(name, params, 1)?),
             "debug_traceBlockByHash" => Method::TraceBlock(BlockRef::Hash(hash32(req(params, 0, "block hash")?, "block hash")?), tracer(name, params, 1)?),
+            "eth_simulateV1" => Method::Simulate(simulate_blocks(req(params, 0, "payload")?)?, block_tag(param(params, 1))?),
             "eth_createAccessList" => {
                 no_overrides(name, params)?;
                 Method::CreateAccessList(Box::new(call_object(req(params, 0, "transaction")?)?), block_tag(param(params, 1))?)
@@ -775,6 +824,7 @@ impl EthServer {
                 })
                 .await
             }
+            Method::Simulate(blocks, tag) => self.simulate(blocks, tag).await,
             Method::CreateAccessList(call, tag) => {
                 let h = self.height_of(tag).await?;
                 let call = EvmCall { gas_limit: call.gas_limit.min(self.calls.gas_cap), ..*call };
@@ -1033,6 +1083,101 @@ impl EthServer {
             return Ok(render::transaction(&tx, Some((block_hash, rec.height, rec.index))));
         }
         Ok(self.pending(&h).map(|tx| render::transaction(&tx, None)).unwrap_or(Value::Null))
+    }
+
+    /// `eth_simulateV1`: the blocks as geth answers them, each with its `calls` (status,
+    /// returnData, gasUsed, logs, and a revert's error with its data). A call refused before
+    /// running is the request's error, as in `eth_call`.
+    async fn simulate(&self, blocks: Vec<Vec<EvmCall>>, tag: BlockTag) -> Result<Value, EthError> {
+        let h = self.height_of(tag).await?;
+        let base = match h {
+            Some(h) => h,
+            None => self.latest_height().await?,
+        };
+        let mut parent = self.block_hash(base).await?;
+        let cap = self.calls.gas_cap;
+        // Each call's hash: keccak of its block, position, sender and input (the audit rows a
+        // simulated transfer writes cite it, as they cite a mined one's).
+        let named: Vec<Vec<(EvmCall, [u8; 32])>> = blocks
+            .into_iter()
+            .enumerate()
+            .map(|(k, calls)| {
+                calls
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let mut pre = Vec::with_capacity(40 + c.input.len());
+                        pre.extend_from_slice(b"lantau/simulate");
+                        pre.extend_from_slice(&(base.saturating_add(1).saturating_add(k as u64)).to_be_bytes());
+                        pre.extend_from_slice(&(i as u64).to_be_bytes());
+                        pre.extend_from_slice(&c.caller.0);
+                        pre.extend_from_slice(&c.input);
+                        let hash = lantau_crypto::keccak256(&pre);
+                        (EvmCall { gas_limit: c.gas_limit.min(cap), ..c }, hash)
+                    })
+                    .collect()
+            })
+            .collect();
+        let hashes: Vec<Vec<[u8; 32]>> = named.iter().map(|b| b.iter().map(|(_, h)| *h).collect()).collect();
+        let ran = self.bounded(move |node, stop| async move { Ok(node.eth_simulate(h, &named, &stop).await?) }).await?;
+        let mut out = Vec::with_capacity(ran.len());
+        for (b, hashes) in ran.into_iter().zip(hashes) {
+            let mut pre = b"lantau/simulated-block".to_vec();
+            pre.extend_from_slice(&parent);
+            for t in &hashes {
+                pre.extend_from_slice(t);
+            }
+            let hash = lantau_crypto::keccak256(&pre);
+            let (mut calls, mut all_logs, mut gas_used, mut log_index) = (Vec::new(), Vec::new(), 0u64, 0u64);
+            for (i, (r, tx_hash)) in b.results.into_iter().zip(&hashes).enumerate() {
+                let r = r?;
+                gas_used = gas_used.saturating_add(r.gas_used);
+                let index = u32::try_from(i).unwrap_or(u32::MAX);
+                let logs: Vec<Value> = r
+                    .logs
+                    .iter()
+                    .map(|l| {
+                        let v = render::log(l, tx_hash, b.height, index, &hash, log_index);
+                        log_index = log_index.saturating_add(1);
+                        v
+                    })
+                    .collect();
+                all_logs.extend(r.logs.iter().cloned());
+                let mut call = json!({
+                    "status": if r.success { "0x1" } else { "0x0" },
+                    "returnData": format!("0x{}", hex::encode(&r.output)),
+                    "gasUsed": hex_u64(r.gas_used),
+                    "logs": logs,
+                });
+                if !r.success {
+                    call["error"] = match Self::call_result(r) {
+                        Err(EthError::Reverted { reason, data }) => json!({
+                            "code": 3,
+                            "message": reason.map(|x| format!("execution reverted: {x}")).unwrap_or_else(|| "execution reverted".into()),
+                            "data": format!("0x{}", hex::encode(data)),
+                        }),
+                        Err(e) => json!({"code": -32015, "message": e.to_string()}),
+                        Ok(_) => Value::Null,
+                    };
+                }
+                calls.push(call);
+            }
+            out.push(json!({
+                "number": hex_u64(b.height),
+                "hash": format!("0x{}", hex::encode(hash)),
+                "parentHash": format!("0x{}", hex::encode(parent)),
+                "timestamp": hex_u64(u64::try_from(b.time.unix_timestamp()).unwrap_or(0)),
+                "gasLimit": hex_u64(cap),
+                "gasUsed": hex_u64(gas_used),
+                "baseFeePerGas": hex_u128(lantau_app::evm::tx::BASE_FEE),
+                "miner": format!("0x{}", "00".repeat(20)),
+                "logsBloom": format!("0x{}", hex::encode(render::bloom(&all_logs))),
+                "transactions": hashes.iter().map(|t| format!("0x{}", hex::encode(t))).collect::<Vec<_>>(),
+                "calls": calls,
+            }));
+            parent = hash;
+        }
+        Ok(Value::Array(out))
     }
 
     /// A traced run's frame; a run stopped by the time limit is an error ([`Self::bounded`]

@@ -87,10 +87,18 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     let eth = tx.eth_hash.is_some();
     let unmetered = GasMeter::infinite();
     let gas = if eth { &unmetered } else { gas };
+    // An Ethereum transaction naming its sender without a signature (a dev chain's
+    // impersonated account) runs only where genesis allows it; anywhere else it is an invalid
+    // signature, refused before anything is written.
+    let mut impersonated = false;
     if eth {
         let chain = lantau_evm::EvmRead::evm_chain_id(&*state).await?;
         if let Some(crate::msg::Msg::Evm(m)) = tx.msgs.first() {
             m.eth_tx().check_chain(chain)?;
+            impersonated = m.eth_tx().impersonated();
+        }
+        if impersonated && !lantau_evm::EvmRead::impersonation_allowed(&*state).await? {
+            return Err(lantau_evm::EvmError::Signature("invalid signature: s is zero (an impersonated sender, which only a dev chain runs)".into()).into());
         }
     } else {
         gas.consume((tx.size as u64).saturating_mul(gas::TX_SIZE_PER_BYTE), "txSize")?;
@@ -105,8 +113,10 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
         if acct.pub_key.is_empty() { None } else { Some(acct.pub_key.as_ref().try_into().map_err(|_| SdkError::Internal("corrupt stored pubkey".into()))?) };
     let pubkey = match (stored, tx.pubkey) {
         (Some(s), Some(t)) if s != t => return Err(SdkError::InvalidPubKey(format!("pubkey does not match the one stored for {signer}")).into()),
-        (Some(s), _) => s,
-        (None, Some(t)) => t,
+        (Some(s), _) => Some(s),
+        (None, Some(t)) => Some(t),
+        // An impersonated sender proves no key (and records none).
+        (None, None) if impersonated => None,
         (None, None) => return Err(SdkError::InvalidPubKey(format!("account {signer} has no public key yet: include it in the signer info")).into()),
     };
 
@@ -118,6 +128,7 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
         gas.consume(gas::SIG_VERIFY, "ante verify: eth_secp256k1")?;
     }
     if mode != Mode::Simulate && !eth {
+        let pubkey = pubkey.ok_or_else(|| SdkError::InvalidPubKey(format!("account {signer} has no public key")))?;
         verify_signature(tx, &pubkey, &block.chain_id, acct.account_number, sigs)?;
     }
 
@@ -133,8 +144,8 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
         events.push(event("tx", [("fee", fee[0].to_string()), ("fee_payer", signer.to_bech32())]));
     }
 
-    if stored.is_none() {
-        acct.pub_key = pubkey.to_vec().into();
+    if let (None, Some(pk)) = (stored, pubkey) {
+        acct.pub_key = pk.to_vec().into();
     }
     acct.sequence = acct.sequence.checked_add(1).ok_or_else(|| SdkError::Internal("sequence overflow".into()))?;
     state.put_account(gas, &acct)?;

@@ -284,7 +284,7 @@ fn decode_ethereum(bytes: &[u8], raw: TxRaw, body: TxBody, _auth: AuthInfo, cfg:
         body_bytes: raw.body_bytes,
         auth_info_bytes: raw.auth_info_bytes,
         signature: Vec::new(),
-        pubkey: Some(tx.pubkey),
+        pubkey: if tx.impersonated() { None } else { Some(tx.pubkey) },
         signer: tx.from,
         sequence: tx.nonce,
         gas_limit: tx.gas_limit,

@@ -191,6 +191,8 @@ pub fn init_home(home: &Path, opts: &InitOptions) -> anyhow::Result<Vec<DevAccou
     }
     if opts.dev {
         dev_roles(&mut app_state, &accounts, &opts.genesis_time)?;
+        // anvil_impersonateAccount: the dev chain runs transactions that name their sender.
+        app_state.evm.dev_impersonation = true;
     }
     if let Some(g) = opts.governance {
         app_state.authority.governance = Some(g);

@@ -48,25 +48,40 @@ pub use tx::EthTx;
 /// The module name.
 pub const MODULE_NAME: &str = "evm";
 
-/// The evm module in the app's module list: `MsgEthereumTx`; no genesis section of its own
-/// (the EVM chain id is the genesis file's top-level `evm_chain_id`).
+/// The evm module in the app's module list: `MsgEthereumTx`. The EVM chain id is the genesis
+/// file's top-level `evm_chain_id`; the module's own section says whether the chain runs
+/// impersonated senders (dev chains only).
 #[derive(Debug, Clone, Copy)]
 pub struct Evm;
 
+/// The evm module's genesis section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct EvmGenesis {
+    /// A dev chain's `anvil_impersonateAccount`: transactions that name their sender instead
+    /// of carrying a signature (s = 0, r the sender) are run. Never on a network: anyone could
+    /// spend anyone's funds.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dev_impersonation: bool,
+}
+
 impl lantau_module_api::Module for Evm {
     const NAME: &'static str = MODULE_NAME;
-    type Genesis = lantau_module_api::EmptyGenesis;
+    type Genesis = EvmGenesis;
     type Msg = EvmMsg;
 
     fn default_genesis() -> Self::Genesis {
-        lantau_module_api::EmptyGenesis {}
+        EvmGenesis::default()
     }
 
     async fn init_genesis<S: cnidarium::StateWrite + Send + Sync>(
-        _state: &mut S,
-        _genesis: &Self::Genesis,
+        state: &mut S,
+        genesis: &Self::Genesis,
         _block: &lantau_module_api::BlockCtx,
     ) -> Result<(), lantau_module_api::TxError> {
+        if genesis.dev_impersonation {
+            lantau_module_api::store::put(state, &lantau_module_api::GasMeter::infinite(), state_key::DEV_IMPERSONATION.to_string(), b"1".to_vec())?;
+        }
         Ok(())
     }
 

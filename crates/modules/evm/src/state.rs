@@ -27,6 +27,14 @@ pub trait EvmRead: StateRead {
         }
     }
 
+    /// Whether the chain's genesis allows impersonated senders (a dev chain).
+    fn impersonation_allowed(&self) -> impl Future<Output = Result<bool, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move { Ok(store::get(self, &GasMeter::infinite(), state_key::DEV_IMPERSONATION).await?.is_some()) }
+    }
+
     /// The hash of the code at `addr`, if it has code.
     fn code_hash(&self, gas: &GasMeter, addr: &Address) -> impl Future<Output = Result<Option<[u8; 32]>, TxError>> + Send
     where

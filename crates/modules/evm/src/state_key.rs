@@ -8,6 +8,10 @@ use lantau_primitives::Address;
 /// `app/evm_chain_id` → u64 big-endian, fixed at genesis (written by the app's genesis).
 pub const CHAIN_ID: &str = "app/evm_chain_id";
 
+/// `evm/dev_impersonation` → `1` when the chain's genesis allows impersonated senders (a dev
+/// chain: transactions with s = 0 and the sender in r, no signature); absent everywhere else.
+pub const DEV_IMPERSONATION: &str = "evm/dev_impersonation";
+
 /// `evm/code_hash/<lower-hex address>` → the 32-byte keccak256 of the account's code; absent
 /// for an account without code.
 pub fn code_hash(addr: &Address) -> String {

@@ -49,6 +49,13 @@ pub struct EthTx {
 }
 
 impl EthTx {
+    /// Whether the transaction carries no signature but names its sender (s = 0, r the
+    /// sender's address): what a dev chain's `eth_sendTransaction` makes for an impersonated
+    /// account. Only a chain whose genesis allows impersonation runs it.
+    pub fn impersonated(&self) -> bool {
+        self.signature.1 == [0; 32]
+    }
+
     /// The price per gas the sender pays with the base fee fixed at [`BASE_FEE`]:
     /// `gasPrice`, or `min(maxFeePerGas, BASE_FEE + maxPriorityFeePerGas)`.
     pub fn effective_gas_price(&self) -> u128 {
@@ -171,6 +178,16 @@ pub fn decode(raw: &[u8]) -> Result<EthTx, EvmError> {
     let recovered = memo().lock().get(&hash).copied();
     let (from, pubkey) = match recovered {
         Some(v) => v,
+        // No signature has s = 0: the form of an impersonated sender on a dev chain, r the
+        // sender's address (the ante refuses it on any other chain).
+        None if s == [0; 32] => {
+            let Some(addr) = r.strip_prefix(&[0u8; 12]) else {
+                return Err(EvmError::Signature("invalid signature: s is zero and r is not an address".into()));
+            };
+            let mut a = [0u8; 20];
+            a.copy_from_slice(addr);
+            (Address(a), [0; 33])
+        }
         None => {
             let mut rsv = [0u8; 65];
             rsv[..32].copy_from_slice(&r);
@@ -207,4 +224,42 @@ pub fn decode(raw: &[u8]) -> Result<EthTx, EvmError> {
             .unwrap_or_default(),
         signature: (r, s, sig.v()),
     })
+}
+
+/// The transaction `eth_sendTransaction` makes for an impersonated `from` on a dev chain: an
+/// EIP-1559 transaction whose signature is the sender's marker (r = the address, s = 0), as
+/// [`EthTx::impersonated`] reads it.
+#[allow(clippy::too_many_arguments)]
+pub fn impersonated_raw(
+    chain_id: u64,
+    from: &Address,
+    nonce: u64,
+    gas_limit: u64,
+    max_fee_per_gas: u128,
+    max_priority_fee_per_gas: u128,
+    to: Option<&Address>,
+    value: [u8; 32],
+    input: &[u8],
+) -> Vec<u8> {
+    use alloy_consensus::{SignableTransaction as _, TxEip1559};
+    use alloy_eips::eip2718::Encodable2718 as _;
+    use alloy_primitives::{Address as EA, Bytes, Signature, TxKind, U256};
+    let tx = TxEip1559 {
+        chain_id,
+        nonce,
+        gas_limit,
+        max_fee_per_gas,
+        max_priority_fee_per_gas,
+        to: match to {
+            Some(t) => TxKind::Call(EA::from(t.0)),
+            None => TxKind::Create,
+        },
+        value: U256::from_be_bytes(value),
+        access_list: Default::default(),
+        input: Bytes::copy_from_slice(input),
+    };
+    let mut r = [0u8; 32];
+    r[12..].copy_from_slice(&from.0);
+    let sig = Signature::new(U256::from_be_bytes(r), U256::ZERO, false);
+    alloy_consensus::TxEnvelope::from(tx.into_signed(sig)).encoded_2718()
 }

@@ -546,6 +546,7 @@ async fn every_method_the_table_lists_as_supported_answers() {
             "evm_setNextBlockTimestamp" => json!([far_future]),
             "evm_setAutomine" => json!([false]),
             "evm_snapshot" => json!([]),
+            "anvil_impersonateAccount" | "hardhat_impersonateAccount" | "anvil_stopImpersonatingAccount" | "hardhat_stopImpersonatingAccount" => json!([a]),
             "evm_revert" => json!(["0x99"]),
             "anvil_setBalance" | "hardhat_setBalance" => json!([format!("0x{}", "77".repeat(20)), "0xde0b6b3a7640000"]),
             "eth_feeHistory" => json!(["0x2", "latest", [50]]),
@@ -1029,5 +1030,70 @@ async fn simulated_blocks_carry_state_from_call_to_call_and_keep_nothing() {
         let v = rpc(&n, "eth_simulateV1", p).await;
         assert_eq!(v["error"]["code"], -32602, "{v}");
     }
+    n.stop().await;
+}
+
+/// anvil_impersonateAccount on a dev chain: eth_sendTransaction sends for the account without
+/// its key, and the gates still judge its transfers; stopping ends it; a chain whose genesis
+/// does not allow impersonation refuses the form in its ante.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_impersonated_account_sends_without_its_key_and_still_meets_the_gates() {
+    let n = TestNode::start().await.unwrap();
+    let (carol, bob) = (dev_addr("carol").to_hex(), dev_addr("bob").to_hex());
+    let send = json!({"from": carol, "to": bob, "value": "0x7"});
+    let v = rpc(&n, "eth_sendTransaction", json!([send])).await;
+    assert_eq!(v["error"]["code"], -32000, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("anvil_impersonateAccount"), "{v}");
+    assert_eq!(ok(&n, "anvil_impersonateAccount", json!([carol])).await, json!(true));
+    let before = ok(&n, "eth_getBalance", json!([bob, "latest"])).await;
+    let hash = ok(&n, "eth_sendTransaction", json!([send])).await;
+    let r = receipt(&n, hash.as_str().unwrap()).await;
+    assert_eq!(r["status"], "0x1", "{r}");
+    assert_eq!(r["from"].as_str().unwrap().to_lowercase(), carol.to_lowercase(), "{r}");
+    let after = ok(&n, "eth_getBalance", json!([bob, "latest"])).await;
+    let wei = |v: &Value| u128::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    assert_eq!(wei(&after), wei(&before) + 7);
+    // The gates: carol has no identity, so her stablecoin transfer is refused with the reason
+    // (the estimate first; mined with a gas limit of its own, it reverts).
+    let one = {
+        let mut w = [0u8; 32];
+        w[31] = 1;
+        w
+    };
+    let transfer = json!({"from": carol, "to": token().to_hex(), "input": call_data("transfer(address,uint256)", &[word_of(&dev_addr("bob")), one])});
+    let v = rpc(&n, "eth_sendTransaction", json!([transfer])).await;
+    assert_eq!(v["error"]["code"], 3, "{v}");
+    let mut with_gas = transfer.clone();
+    with_gas["gas"] = json!("0x30000");
+    let hash = ok(&n, "hardhat_impersonateAccount", json!([carol])).await;
+    assert_eq!(hash, json!(true));
+    let hash = ok(&n, "eth_sendTransaction", json!([with_gas])).await;
+    assert_eq!(receipt(&n, hash.as_str().unwrap()).await["status"], "0x0");
+    // Stopped: refused again.
+    assert_eq!(ok(&n, "anvil_stopImpersonatingAccount", json!([carol])).await, json!(true));
+    let v = rpc(&n, "eth_sendTransaction", json!([send])).await;
+    assert_eq!(v["error"]["code"], -32000, "{v}");
+    n.stop().await;
+
+    // A chain whose genesis does not allow it: the methods are refused, and the form itself
+    // is an invalid signature in the ante.
+    let gov = lantau_crypto::SecretKey::from_bytes(&[9; 32]).unwrap().address();
+    let opts = lantau_node::home::InitOptions { dev: false, governance: Some(gov), extra_accounts: vec![dev_addr("carol")], ..Default::default() };
+    let n = TestNode::start_with(opts, 200).await.unwrap();
+    let v = rpc(&n, "anvil_impersonateAccount", json!([carol])).await;
+    assert!(v["error"]["message"].as_str().unwrap().contains("only served by a dev chain"), "{v}");
+    let raw = lantau_app::evm::tx::impersonated_raw(
+        lantau_node::home::DEV_EVM_CHAIN_ID,
+        &dev_addr("carol"),
+        0,
+        21_000,
+        GWEI,
+        0,
+        Some(&dev_addr("bob")),
+        [0; 32],
+        &[],
+    );
+    let v = rpc(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(raw))])).await;
+    assert!(v["error"]["message"].as_str().unwrap().contains("invalid signature"), "{v}");
     n.stop().await;
 }

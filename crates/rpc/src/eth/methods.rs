@@ -39,6 +39,11 @@ pub enum BlockTag {
 /// A decoded request.
 #[derive(Debug, Clone)]
 pub enum Method {
+    /// `anvil_impersonateAccount` (true), `anvil_stopImpersonatingAccount` (false), and
+    /// Hardhat's names for them.
+    Impersonate(Address, bool),
+    /// `eth_sendTransaction`: for an impersonated account on a dev chain.
+    SendTransaction(Box<EvmCall>, Option<u64>, Option<(u128, u128)>),
     /// `eth_simulateV1`: blocks of calls.
     Simulate(Vec<Vec<EvmCall>>, BlockTag),
     /// `hardhat_mine`, `anvil_mine`: `count` blocks now, `interval` seconds apart.
@@ -560,6 +565,32 @@ impl Method {
             }
             "debug_traceBlockByNumber" => Method::TraceBlock(BlockRef::Tag(block_tag(Some(req(params, 0, "block")?))?), tracer(name, params, 1)?),
             "debug_traceBlockByHash" => Method::TraceBlock(BlockRef::Hash(hash32(req(params, 0, "block hash")?, "block hash")?), tracer(name, params, 1)?),
+            "anvil_impersonateAccount" | "hardhat_impersonateAccount" => Method::Impersonate(address(req(params, 0, "address")?, "address")?, true),
+            "anvil_stopImpersonatingAccount" | "hardhat_stopImpersonatingAccount" => {
+                Method::Impersonate(address(req(params, 0, "address")?, "address")?, false)
+            }
+            "eth_sendTransaction" => {
+                let o = req(params, 0, "transaction")?;
+                let call = call_object(o)?;
+                if o.get("from").is_none_or(Value::is_null) {
+                    return Err(EthError::InvalidParams("transaction: from is required".into()));
+                }
+                let nonce = o.get("nonce").filter(|v| !v.is_null()).map(|v| quantity_u64(v, "nonce")).transpose()?;
+                // Fees: maxFeePerGas (or gasPrice) and the tip, when given.
+                let fee = match (
+                    o.get("maxFeePerGas").or_else(|| o.get("gasPrice")).filter(|v| !v.is_null()),
+                    o.get("maxPriorityFeePerGas").filter(|v| !v.is_null()),
+                ) {
+                    (None, None) => None,
+                    (cap, tip) => {
+                        let tip = tip.map(|t| quantity(t, "maxPriorityFeePerGas")).transpose()?.unwrap_or(0);
+                        let cap = cap.map(|c| quantity(c, "maxFeePerGas")).transpose()?.unwrap_or_else(|| lantau_app::evm::tx::BASE_FEE.saturating_add(tip));
+                        Some((cap, tip))
+                    }
+                };
+                let gas_given = o.get("gas").is_some_and(|g| !g.is_null());
+                Method::SendTransaction(Box::new(EvmCall { gas_limit: if gas_given { call.gas_limit } else { 0 }, ..call }), nonce, fee)
+            }
             "eth_simulateV1" => Method::Simulate(simulate_blocks(req(params, 0, "payload")?)?, block_tag(param(params, 1))?),
             "eth_createAccessList" => {
                 no_overrides(name, params)?;
@@ -825,6 +856,19 @@ impl EthServer {
                 .await
             }
             Method::Simulate(blocks, tag) => self.simulate(blocks, tag).await,
+            Method::Impersonate(who, on) => {
+                if !self.node.is_dev_chain() {
+                    return Err(EthError::Server(crate::api::NOT_A_DEV_CHAIN.into()));
+                }
+                let mut set = self.impersonated.lock();
+                if on {
+                    set.insert(who);
+                } else {
+                    set.remove(&who);
+                }
+                Ok(json!(true))
+            }
+            Method::SendTransaction(call, nonce, fee) => self.send_impersonated(*call, nonce, fee).await,
             Method::CreateAccessList(call, tag) => {
                 let h = self.height_of(tag).await?;
                 let call = EvmCall { gas_limit: call.gas_limit.min(self.calls.gas_cap), ..*call };
@@ -1083,6 +1127,37 @@ impl EthServer {
             return Ok(render::transaction(&tx, Some((block_hash, rec.height, rec.index))));
         }
         Ok(self.pending(&h).map(|tx| render::transaction(&tx, None)).unwrap_or(Value::Null))
+    }
+
+    /// `eth_sendTransaction` for an impersonated account of a dev chain: the node fills the
+    /// nonce (the pending one), the gas (estimated) and the fees (the floor, no tip) the
+    /// request leaves out, and sends the transaction in the impersonated form (no signature;
+    /// the sender named), which only a dev chain's state machine runs. Its gates run as for
+    /// any transaction of that sender.
+    async fn send_impersonated(&self, call: EvmCall, nonce: Option<u64>, fee: Option<(u128, u128)>) -> Result<Value, EthError> {
+        let from = call.caller;
+        if !self.node.is_dev_chain() || !self.impersonated.lock().contains(&from) {
+            return Err(EthError::Server(format!(
+                "unknown account {}: this node holds no keys; sign in the wallet and send with eth_sendRawTransaction (a dev chain sends for an account after anvil_impersonateAccount)",
+                from.to_hex()
+            )));
+        }
+        let nonce = match nonce {
+            Some(n) => n,
+            None => self.node.pending_sequence(&from).await?,
+        };
+        let gas = if call.gas_limit > 0 {
+            call.gas_limit
+        } else {
+            let cap = self.calls.gas_cap;
+            let c = EvmCall { gas_limit: cap, ..call.clone() };
+            let est = self.bounded(move |node, stop| async move { estimate_gas(node, None, c, cap, &stop).await }).await?;
+            u64::from_str_radix(est.as_str().unwrap_or("0x0").trim_start_matches("0x"), 16).map_err(internal)?
+        };
+        let (cap, tip) = fee.unwrap_or((lantau_app::evm::tx::BASE_FEE, 0));
+        let chain = self.node.evm_chain_id().await?;
+        let raw = lantau_app::evm::tx::impersonated_raw(chain, &from, nonce, gas, cap, tip, call.to.as_ref(), call.value, &call.input);
+        self.send_raw(raw).await
     }
 
     /// `eth_simulateV1`: the blocks as geth answers them, each with its `calls` (status,

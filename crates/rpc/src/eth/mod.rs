@@ -44,6 +44,9 @@ pub struct EthServer {
     call_slots: Arc<tokio::sync::Semaphore>,
     /// The polling filters (`eth_newFilter` and its family).
     filters: filters::Filters,
+    /// A dev chain's impersonated accounts (`anvil_impersonateAccount`): `eth_sendTransaction`
+    /// sends for them.
+    impersonated: Mutex<std::collections::BTreeSet<lantau_primitives::Address>>,
 }
 
 /// The client of a request that came without a peer address (in-process callers).
@@ -67,7 +70,14 @@ impl EthServer {
     /// A server over `node` whose EVM calls run within `calls`.
     pub fn with_call_limits(node: Arc<dyn NodeApi>, calls: methods::CallLimits) -> Arc<Self> {
         let slots = Arc::new(tokio::sync::Semaphore::new(calls.max_concurrent.max(1)));
-        Arc::new(Self { node, pending: Mutex::new(BTreeMap::new()), calls, call_slots: slots, filters: filters::Filters::default() })
+        Arc::new(Self {
+            node,
+            pending: Mutex::new(BTreeMap::new()),
+            calls,
+            call_slots: slots,
+            filters: filters::Filters::default(),
+            impersonated: Mutex::default(),
+        })
     }
 
     /// One request object → one response object.

@@ -50,6 +50,9 @@ pub const SPEC: SpecId = SpecId::OSAKA;
 /// effects stand. Never committed.
 pub const EFFECTS_COUNTER: EA = EA::new([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0c, 0x05]);
 
+/// An EIP-2930 access list: each account with the storage keys listed for it.
+pub type AccessListItems = Vec<(Address, Vec<[u8; 32]>)>;
+
 /// What to run: a mined transaction, or an `eth_call`/`eth_estimateGas` request.
 #[derive(Debug, Clone)]
 pub struct EvmCall {
@@ -434,6 +437,7 @@ struct Ran {
     verdicts: Vec<lantau_compliance::gates::Verdict>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_sync<S: StateRead + Send + Sync>(
     base: &S,
     block: &BlockCtx,

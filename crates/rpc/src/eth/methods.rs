@@ -318,7 +318,7 @@ fn call_object(v: &Value) -> Result<EvmCall, EthError> {
 }
 
 /// An EIP-2930 access list: `[{"address": ..., "storageKeys": [...]}]`.
-fn access_list(v: &Value) -> Result<Vec<(Address, Vec<[u8; 32]>)>, EthError> {
+fn access_list(v: &Value) -> Result<lantau_app::evm::exec::AccessListItems, EthError> {
     let items = v.as_array().ok_or_else(|| EthError::InvalidParams("accessList: expected an array".into()))?;
     items
         .iter()

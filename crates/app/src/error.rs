@@ -29,6 +29,10 @@ pub enum AppError {
         /// cnidarium's error.
         detail: String,
     },
+    /// What was asked for does not exist yet or is no longer held (an export of an empty
+    /// audit log, a height whose proofs the store no longer keeps). The request's fault.
+    #[error("{0}")]
+    Unavailable(String),
     /// A record the app wrote does not decode.
     #[error("corrupt record {key}: {why}")]
     Corrupt {

@@ -26,6 +26,7 @@
 mod admission;
 mod ante;
 mod app;
+pub mod audit_export;
 mod block;
 pub mod config;
 pub mod error;

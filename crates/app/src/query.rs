@@ -163,6 +163,24 @@ impl Queries<'_> {
         lantau_evm::exec::call(&mut state, &block, call, &placeholder, interrupt).await
     }
 
+    /// An audit export of the rows whose block time is in `[from, to]`
+    /// ([`crate::audit_export`]), anchored on the state after the block before the latest
+    /// (the latest block's header carries its root, which the caller adds as
+    /// `anchor.header`).
+    pub async fn audit_export(
+        &self,
+        from: Option<time::OffsetDateTime>,
+        to: Option<time::OffsetDateTime>,
+    ) -> Result<crate::audit_export::AuditExport, AppError> {
+        let latest = self.last_height().await?;
+        let anchor = latest.checked_sub(1).ok_or_else(|| AppError::Unavailable("no block yet: an export is anchored on a committed block".into()))?;
+        let view = self.store.snapshot_at_height(Some(anchor)).await?;
+        let Some(snap) = view.as_ref().and_then(|v| v.live()) else {
+            return Err(AppError::Unavailable(format!("the state of height {anchor} is no longer open for proofs")));
+        };
+        crate::audit_export::build(snap, self.shared.chain_id(), anchor, from, to).await
+    }
+
     /// `eth_simulateV1`: blocks of calls on the state after block `height` (the latest when
     /// `None`), block k at height + k, one second after the one before it; each call runs as a
     /// mined transaction would (the gates included) on the effects of every call before it,

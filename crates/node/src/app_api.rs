@@ -42,6 +42,19 @@ pub(crate) async fn trace_call(app: &App, height: Option<u64>, call: &EvmCall, i
     app.queries().eth_call_traced(height, call, interrupt, Some(trace)).await
 }
 
+/// [`lantau_rpc::NodeApi::audit_export`]: a request the state cannot answer (an empty log, no
+/// block yet) is the request's fault.
+pub(crate) async fn audit_export(
+    app: &App,
+    from: Option<time::OffsetDateTime>,
+    to: Option<time::OffsetDateTime>,
+) -> Result<lantau_app::audit_export::AuditExport, NodeError> {
+    app.queries().audit_export(from, to).await.map_err(|e| match e {
+        lantau_app::AppError::Unavailable(m) => NodeError::OverBudget(m),
+        other => internal(other),
+    })
+}
+
 /// [`lantau_rpc::NodeApi::eth_simulate`].
 pub(crate) async fn eth_simulate(
     app: &App,

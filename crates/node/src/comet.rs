@@ -158,6 +158,14 @@ impl NodeApi for CometNode {
         crate::app_api::trace_call(&self.app, height, call, interrupt, trace).await
     }
 
+    async fn audit_export(
+        &self,
+        from: Option<time::OffsetDateTime>,
+        to: Option<time::OffsetDateTime>,
+    ) -> Result<lantau_app::audit_export::AuditExport, NodeError> {
+        crate::app_api::audit_export(&self.app, from, to).await
+    }
+
     async fn eth_simulate(
         &self,
         height: Option<u64>,

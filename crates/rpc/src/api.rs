@@ -180,6 +180,16 @@ pub trait NodeApi: Send + Sync + 'static {
         Err(TxError::from(lantau_app::module_api::SdkError::Internal("this node does not trace".into())))
     }
 
+    /// An audit export of the rows whose block time is in `[from, to]`, without its header
+    /// ([`lantau_app::audit_export`]; the caller adds the header of block `anchor + 1`).
+    async fn audit_export(
+        &self,
+        _from: Option<time::OffsetDateTime>,
+        _to: Option<time::OffsetDateTime>,
+    ) -> Result<lantau_app::audit_export::AuditExport, NodeError> {
+        Err(NodeError::Internal("this node does not export the audit log".into()))
+    }
+
     /// `eth_simulateV1`'s blocks of calls on the state after block `height` (the latest when
     /// `None`), each call named by its hash, under `interrupt`; writes nothing.
     async fn eth_simulate(

@@ -467,7 +467,7 @@ mod tests {
             assert!(paths.contains_key(p), "{p} is not documented");
         }
         assert!(paths["/cosmos/tx/v1beta1/txs"].get("post").is_some() && paths["/cosmos/tx/v1beta1/txs"].get("get").is_some());
-        assert_eq!(paths.len(), 48, "{:?}", paths.keys().collect::<Vec<_>>());
+        assert_eq!(paths.len(), 49, "{:?}", paths.keys().collect::<Vec<_>>());
         let schemas = doc["components"]["schemas"].as_object().unwrap();
         let mut all = Vec::new();
         refs(&doc, &mut all);

@@ -462,3 +462,74 @@ async fn cli_generates_signs_encodes_and_broadcasts_a_transaction_file() {
     assert!(ok && v["code"] == 0, "{log}");
     n.stop().await;
 }
+
+/// `lantaud audit export` writes the audit rows with the hash chain and the proofs against the
+/// chain; `lantaud audit verify` checks the file with no node, and names the row of an edited
+/// file: fields edited against their bytes, or bytes re-encoded (the chain breaks there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_audit_export_verifies_offline_and_an_edited_row_is_named() {
+    use prost::Message as _;
+    let n = TestNode::start().await.unwrap();
+    let home = n.home.path().to_path_buf();
+    let node = n.rest_url.clone();
+    let run = |args: Vec<String>| {
+        let (h, nd) = (home.clone(), node.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+            a.extend(["--node", nd.as_str()]);
+            lantaud(&h, &a)
+        })
+    };
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    // Rows: an enrolment and a mint.
+    let (ok, _, log) = run(s(&["tx", "kyc", "enroll", "registrar", "carol", "retail_basic", "--ivms-ref", "ivms101:carol"])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, _, log) = run(s(&["tx", "stablecoin", "mint", "issuer", "carol", "2.50hkd.demo"])).await.unwrap();
+    assert!(ok, "{log}");
+    let rows: serde_json::Value = n.client.query("/chain/compliance/v1/audit_log").await.unwrap();
+    let count = rows["entries"].as_array().unwrap().len() as u64;
+    // The export is anchored on the block before the latest: wait until it holds every row.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let export = loop {
+        let (ok, v, log) = run(s(&["audit", "export"])).await.unwrap();
+        assert!(ok, "{log}");
+        if v["anchor"]["audit_sequence"].as_u64() >= Some(count) {
+            break v;
+        }
+        assert!(std::time::Instant::now() < deadline, "the export never anchored every row: {v}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("audit.json");
+    let verify = |x: &serde_json::Value| {
+        std::fs::write(&file, serde_json::to_vec(x).unwrap()).unwrap();
+        lantaud(&home, &["audit", "verify", file.to_str().unwrap()])
+    };
+    let (ok, v, log) = verify(&export);
+    assert!(ok, "{log}");
+    assert_eq!(v["verified"], true);
+    assert_eq!(v["rows"].as_u64(), export["anchor"]["audit_sequence"].as_u64(), "{v}");
+
+    // A range after every row: digests only, still verified.
+    let (ok, later, log) = run(s(&["audit", "export", "--from", "2999-01-01T00:00:00Z"])).await.unwrap();
+    assert!(ok, "{log}");
+    let (ok, v, log) = verify(&later);
+    assert!(ok && v["rows"] == 0, "{log}");
+
+    // The last row edited in its readable fields: named.
+    let last = export["links"].as_array().unwrap().len() - 1;
+    let seq = export["links"][last]["sequence"].as_u64().unwrap();
+    let mut edited = export.clone();
+    edited["links"][last]["entry"]["tx_type"] = serde_json::json!("forged");
+    let (ok, _, log) = verify(&edited);
+    assert!(!ok && log.contains(&format!("row {seq}: its fields were edited")), "{log}");
+    // Its bytes re-encoded with another type (and its fields to match): the chain breaks at it.
+    let mut entry = lantau_app::compliance::AuditEntry::decode(hex::decode(export["links"][last]["row"].as_str().unwrap()).unwrap().as_slice()).unwrap();
+    entry.tx_type = "forged".into();
+    let mut forged = export.clone();
+    forged["links"][last]["row"] = serde_json::json!(hex::encode(entry.encode_to_vec()));
+    forged["links"][last]["entry"] = serde_json::to_value(&entry).unwrap();
+    let (ok, _, log) = verify(&forged);
+    assert!(!ok && log.contains(&format!("row {seq} breaks the hash chain")), "{log}");
+    n.stop().await;
+}

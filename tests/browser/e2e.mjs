@@ -274,6 +274,29 @@ async function review(browser) {
   note(`flag #${id}`);
   await shot(r.page, 'console-worklist');
 
+  step('worklist search, sort and layout');
+  const count = async () => Number(await attr(r.page, 'worklist-count', 'data-count'));
+  const all = await count();
+  await r.page.locator(sel('worklist-search')).fill(txHash.replace(/^0x/i, '').slice(8, 20).toLowerCase());
+  await until(r.page, 'the search to narrow the list to the flag', ([want]) => {
+    const rows = [...document.querySelectorAll('[data-testid="flag-row"]')];
+    return rows.length === 1 && rows[0].dataset.flagId === want;
+  }, [id]);
+  await r.page.locator(sel('worklist-search')).fill('no-such-subject-or-hash');
+  await until(r.page, 'no flag matching nonsense', () => document.querySelector('[data-testid="worklist-count"]').dataset.count === '0');
+  await r.page.locator(sel('worklist-search')).fill('');
+  await until(r.page, 'every flag again', ([n]) => document.querySelector('[data-testid="worklist-count"]').dataset.count === String(n), [all]);
+  await r.page.locator(sel('sort-amount')).click();
+  await r.page.locator(sel('sort-amount')).click();
+  if ((await attr(r.page, 'sort-amount', 'data-dir')) !== 'desc') throw new Failure('sorting by amount twice is not descending');
+  for (const [vp, name] of [[{ width: 1280, height: 800 }, 'desktop'], [{ width: 390, height: 844 }, 'phone']]) {
+    await r.page.setViewportSize(vp);
+    const box = await row.locator(sel('open-case')).boundingBox();
+    if (!box || box.x < 0 || box.x + box.width > vp.width) throw new Failure(`on the ${name} (${vp.width} wide) the Open button is off the page: ${JSON.stringify(box)}`);
+  }
+  await r.page.setViewportSize(DESKTOP);
+  note(`${all} flags; search, sort and the Open button at 1280 and 390 wide`);
+
   step('open the case: trace (7 rows), Travel Rule payload, identity, history');
   await row.locator(sel('open-case')).click();
   await r.page.locator(sel('case-view', `[data-flag-id="${id}"][data-loading="false"]`)).waitFor({ timeout: STEP });
@@ -354,6 +377,15 @@ async function review(browser) {
   if (!/^sequence,block_height,block_time,tx_type,/.test(csv[0] || '')) throw new Failure(`the CSV has no header line: ${csv[0]}`);
   if (csv.length - 1 !== types.length) throw new Failure(`the CSV has ${csv.length - 1} rows, the page shows ${types.length}`);
   note(`CSV ${path.basename(csvPath)}: header + ${csv.length - 1} rows`);
+  // The node's verifiable export (lantaud audit verify checks it; here its shape).
+  const [xdl] = await Promise.all([o.page.waitForEvent('download', { timeout: STEP }), o.page.locator(sel('audit-export-verifiable')).click()]);
+  const xPath = path.join(artifacts, xdl.suggestedFilename());
+  await xdl.saveAs(xPath);
+  const x = JSON.parse(fs.readFileSync(xPath, 'utf8'));
+  if (x.format !== 'lantau-audit-export/1' || !x.links?.length || !x.anchor?.header || x.links.length !== Number(x.anchor.audit_sequence)) {
+    throw new Failure(`the verifiable export is not one: ${JSON.stringify(x).slice(0, 300)}`);
+  }
+  note(`verifiable export ${path.basename(xPath)}: ${x.links.length} rows linked, anchored at height ${x.anchor.height}`);
   await o.page.locator(sel('report-run')).click();
   await until(o.page, 'the report\'s four sections', () => document.querySelectorAll('[data-testid="report-section"]').length === 4);
   await shot(o.page, 'console-audit');

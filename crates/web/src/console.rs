@@ -108,6 +108,7 @@ impl Console {
             .route("/session", get(session))
             .route("/flags", get(|s, q| proxy(s, "/chain/compliance/v1/flags", q)))
             .route("/audit_log", get(|s, q| proxy(s, "/chain/compliance/v1/audit_log", q)))
+            .route("/audit_export", get(|s, q| proxy(s, "/chain/compliance/v1/audit_export", q)))
             .route("/report", get(|s, q| proxy(s, "/chain/compliance/v1/report", q)))
             .route("/params", get(|s, q| proxy(s, "/chain/compliance/v1/params", q)))
             .route("/case/{flag_id}", get(case))

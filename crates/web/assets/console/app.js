@@ -16,7 +16,13 @@
 //   filter-status           select: FLAG_STATUS_EMITTED | FLAG_STATUS_PENDING_OFFICER | … | "" (all)
 //   filter-vasp, filter-from, filter-to (datetime-local, read as UTC)
 //   worklist-refresh        button
-//   worklist-count          number of flags shown (data-count)
+//   worklist-search         text: subject, counterparty, tx hash, VASP or flag id (any case, part of it)
+//   filter-decorator        select: any | a decorator the loaded flags carry
+//   filter-amount-min, filter-amount-max   display units (HKD), inclusive
+//   sort-<key>              column header buttons (flag_id, status, amount, created_at); data-dir asc|desc
+//   worklist-count          number of flags matching (data-count; every page)
+//   worklist-page           "page N of M" (data-page, data-pages); page-prev, page-next; 50 rows a page
+//   worklist-export-csv     the matching flags, every page, as CSV
 //   worklist-error          message box
 //   flag-row                one per flag: data-flag-id, data-tx-hash (as the node gives it), data-status
 //   open-case               button in a flag-row
@@ -47,7 +53,8 @@
 //   -- Audit log
 //   audit                   section
 //   audit-subject, audit-tx-type, audit-tx-hash, audit-from, audit-to, audit-search
-//   audit-count (data-count), audit-row (data-sequence, data-tx-type, data-tx-hash), audit-export-csv, audit-error
+//   audit-count (data-count), audit-row (data-sequence, data-tx-type, data-tx-hash), audit-export-csv,
+//   audit-export-verifiable (the node's audit export of the From/To range, for `lantaud audit verify`), audit-error
 //   report-start, report-end, report-run, report-section (data-name, data-rows), report-export-csv, report-error
 
 import {
@@ -114,17 +121,36 @@ function Kv({ rows, testid }) {
 
 // ---- worklist ---------------------------------------------------------------------------------
 
+const PAGE = 50;
+const FLAG_COLUMNS = ['flag_id', 'status', 'decorator', 'subject', 'counterparty', 'amount', 'denom', 'amount_display', 'vasp', 'created_at', 'tx_hash'];
+const flagCsvRow = (f) => ({
+  flag_id: f.flag_id, status: f.status, decorator: f.decorator, subject: f.subject, counterparty: f.counterparty,
+  amount: f.amount ? f.amount.amount : '', denom: f.amount ? f.amount.denom : '', amount_display: f.amount ? formatCoin(f.amount) : '',
+  vasp: f.vasp, created_at: f.created_at, tx_hash: f.tx_hash,
+});
+// Display units of a coin (HKD with its decimals), for the amount range.
+const displayAmount = (c, decimals) => (c && c.amount ? Number(c.amount) / 10 ** decimals : 0);
+const SORTS = {
+  flag_id: (a, b) => Number(a.flag_id) - Number(b.flag_id),
+  status: (a, b) => String(a.status).localeCompare(String(b.status)) || byAge(a, b),
+  amount: (a, b) => Number((a.amount && a.amount.amount) || 0) - Number((b.amount && b.amount.amount) || 0) || byAge(a, b),
+  created_at: byAge,
+};
+
 function Worklist({ session, filters, setFilters, onOpen }) {
   const [flags, setFlags] = useState(null);
   const [error, setError] = useState(null);
   const [loading, setLoading] = useState(false);
+  const [q, setQ] = useState({ text: '', decorator: '', min: '', max: '' });
+  const [sort, setSort] = useState({ key: 'created_at', dir: 'asc' });
+  const [page, setPage] = useState(0);
   useTick(30000);
 
   const load = useCallback(async () => {
     setLoading(true);
     try {
       const r = await api.get('flags', { status: filters.status, vasp: filters.vasp.trim(), from: localInputToUtc(filters.from), to: localInputToUtc(filters.to) });
-      setFlags((r.flags || []).slice().sort(byAge));
+      setFlags((r.flags || []).slice());
       setError(null);
     } catch (e) {
       setError(errorMsg(e, 'The flags could not be read'));
@@ -135,8 +161,36 @@ function Worklist({ session, filters, setFilters, onOpen }) {
 
   useEffect(() => { load(); }, [filters.status]);
 
+  const decimals = (session.hkd && Number(session.hkd.decimals)) || 0;
   const vasps = useMemo(() => [...new Set((flags || []).map((f) => f.vasp).filter(Boolean))].sort(), [flags]);
+  const decorators = useMemo(() => [...new Set((flags || []).map((f) => f.decorator).filter(Boolean))].sort(), [flags]);
+  // Search, the decorator and the amount range narrow what the node answered; then the sort.
+  const matching = useMemo(() => {
+    const text = q.text.trim().toLowerCase().replace(/^0x/, '');
+    const min = q.min === '' ? null : Number(q.min);
+    const max = q.max === '' ? null : Number(q.max);
+    const out = (flags || []).filter((f) => {
+      if (text && ![f.subject, f.counterparty, f.tx_hash, f.vasp, String(f.flag_id)].some((v) => String(v || '').toLowerCase().includes(text))) return false;
+      if (q.decorator && f.decorator !== q.decorator) return false;
+      const amt = displayAmount(f.amount, decimals);
+      if (min !== null && amt < min) return false;
+      if (max !== null && amt > max) return false;
+      return true;
+    });
+    out.sort(SORTS[sort.key] || byAge);
+    if (sort.dir === 'desc') out.reverse();
+    return out;
+  }, [flags, q, sort, decimals]);
+  const pages = Math.max(1, Math.ceil(matching.length / PAGE));
+  const at = Math.min(page, pages - 1);
+  const shown = matching.slice(at * PAGE, at * PAGE + PAGE);
+  useEffect(() => { setPage(0); }, [q, sort, flags]);
+
   const set = (k) => (e) => setFilters({ ...filters, [k]: e.target.value });
+  const setSearch = (k) => (e) => setQ({ ...q, [k]: e.target.value });
+  const sortBy = (key) => setSort(sort.key === key ? { key, dir: sort.dir === 'asc' ? 'desc' : 'asc' } : { key, dir: 'asc' });
+  const SortHead = ({ k, label, cls }) => html`<th class=${cls || ''} aria-sort=${sort.key === k ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none'}>
+    <button type="button" class="link" data-testid=${`sort-${k}`} data-dir=${sort.key === k ? sort.dir : ''} onClick=${() => sortBy(k)}>${label}${sort.key === k ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''}</button></th>`;
 
   return html`<section class="panel" data-testid="worklist" data-loading=${loading ? 'true' : 'false'}>
     <h2>Worklist <span class="muted small">${session.role === 'officer' ? 'officers close escalated flags' : session.role === 'reviewer' ? 'reviewers decide raised flags' : ''}</span></h2>
@@ -153,29 +207,46 @@ function Worklist({ session, filters, setFilters, onOpen }) {
       <label>To (UTC, exclusive)<input type="datetime-local" data-testid="filter-to" value=${filters.to} onInput=${set('to')} /></label>
       <div class="actions"><button type="submit" data-testid="worklist-refresh" disabled=${loading}>${loading ? 'Loading…' : 'Apply / refresh'}</button></div>
     </form>
+    <div class="row" role="search">
+      <label style="flex:2 1 16rem">Search (subject, counterparty, tx hash, VASP, flag #)
+        <input type="search" data-testid="worklist-search" value=${q.text} onInput=${setSearch('text')} placeholder="part of an address or hash" spellcheck="false" /></label>
+      <label>Decorator
+        <select data-testid="filter-decorator" value=${q.decorator} onChange=${setSearch('decorator')}>
+          <option value="">any</option>
+          ${decorators.map((d) => html`<option value=${d}>${d}</option>`)}
+        </select></label>
+      <label>Amount from (HKD)<input type="number" min="0" step="any" data-testid="filter-amount-min" value=${q.min} onInput=${setSearch('min')} /></label>
+      <label>Amount to (HKD)<input type="number" min="0" step="any" data-testid="filter-amount-max" value=${q.max} onInput=${setSearch('max')} /></label>
+      <div class="actions"><button type="button" class="secondary" data-testid="worklist-export-csv" disabled=${!matching.length}
+        onClick=${() => download(`flags-${stamp()}.csv`, toCsv(FLAG_COLUMNS, matching.map(flagCsvRow)))}>Export CSV</button></div>
+    </div>
     <${Message} testid="worklist-error" msg=${error} />
     <p class="small muted" style="margin:.6rem 0">
-      <span data-testid="worklist-count" data-count=${flags ? flags.length : ''}>${flags ? flags.length : '…'}</span> flags, oldest first.</p>
+      <span data-testid="worklist-count" data-count=${flags ? matching.length : ''}>${flags ? matching.length : '…'}</span> flags match
+      ${flags && matching.length !== flags.length ? ` (of ${flags.length} loaded)` : ''}.${' '}
+      <span data-testid="worklist-page" data-page=${at + 1} data-pages=${pages}>Page ${at + 1} of ${pages}</span>
+      <button type="button" class="link" data-testid="page-prev" disabled=${at === 0} onClick=${() => setPage(at - 1)}>‹ previous</button>
+      <button type="button" class="link" data-testid="page-next" disabled=${at >= pages - 1} onClick=${() => setPage(at + 1)}>next ›</button></p>
     <div class="table-wrap">
-      <table class="cards">
-        <thead><tr><th>#</th><th>status</th><th>decorator</th><th>subject</th><th>counterparty</th><th class="num">amount</th><th>VASP</th><th>raised (UTC)</th><th>age</th><th>tx</th><th></th></tr></thead>
+      <table class="cards worklist">
+        <thead><tr><th></th><${SortHead} k="flag_id" label="#" /><${SortHead} k="status" label="status" /><th>decorator</th><th>subject</th><th>counterparty</th><${SortHead} k="amount" label="amount" cls="num" /><th>VASP</th><${SortHead} k="created_at" label="raised (UTC)" /><th>age</th><th>tx</th></tr></thead>
         <tbody>
-          ${(flags || []).map((f) => html`<tr class="clickable" data-testid="flag-row" data-flag-id=${f.flag_id} data-tx-hash=${f.tx_hash} data-status=${f.status} onClick=${() => onOpen(f.flag_id)}>
+          ${shown.map((f) => html`<tr class="clickable" data-testid="flag-row" data-flag-id=${f.flag_id} data-tx-hash=${f.tx_hash} data-status=${f.status} onClick=${() => onOpen(f.flag_id)}>
+            <td data-label=""><button class="secondary" data-testid="open-case" onClick=${(e) => { e.stopPropagation(); onOpen(f.flag_id); }}>Open</button></td>
             <td data-label="#">${f.flag_id}</td>
             <td data-label="status"><${StatusBadge} status=${f.status} /></td>
             <td data-label="decorator">${f.decorator}</td>
-            <td data-label="subject"><${Mono} value=${f.subject} /></td>
-            <td data-label="counterparty"><${Mono} value=${f.counterparty} /></td>
+            <td data-label="subject"><${Mono} value=${f.subject} short=${shortAddr} /></td>
+            <td data-label="counterparty"><${Mono} value=${f.counterparty} short=${shortAddr} /></td>
             <td data-label="amount" class="num">${formatCoin(f.amount)}</td>
             <td data-label="VASP">${f.vasp || html`<span class="muted">—</span>`}</td>
-            <td data-label="raised (UTC)">${formatUtc(f.created_at)}</td>
+            <td data-label="raised (UTC)">${formatUtc(f.created_at).replace(/ UTC$/, '')}</td>
             <td data-label="age">${ageOf(f.created_at)}</td>
             <td data-label="tx"><${Mono} value=${f.tx_hash} short=${shortHash} /></td>
-            <td data-label=""><button class="secondary" data-testid="open-case" onClick=${(e) => { e.stopPropagation(); onOpen(f.flag_id); }}>Open</button></td>
           </tr>`)}
         </tbody>
       </table>
-      ${flags && !flags.length ? html`<div class="empty">No flags match.</div>` : null}
+      ${flags && !matching.length ? html`<div class="empty">No flags match.</div>` : null}
     </div>
   </section>`;
 }
@@ -654,6 +725,17 @@ function AuditExplorer() {
   function exportAudit() {
     download(`audit-log-${stamp()}.csv`, toCsv(AUDIT_COLUMNS, entries.map(auditCsvRow)));
   }
+  // The node's export of the From/To range (every other row as its digest, the committed head
+  // and count with their proofs, the header): an auditor checks it with `lantaud audit verify`.
+  async function exportVerifiable() {
+    try {
+      const x = await api.get('audit_export', { from: localInputToUtc(f.from), to: localInputToUtc(f.to) });
+      download(`audit-export-${stamp()}.json`, JSON.stringify(x, null, 2), 'application/json');
+      setError(null);
+    } catch (err) {
+      setError(errorMsg(err, 'The audit export could not be made'));
+    }
+  }
   function exportReport() {
     const cols = ['section', ...new Set(report.sections.flatMap((s) => s.rows.flatMap((r) => Object.keys(r.cells || {}))))];
     const rows = report.sections.flatMap((s) => s.rows.map((r) => ({ section: s.name, ...(r.cells || {}) })));
@@ -675,6 +757,7 @@ function AuditExplorer() {
         <div class="actions">
           <button type="submit" data-testid="audit-search" disabled=${loading}>${loading ? 'Searching…' : 'Search'}</button>
           <button type="button" class="secondary" data-testid="audit-export-csv" disabled=${!entries || !entries.length} onClick=${exportAudit}>Export CSV</button>
+          <button type="button" class="secondary" data-testid="audit-export-verifiable" title="The rows of the From/To range with the hash chain and the proofs against the chain: check it offline with lantaud audit verify" onClick=${exportVerifiable}>Export for auditors (verifiable)</button>
         </div>
       </form>
       <${Message} testid="audit-error" msg=${error} />

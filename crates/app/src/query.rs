@@ -140,9 +140,9 @@ impl Queries<'_> {
         self.eth_call_traced(height, call, interrupt, None).await
     }
 
-    /// [`Self::eth_call`], its run traced into `trace` when given (`debug_traceCall`,
-    /// `eth_createAccessList`).
-    pub async fn eth_call_traced(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt, trace: Option<&TraceSlot>) -> Result<Outcome, TxError> {
+    /// The state an EVM call runs on (after block `height`, the latest when `None`), with its
+    /// height and block time; a height the node does not hold is the call's error.
+    async fn call_state(&self, height: Option<u64>) -> Result<(crate::history::StateView, u64, time::OffsetDateTime), TxError> {
         let internal = |e: AppError| TxError::from(SdkError::Internal(e.to_string()));
         let snap = self
             .store
@@ -152,6 +152,13 @@ impl Queries<'_> {
             .ok_or_else(|| TxError::from(lantau_evm::EvmError::Invalid(format!("no state for block {}", height.unwrap_or(0)))))?;
         let last = storage::height_at(&snap).await.map_err(internal)?;
         let time = storage::block_time_at(&snap).await.map_err(internal)?;
+        Ok((snap, last, time))
+    }
+
+    /// [`Self::eth_call`], its run traced into `trace` when given (`debug_traceCall`,
+    /// `eth_createAccessList`).
+    pub async fn eth_call_traced(&self, height: Option<u64>, call: &EvmCall, interrupt: &Interrupt, trace: Option<&TraceSlot>) -> Result<Outcome, TxError> {
+        let (snap, last, time) = self.call_state(height).await?;
         let block = BlockCtx { height: last.saturating_add(1), time, chain_id: self.shared.chain_id() };
         let mut state = StateDelta::new(snap);
         if let Some(t) = trace {
@@ -187,15 +194,7 @@ impl Queries<'_> {
     /// named by its `hash` (the audit rows it writes cite it). A call refused before running
     /// (funds, an invalid call) changes nothing and the next goes on. Nothing is written.
     pub async fn eth_simulate(&self, height: Option<u64>, blocks: &[Vec<(EvmCall, [u8; 32])>], interrupt: &Interrupt) -> Result<Vec<SimulatedBlock>, TxError> {
-        let internal = |e: AppError| TxError::from(SdkError::Internal(e.to_string()));
-        let snap = self
-            .store
-            .snapshot_at_height(height)
-            .await
-            .map_err(internal)?
-            .ok_or_else(|| TxError::from(lantau_evm::EvmError::Invalid(format!("no state for block {}", height.unwrap_or(0)))))?;
-        let last = storage::height_at(&snap).await.map_err(internal)?;
-        let mut time = storage::block_time_at(&snap).await.map_err(internal)?;
+        let (snap, last, mut time) = self.call_state(height).await?;
         let mut state = StateDelta::new(snap);
         let mut out = Vec::with_capacity(blocks.len());
         for (k, calls) in blocks.iter().enumerate() {

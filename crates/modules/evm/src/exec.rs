@@ -573,9 +573,23 @@ pub async fn simulate<S: StateWrite + Send + Sync>(
     tx_hash: &str,
     interrupt: &Interrupt,
 ) -> Result<Outcome, TxError> {
+    client_run(state, block, call, tx_hash, &format!("0x{tx_hash}"), interrupt, true).await
+}
+
+/// A client's run ([`call`], [`simulate`]): as a mined Ethereum transaction named `eth_hash`
+/// (the audit rows it writes cite it), under `interrupt`; written to `state` when `commit`.
+async fn client_run<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    block: &BlockCtx,
+    call: &EvmCall,
+    tx_hash: &str,
+    eth_hash: &str,
+    interrupt: &Interrupt,
+    commit: bool,
+) -> Result<Outcome, TxError> {
     use lantau_compliance::audit::{EthTxHash, ETH_TX_HASH_OBJECT};
-    state.object_put(ETH_TX_HASH_OBJECT, EthTxHash(format!("0x{tx_hash}")));
-    let out = run_inner(state, block, call, tx_hash, Some(interrupt), true).await;
+    state.object_put(ETH_TX_HASH_OBJECT, EthTxHash(eth_hash.to_string()));
+    let out = run_inner(state, block, call, tx_hash, Some(interrupt), commit).await;
     state.object_delete(ETH_TX_HASH_OBJECT);
     let out = out?;
     if interrupt.is_stopped() {
@@ -597,15 +611,7 @@ pub async fn call<S: StateWrite + Send + Sync>(
     // placeholder Ethereum hash of a real one's length (and not the Cosmos placeholder, as a
     // real one never is), so the rows a call writes, and their gas, are those of the mined
     // transaction and an estimate matches its cost.
-    use lantau_compliance::audit::{EthTxHash, ETH_TX_HASH_OBJECT};
-    state.object_put(ETH_TX_HASH_OBJECT, EthTxHash(format!("0x{}", "e".repeat(64))));
-    let out = run_inner(state, block, call, tx_hash, Some(interrupt), false).await;
-    state.object_delete(ETH_TX_HASH_OBJECT);
-    let out = out?;
-    if interrupt.is_stopped() {
-        return Err(EvmError::Aborted.into());
-    }
-    Ok(out)
+    client_run(state, block, call, tx_hash, &format!("0x{}", "e".repeat(64)), interrupt, false).await
 }
 
 /// A run under an interrupt (a client's call) or not (a mined transaction); its effects

@@ -131,23 +131,31 @@ impl Console {
 
     fn keep_note(&self, flag_id: &str, text: &str, hash: &str) -> Result<(), ApiError> {
         let _one = self.notes.lock();
-        let line = json!({"flag_id": flag_id, "at": rfc3339(time::OffsetDateTime::now_utc()), "text": text, "hash": hash});
+        let line = json!({"chain_id": self.chain_id, "flag_id": flag_id, "at": rfc3339(time::OffsetDateTime::now_utc()), "text": text, "hash": hash});
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&self.cfg.notes_path).map_err(|e| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("cannot keep the note in {}: {e}", self.cfg.notes_path.display()))
         })?;
         writeln!(f, "{line}").map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("cannot keep the note: {e}")))
     }
 
-    fn notes_of(&self, flag_id: &str) -> Vec<Value> {
+    /// The notes kept for a flag: only those whose hash the flag carries on chain (its
+    /// `officer_note_hash`, as just read), so a note never shows on another flag that has the
+    /// same number (after a dev chain's reset, on another chain from the same home).
+    fn notes_of(&self, flag_id: &str, note_hash: &str) -> Vec<Value> {
+        if note_hash.is_empty() {
+            return Vec::new();
+        }
         let _one = self.notes.lock();
         std::fs::read_to_string(&self.cfg.notes_path)
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|v| v["flag_id"] == flag_id)
+            .filter(|v| v["flag_id"] == flag_id && v["hash"].as_str().is_some_and(|h| h.eq_ignore_ascii_case(note_hash)))
+            .filter(|v| v["chain_id"].as_str().is_none_or(|c| c == self.chain_id))
             .map(|mut v| {
                 if let Some(o) = v.as_object_mut() {
                     o.remove("flag_id");
+                    o.remove("chain_id");
                 }
                 v
             })
@@ -271,7 +279,7 @@ async fn case(State(c): State<Arc<Console>>, Path(flag_id): Path<String>) -> Res
         "identity": identity,
         "subject_audit": audit["entries"],
         "earlier_flags": earlier,
-        "notes": c.notes_of(&flag_id),
+        "notes": c.notes_of(&flag_id, flag["officer_note_hash"].as_str().unwrap_or_default()),
     })))
 }
 

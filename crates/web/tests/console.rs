@@ -167,6 +167,13 @@ async fn a_reviewer_escalates_and_an_officer_blocks_through_their_consoles() {
     assert!(!v["raw_log"].as_str().unwrap().is_empty());
     assert_eq!(status(&desk).await, "FLAG_STATUS_EMITTED");
 
+    // A note kept earlier for another flag of the same number (a dev chain reset since): it
+    // never shows on this one, whose note hash on chain is another.
+    std::fs::write(
+        dir.path().join("desk-notes.jsonl"),
+        format!("{}\n", json!({"flag_id": id, "at": "2026-01-01T00:00:00Z", "text": "a note of another chain's flag", "hash": "ab".repeat(32)})),
+    )
+    .unwrap();
     // The reviewer escalates with a note (its hash on chain, the note kept by the console).
     let note = "Amount is 10x this customer's usual; source of funds unclear.";
     let (s, v) = desk.act(&format!("/api/flags/{id}/escalate"), &json!({"note": note})).await;
@@ -175,6 +182,7 @@ async fn a_reviewer_escalates_and_an_officer_blocks_through_their_consoles() {
     let (_, case) = desk.get(&format!("/api/case/{id}")).await;
     let note_hash = hex::encode(lantau_crypto::sha256(note.as_bytes()));
     assert_eq!(case["flag"]["officer_note_hash"], note_hash.as_str());
+    assert_eq!(case["notes"].as_array().map(Vec::len), Some(1), "{case}");
     assert_eq!(case["notes"][0]["text"], note);
 
     // The officer closes it BLOCKED; alice's next transfer is refused with code 18.

@@ -282,6 +282,12 @@ impl Mempool {
         }
     }
 
+    /// The waiting Ethereum transaction of `sender` with `nonce`, if any (the one a same-nonce
+    /// transaction would replace): looked up through the sender's own entries, without decoding.
+    pub fn ethereum_of(&self, sender: &Address, nonce: u64) -> Option<Entry> {
+        self.per_sender.get(sender)?.iter().filter_map(|id| self.order.get(id)).find(|e| e.tx.eth_hash.is_some() && e.tx.sequence == nonce).cloned()
+    }
+
     /// Every entry in order.
     pub fn entries(&self) -> Vec<Entry> {
         self.order.values().cloned().collect()

@@ -121,10 +121,8 @@ impl EmbeddedNode {
     /// stands).
     async fn replacement(&self, tx: &[u8]) -> Option<BroadcastResult> {
         let new = lantau_app::evm::msg::eth_tx_of(tx)?;
-        let old = self.mempool.lock().entries().into_iter().find_map(|e| {
-            let t = lantau_app::evm::msg::eth_tx_of(&e.bytes)?;
-            (t.from == new.from && t.nonce == new.nonce).then_some((e.hash, t))
-        })?;
+        let waiting = self.mempool.lock().ethereum_of(&new.from, new.nonce)?;
+        let old = (waiting.hash, lantau_app::evm::msg::eth_tx_of(&waiting.bytes)?);
         let hash = lantau_app::tx::tx_hash(tx);
         if let Err(e) = crate::mempool::replaces(&old.1, &new) {
             return Some(BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 });

@@ -5,6 +5,8 @@
 //   node e2e.mjs onboarding    env PORTAL_URL, EVM_RPC_URL, NEWCOMER_KEY, RECIPIENT, ARTIFACTS_DIR
 //   node e2e.mjs review        env REVIEWER_CONSOLE_URL, OFFICER_CONSOLE_URL (each with #token=…),
 //                              FLAG_TX_HASH, ARTIFACTS_DIR
+//   node e2e.mjs worklist      env WORKLIST_CONSOLE_URL (a console over a node answering 1000
+//                              flags), WANT_TX, WANT_ID (one of them), ARTIFACTS_DIR
 //   optional: CHROMIUM (default /usr/bin/chromium), STEP_TIMEOUT_MS (default 30000),
 //             TX_TIMEOUT_MS (waits that include a block or a receipt; default 120000)
 //
@@ -398,9 +400,62 @@ async function review(browser) {
   await o.ctx.close();
 }
 
+// A worklist of a thousand flags (WORKLIST_CONSOLE_URL; WANT_TX, WANT_ID: one flag's hash and
+// number): pages of 50, the next and last pages, a search by part of a hash, the decorator and
+// amount filters, the sort by amount, the CSV of every match.
+async function worklist(browser) {
+  const url = env('WORKLIST_CONSOLE_URL'), wantTx = env('WANT_TX'), wantId = env('WANT_ID');
+  step('a thousand flags, fifty a page');
+  const r = await openConsole(browser, url, 'reviewer console');
+  await r.page.locator(sel('worklist', '[data-loading="false"]')).waitFor({ timeout: STEP });
+  const count = async () => Number(await attr(r.page, 'worklist-count', 'data-count'));
+  const ids = () => r.page.locator(sel('flag-row')).evaluateAll((rows) => rows.map((x) => Number(x.dataset.flagId)));
+  if ((await count()) !== 1000) throw new Failure(`the worklist counts ${await count()} flags, not 1000`);
+  if ((await attr(r.page, 'worklist-page', 'data-pages')) !== '20') throw new Failure(`${await attr(r.page, 'worklist-page', 'data-pages')} pages, not 20`);
+  let shown = await ids();
+  if (shown.length !== 50 || shown[0] !== 1 || shown[49] !== 50) throw new Failure(`page 1 shows ${shown.length} rows, ${shown[0]} to ${shown[shown.length - 1]}`);
+  await r.page.locator(sel('page-next')).click();
+  await until(r.page, 'page 2', () => document.querySelector('[data-testid="worklist-page"]').dataset.page === '2');
+  shown = await ids();
+  if (shown[0] !== 51 || shown[49] !== 100) throw new Failure(`page 2 shows ${shown[0]} to ${shown[49]}`);
+  for (let i = 2; i < 20; i += 1) await r.page.locator(sel('page-next')).click();
+  await until(r.page, 'the last page', () => document.querySelector('[data-testid="worklist-page"]').dataset.page === '20');
+  shown = await ids();
+  if (shown.length !== 50 || shown[49] !== 1000) throw new Failure(`the last page shows ${shown.length} rows up to ${shown[shown.length - 1]}`);
+  if (!(await r.page.locator(sel('page-next')).isDisabled())) throw new Failure('next is enabled on the last page');
+  await shot(r.page, 'console-worklist-thousand');
+
+  step('search by part of a hash, filters, sort, CSV');
+  await r.page.locator(sel('worklist-search')).fill(wantTx.slice(10, 26).toLowerCase());
+  await until(r.page, 'one flag for that hash', ([id]) => {
+    const rows = [...document.querySelectorAll('[data-testid="flag-row"]')];
+    return rows.length === 1 && rows[0].dataset.flagId === id;
+  }, [wantId]);
+  await r.page.locator(sel('worklist-search')).fill('');
+  await r.page.locator(sel('filter-decorator')).selectOption('velocity');
+  await until(r.page, 'the velocity flags', () => document.querySelector('[data-testid="worklist-count"]').dataset.count === '500');
+  await r.page.locator(sel('filter-decorator')).selectOption('');
+  await r.page.locator(sel('filter-amount-min')).fill('8100');
+  await until(r.page, 'the flags of HKD 8,100 or more', () => document.querySelector('[data-testid="worklist-count"]').dataset.count === '900');
+  await r.page.locator(sel('filter-amount-min')).fill('');
+  await until(r.page, 'every flag again', () => document.querySelector('[data-testid="worklist-count"]').dataset.count === '1000');
+  await r.page.locator(sel('sort-amount')).click();
+  await r.page.locator(sel('sort-amount')).click();
+  await until(r.page, 'the largest first', () => document.querySelector('[data-testid="flag-row"]').dataset.flagId === '1000');
+  const [dl] = await Promise.all([r.page.waitForEvent('download', { timeout: STEP }), r.page.locator(sel('worklist-export-csv')).click()]);
+  const csvPath = path.join(artifacts, dl.suggestedFilename());
+  await dl.saveAs(csvPath);
+  const csv = fs.readFileSync(csvPath, 'utf8').split(/\r?\n/).filter(Boolean);
+  if (csv.length !== 1001 || !/^flag_id,status,/.test(csv[0]) || !csv[1].startsWith('1000,')) {
+    throw new Failure(`the CSV has ${csv.length} lines, header ${csv[0]}, first ${csv[1]}`);
+  }
+  note(`1000 flags in 20 pages; search, decorator, amount, sort; CSV of ${csv.length - 1} rows`);
+  await r.ctx.close();
+}
+
 // ---- main --------------------------------------------------------------------------------------
 
-const phases = { onboarding, review };
+const phases = { onboarding, review, worklist };
 async function main() {
   if (!phases[phase]) {
     console.error(`usage: node e2e.mjs <${Object.keys(phases).join('|')}> (see the top of this file for the environment)`);

@@ -151,3 +151,78 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
     }
     n.stop().await;
 }
+
+/// The worklist over a thousand flags in a real browser: pages of fifty, a search by part of a
+/// hash, the decorator and amount filters, the sort, the CSV of every match. The console talks to
+/// a front of the test node that answers the Flags query with a thousand flags (raising that many
+/// on chain would test the chain, not the page) and passes every other request to the node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_worklist_pages_searches_sorts_and_exports_a_thousand_flags() {
+    use axum::extract::{Request, State};
+    use axum::response::IntoResponse;
+    let n = TestNode::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stopped = move || {
+        let mut rx = stop_rx.clone();
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+    };
+    let hash = |i: u32| hex::encode_upper(lantau_crypto::sha256(&i.to_be_bytes()));
+    let flags: Vec<serde_json::Value> = (1..=1000u32)
+        .map(|i| {
+            let who = |tag: u8| lantau_primitives::Address([tag, (i >> 8) as u8, i as u8, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7]).to_bech32();
+            let at = time::OffsetDateTime::from_unix_timestamp(1_790_000_000 + i64::from(i) * 60).unwrap();
+            let at = at.format(&time::format_description::well_known::Rfc3339).unwrap();
+            serde_json::json!({
+                "flag_id": i.to_string(), "status": "FLAG_STATUS_EMITTED", "decorator": if i % 2 == 0 { "velocity" } else { "threshold" },
+                "resolution": "", "vasp": format!("VASP-{}", i % 7), "subject": who(1), "counterparty": who(2),
+                "amount": {"denom": "hkd.demo", "amount": (800_000 + (u64::from(i) - 1) * 100).to_string()},
+                "tx_hash": hash(i), "block_height": i.to_string(), "created_at": at, "updated_at": at,
+                "reviewer": "", "officer_note_hash": "", "evidence_hash": "", "officer": ""
+            })
+        })
+        .collect();
+    let answer = serde_json::json!({"flags": flags, "pagination": {"next_key": null, "total": "1000"}});
+    // The front: the Flags query answered, the rest passed to the node.
+    let node = n.rest_url.clone();
+    let front = axum::Router::new()
+        .route("/chain/compliance/v1/flags", axum::routing::get(move || async move { axum::Json(answer) }))
+        .fallback(|State(node): State<String>, req: Request| async move {
+            let url = format!("{node}{}", req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/"));
+            match reqwest::get(&url).await {
+                Ok(r) => {
+                    let status = axum::http::StatusCode::from_u16(r.status().as_u16()).unwrap();
+                    (status, [(axum::http::header::CONTENT_TYPE, "application/json")], r.bytes().await.unwrap_or_default()).into_response()
+                }
+                Err(e) => (axum::http::StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+            }
+        })
+        .with_state(node);
+    let (fl, front_url) = listener().await;
+    let front_stop = stopped();
+    let front_task = tokio::spawn(async move { axum::serve(fl, front).with_graceful_shutdown(front_stop).await });
+
+    let (l, _) = listener().await;
+    let addr = l.local_addr().unwrap();
+    let c = Console::new(ConsoleConfig {
+        listen: addr,
+        node: front_url,
+        rpc: n.rpc_url.clone(),
+        key: dev_key("reviewer"),
+        key_name: "desk".into(),
+        notes_path: dir.path().join("desk.jsonl"),
+        token: None,
+        confirm_timeout: Duration::from_secs(20),
+    })
+    .await
+    .unwrap();
+    let url = c.url(addr);
+    let console_task = tokio::spawn(c.serve(l, stopped()));
+    e2e("worklist", vec![("WORKLIST_CONSOLE_URL", url), ("WANT_TX", hash(777)), ("WANT_ID", "777".into())]).await;
+    stop_tx.send(true).unwrap();
+    let _ = front_task.await;
+    let _ = console_task.await;
+    n.stop().await;
+}

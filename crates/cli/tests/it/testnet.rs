@@ -22,11 +22,14 @@ fn lantaud() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_lantaud"))
 }
 
-/// A base port whose 5 × 10 ports are free now.
+/// A base port whose 5 × 10 ports are free now: a block of 50 free loopback ports below the kernel's ephemeral range (32768 and up on
+/// Linux), so a port the OS hands another test's connection or listener meanwhile cannot land
+/// in it between this check and the network's start.
 fn free_base() -> u16 {
-    let start = 20_000 + (std::process::id() % 300) as u16 * 100;
-    for k in 0..300u16 {
-        let base = 20_000 + (start - 20_000 + k * 100) % 30_000;
+    const BLOCKS: u16 = 127; // 20,000 to 32,699
+    let start = (std::process::id() % u32::from(BLOCKS)) as u16;
+    for k in 0..BLOCKS {
+        let base = 20_000 + ((start + k) % BLOCKS) * 100;
         let free = (0..50u16).all(|o| std::net::TcpListener::bind(("127.0.0.1", base + o)).is_ok());
         if free {
             return base;

@@ -396,42 +396,22 @@ impl App {
     ///
     /// Only for a dev chain: it rewrites history, which no network could agree on.
     pub async fn dev_restore(&self, to: &Snapshot) -> Result<u64, AppError> {
-        use futures::StreamExt;
         let latest = self.snapshot();
         let mut delta = StateDelta::new(latest.clone());
-        let read = |e: anyhow::Error| AppError::store(e);
-        // Verifiable keys: equal values are left alone (the Merkle tree writes only changes).
-        let mut now: std::collections::BTreeMap<String, Vec<u8>> = std::collections::BTreeMap::new();
-        let mut s = std::pin::pin!(latest.prefix_raw(""));
-        while let Some(kv) = s.next().await {
-            let (k, v) = kv.map_err(read)?;
-            now.insert(k, v);
+        // Each store's keys set to `to`'s values: equal values are left alone (the Merkle tree
+        // writes only changes).
+        let (puts, deletes) = key_changes(latest.prefix_raw(""), to.prefix_raw("")).await.map_err(AppError::store)?;
+        for (k, v) in puts {
+            cnidarium::StateWrite::put_raw(&mut delta, k, v);
         }
-        let mut s = std::pin::pin!(to.prefix_raw(""));
-        while let Some(kv) = s.next().await {
-            let (k, v) = kv.map_err(read)?;
-            if now.remove(&k).as_ref() != Some(&v) {
-                cnidarium::StateWrite::put_raw(&mut delta, k, v);
-            }
-        }
-        for k in now.into_keys() {
+        for k in deletes {
             cnidarium::StateWrite::delete(&mut delta, k);
         }
-        // Non-verifiable records, the same way.
-        let mut now: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = std::collections::BTreeMap::new();
-        let mut s = std::pin::pin!(latest.nonverifiable_prefix_raw(b""));
-        while let Some(kv) = s.next().await {
-            let (k, v) = kv.map_err(read)?;
-            now.insert(k, v);
+        let (puts, deletes) = key_changes(latest.nonverifiable_prefix_raw(b""), to.nonverifiable_prefix_raw(b"")).await.map_err(AppError::store)?;
+        for (k, v) in puts {
+            cnidarium::StateWrite::nonverifiable_put_raw(&mut delta, k, v);
         }
-        let mut s = std::pin::pin!(to.nonverifiable_prefix_raw(b""));
-        while let Some(kv) = s.next().await {
-            let (k, v) = kv.map_err(read)?;
-            if now.remove(&k).as_ref() != Some(&v) {
-                cnidarium::StateWrite::nonverifiable_put_raw(&mut delta, k, v);
-            }
-        }
-        for k in now.into_keys() {
+        for k in deletes {
             cnidarium::StateWrite::nonverifiable_delete(&mut delta, k);
         }
         // Version v is height base + v (wrapping): the new version is `to`'s height, and the
@@ -480,4 +460,28 @@ impl App {
     pub async fn apply_snapshot_chunk(&self, req: request::ApplySnapshotChunk) -> response::ApplySnapshotChunk {
         self.sync.apply_chunk(&self.shared, &self.store, &self.admission, req).await
     }
+}
+
+/// What turns the store read by `now` into the one read by `then`: the keys to write (absent
+/// from `now`, or with another value) and the keys to delete (absent from `then`).
+async fn key_changes<K: Ord>(
+    now: impl futures::Stream<Item = anyhow::Result<(K, Vec<u8>)>>,
+    then: impl futures::Stream<Item = anyhow::Result<(K, Vec<u8>)>>,
+) -> anyhow::Result<(Vec<(K, Vec<u8>)>, Vec<K>)> {
+    use futures::StreamExt;
+    let mut held = std::collections::BTreeMap::new();
+    let mut now = std::pin::pin!(now);
+    while let Some(kv) = now.next().await {
+        let (k, v) = kv?;
+        held.insert(k, v);
+    }
+    let mut puts = Vec::new();
+    let mut then = std::pin::pin!(then);
+    while let Some(kv) = then.next().await {
+        let (k, v) = kv?;
+        if held.remove(&k).as_ref() != Some(&v) {
+            puts.push((k, v));
+        }
+    }
+    Ok((puts, held.into_keys().collect()))
 }

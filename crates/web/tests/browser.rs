@@ -57,6 +57,19 @@ async fn e2e(phase: &'static str, env: Vec<(&'static str, String)>) {
     assert!(out.status.success(), "e2e.mjs {phase} failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
 
+/// A stop switch for the servers a test starts: flip the sender to true, and every future the
+/// maker hands out ends.
+fn stop_signal() -> (tokio::sync::watch::Sender<bool>, impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Clone) {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let stopped = move || -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let mut rx = rx.clone();
+        Box::pin(async move {
+            let _ = rx.wait_for(|s| *s).await;
+        })
+    };
+    (tx, stopped)
+}
+
 async fn listener() -> (tokio::net::TcpListener, String) {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
@@ -67,13 +80,7 @@ async fn listener() -> (tokio::net::TcpListener, String) {
 async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_browser() {
     let n = TestNode::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let stopped = move || {
-        let mut rx = stop_rx.clone();
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }
-    };
+    let (stop_tx, stopped) = stop_signal();
 
     // The portal, as `lantaud start --portal` runs it.
     let (pl, portal_url) = listener().await;
@@ -162,13 +169,7 @@ async fn the_worklist_pages_searches_sorts_and_exports_a_thousand_flags() {
     use axum::response::IntoResponse;
     let n = TestNode::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let stopped = move || {
-        let mut rx = stop_rx.clone();
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }
-    };
+    let (stop_tx, stopped) = stop_signal();
     let hash = |i: u32| hex::encode_upper(lantau_crypto::sha256(&i.to_be_bytes()));
     let flags: Vec<serde_json::Value> = (1..=1000u32)
         .map(|i| {

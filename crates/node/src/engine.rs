@@ -275,7 +275,9 @@ impl Engine {
 
     /// Produces blocks every `block_time` until `shutdown` flips to true.
     pub async fn run(self: Arc<Self>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-        let mut tick = tokio::time::interval(Duration::from_millis(self.cfg.block_time_ms.max(1)));
+        // The first tick is one interval away: a new chain's first block was made at start.
+        let period = Duration::from_millis(self.cfg.block_time_ms.max(1));
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {

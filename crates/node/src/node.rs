@@ -648,6 +648,11 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         dev_faucet: dev_faucet_key(&h),
     });
     *node.me.lock() = Arc::downgrade(&node);
+    // A new chain has its first block before anything is served, as a chain that has run has
+    // its last: `latest` always names a block (Ethereum tooling reads it first thing).
+    if node.app.queries().last_height().await? == 0 {
+        engine.mine().await?;
+    }
 
     let api_listener = tokio::net::TcpListener::bind(&cfg.api.address).await.map_err(|e| anyhow::anyhow!("bind REST {}: {e}", cfg.api.address))?;
     let rpc_listener = tokio::net::TcpListener::bind(&cfg.rpc.address).await.map_err(|e| anyhow::anyhow!("bind RPC {}: {e}", cfg.rpc.address))?;

@@ -69,6 +69,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.compile_well_known_types();
     // Timestamps render as the gRPC gateway renders them (RFC 3339 with `Z`).
     config.extern_path(".google.protobuf.Timestamp", "crate::Timestamp");
+    // Messages inside messages (a group's proposal) are the Cosmos SDK's own `Any`.
+    config.extern_path(".google.protobuf.Any", "::cosmos_sdk_proto::Any");
     config.skip_protoc_run();
     config.file_descriptor_set_path(&descriptor_path);
     config.compile_fds(fds)?;
@@ -82,6 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .extern_path(".cosmos.base.query.v1beta1", "::cosmos_sdk_proto::cosmos::base::query::v1beta1")
         .btree_map([".chain"])
         .extern_path(".google.protobuf.Timestamp", "crate::Timestamp")
+        .extern_path(".google.protobuf.Any", "::cosmos_sdk_proto::Any")
         .build(&[".chain", ".cosmos.evm.erc20"])?;
     Ok(())
 }

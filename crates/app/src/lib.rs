@@ -71,6 +71,7 @@ pub use lantau_bank as bank;
 pub use lantau_compliance as compliance;
 pub use lantau_erc20 as erc20;
 pub use lantau_evm as evm;
+pub use lantau_group as group;
 pub use lantau_kyc as kyc;
 pub use lantau_module_api as module_api;
 pub use lantau_reserve as reserve;

@@ -224,6 +224,7 @@ modules! {
     stablecoin: Stablecoin => lantau_stablecoin::Stablecoin,
     reserve: Reserve => lantau_reserve::Reserve,
     compliance: Compliance => lantau_compliance::Compliance,
+    group: Group => lantau_group::Group,
     evm: Evm => lantau_evm::Evm,
     upgrade: Upgrade => lantau_upgrade::Upgrade,
     #[cfg(test)]

@@ -23,12 +23,13 @@
 use cnidarium::{StateDelta, StateWrite};
 use cosmos_sdk_proto::Any;
 use lantau_compliance::screening::Session;
-use lantau_module_api::{event, BlockCtx, Event, ExecCtx, GasMeter, TxError};
+use lantau_module_api::{event, BlockCtx, Dispatch, Event, ExecCtx, GasMeter, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::compliance::v1::GateTrace;
 
 use crate::ante;
 use crate::hooks::BlockHook;
+use crate::msg::Msg;
 use crate::sigcache::SigCache;
 use crate::trace::TraceBuffer;
 use crate::tx::DecodedTx;
@@ -197,29 +198,144 @@ async fn execute<S: StateWrite + Send + Sync>(
     gas: &GasMeter,
     session: &mut Session,
 ) -> Result<Executed, TxError> {
-    let hash_hex = tx.hash_hex();
-    let mut events = Vec::new();
-    let mut responses = Vec::with_capacity(tx.msgs.len());
-    let mut inside = Vec::new();
+    run_messages(state, tx.signer, &tx.msgs, &tx.hash_hex(), block, gas, session).await
+}
+
+/// A transaction's messages, signed by `signer`, in order. A message that hands messages on
+/// (a group's accepted proposal, [`Dispatch`]) has them run ([`run_dispatch`]) before the next.
+async fn run_messages<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    signer: Address,
+    msgs: &[Msg],
+    hash_hex: &str,
+    block: &BlockCtx,
+    gas: &GasMeter,
+    session: &mut Session,
+) -> Result<Executed, TxError> {
+    let mut done = Executed { events: Vec::new(), responses: Vec::with_capacity(msgs.len()), inside: Vec::new() };
     session.lend(state);
-    for (i, m) in tx.msgs.iter().enumerate() {
-        let mut ctx = ExecCtx::new(block, gas, &hash_hex, tx.signer);
-        ctx.msg_index = i;
-        if let Err(e) = m.execute(state, &mut ctx).await {
-            // The loan goes with `state`, which the caller drops.
-            return Err(e.wrap(format!("failed to execute message; message index: {i}")));
+    for (i, m) in msgs.iter().enumerate() {
+        let mut ctx = ExecCtx::new(block, gas, hash_hex, signer);
+        run_message(state, m, i, &mut ctx).await?;
+        if let Some(d) = ctx.dispatch.take() {
+            run_dispatch(state, block, gas, &mut ctx, &d, session.payload().cloned()).await.map_err(|e| at_index(e, i))?;
         }
-        inside.append(&mut ctx.traces);
-        responses.push(ctx.response.take().unwrap_or_else(|| Any { type_url: format!("{}Response", m.type_url()), value: Vec::new() }));
-        events.push(message_event(m.type_url(), &tx.signer, m.module(), i));
-        events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
+        done.add(m, i, &signer, ctx);
     }
-    session.close(state, gas, block, &hash_hex, &mut events).await?;
-    Ok(Executed { events, responses, inside })
+    session.close(state, gas, block, hash_hex, &mut done.events).await?;
+    Ok(done)
+}
+
+/// A group proposal's messages, run as the group: [`run_messages`] without hand-ons (a
+/// proposal's messages cannot carry proposals, so this is one level deep).
+async fn run_proposal<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    signer: Address,
+    msgs: &[Msg],
+    hash_hex: &str,
+    block: &BlockCtx,
+    gas: &GasMeter,
+    session: &mut Session,
+) -> Result<Executed, TxError> {
+    let mut done = Executed { events: Vec::new(), responses: Vec::with_capacity(msgs.len()), inside: Vec::new() };
+    session.lend(state);
+    for (i, m) in msgs.iter().enumerate() {
+        let mut ctx = ExecCtx::new(block, gas, hash_hex, signer);
+        run_message(state, m, i, &mut ctx).await?;
+        if ctx.dispatch.is_some() {
+            return Err(at_index(lantau_group::GroupError::InvalidMessages(format!("{} cannot run inside a proposal", m.type_url())).into(), i));
+        }
+        done.add(m, i, &signer, ctx);
+    }
+    session.close(state, gas, block, hash_hex, &mut done.events).await?;
+    Ok(done)
+}
+
+fn at_index(e: TxError, i: usize) -> TxError {
+    e.wrap(format!("failed to execute message; message index: {i}"))
+}
+
+/// One message's handler. On error the loan goes with `state`, which the caller drops.
+async fn run_message<S: StateWrite + Send + Sync>(state: &mut S, m: &Msg, i: usize, ctx: &mut ExecCtx<'_>) -> Result<(), TxError> {
+    ctx.msg_index = i;
+    ctx.inner_check = Some(inner_check);
+    m.execute(state, ctx).await.map_err(|e| at_index(e, i))
+}
+
+impl Executed {
+    /// Takes in what message `i` gave: its response, its `message` event and its events.
+    fn add(&mut self, m: &Msg, i: usize, signer: &Address, mut ctx: ExecCtx<'_>) {
+        self.inside.append(&mut ctx.traces);
+        self.responses.push(ctx.response.take().unwrap_or_else(|| Any { type_url: format!("{}Response", m.type_url()), value: Vec::new() }));
+        self.events.push(message_event(m.type_url(), signer, m.module(), i));
+        self.events.extend(ctx.events.into_iter().map(|e| with_msg_index(e, i)));
+    }
+}
+
+/// How a message carried inside another (a group proposal's) reads: decoded and checked as a
+/// transaction's message is, its signer and type URL.
+fn inner_check(any: &Any) -> Result<(Address, &'static str), TxError> {
+    let m = Msg::from_any(any)?;
+    m.check_stateless()?;
+    Ok((m.signer(), m.type_url()))
+}
+
+/// Runs a group's accepted proposal as the group: its messages through [`run_messages`] with a
+/// screening session of their own (the group the signer, the transaction's Travel Rule
+/// payload), on an overlay kept only if every message and the session's close succeed; then
+/// the group module records the outcome. A failed run is the proposal's FAILURE, not the
+/// transaction's, except running out of gas, which fails the transaction.
+async fn run_dispatch<S: StateWrite + Send + Sync>(
+    state: &mut S,
+    block: &BlockCtx,
+    gas: &GasMeter,
+    ctx: &mut ExecCtx<'_>,
+    d: &Dispatch,
+    payload: Option<lantau_compliance::TravelRulePayload>,
+) -> Result<(), TxError> {
+    let outcome = {
+        let mut sub = StateDelta::new(&mut *state);
+        let ran: Result<Executed, TxError> = async {
+            let mut msgs = Vec::with_capacity(d.msgs.len());
+            for (i, any) in d.msgs.iter().enumerate() {
+                let m = Msg::from_any(any).map_err(|e| e.wrap(format!("proposal message {i}")))?;
+                m.check_stateless().map_err(|e| e.wrap(format!("proposal message {i}")))?;
+                if m.signer() != d.signer || matches!(&m, Msg::Group(g) if !matches!(g, lantau_group::GroupMsg::Update(..))) {
+                    return Err(lantau_group::GroupError::InvalidMessages(format!("message {i} ({}) cannot run for the group", m.type_url())).into());
+                }
+                msgs.push(m);
+            }
+            let facts: Vec<_> = msgs.iter().enumerate().flat_map(|(i, m)| m.facts(i)).collect();
+            let types: Vec<&str> = msgs.iter().map(|m| m.type_url()).collect();
+            let mut session = Session::open(&sub, gas, block, d.signer, facts, payload, &types, None).await?;
+            if let Some(e) = session.rejection().cloned() {
+                return Err(e);
+            }
+            run_proposal(&mut sub, d.signer, &msgs, ctx.tx_hash, block, gas, &mut session).await
+        }
+        .await;
+        match ran {
+            Ok(done) => {
+                sub.apply();
+                ctx.traces.extend(done.inside);
+                // The proposal's events join the message's (which adds its own index).
+                ctx.events.extend(done.events.into_iter().map(without_msg_index));
+                Ok(())
+            }
+            Err(e) if e.codespace == "sdk" && e.code == 11 => return Err(e),
+            Err(e) => Err(format!("{}:{}: {}", e.codespace, e.code, e.log)),
+        }
+    };
+    lantau_group::handler::record_exec(state, ctx, d, outcome).await
 }
 
 fn message_event(action: &str, sender: &Address, module: &str, i: usize) -> Event {
     event("message", [("action", action.to_string()), ("sender", sender.to_bech32()), ("module", module.to_string()), ("msg_index", i.to_string())])
+}
+
+fn without_msg_index(mut e: Event) -> Event {
+    e.attributes.retain(|a| a.key_str().ok() != Some("msg_index"));
+    e
 }
 
 fn with_msg_index(mut e: Event, i: usize) -> Event {

@@ -15,6 +15,7 @@ use serde_json::json;
 mod amount;
 mod compliance;
 mod evm;
+mod group;
 mod registry;
 mod testnet;
 mod txfile;
@@ -406,6 +407,9 @@ enum TxCmd {
     /// Reserve attestation transactions.
     #[command(subcommand)]
     Reserve(registry::ReserveTx),
+    /// Group accounts: create, propose, vote, execute.
+    #[command(subcommand)]
+    Group(group::GroupTx),
     /// Software upgrades scheduled on chain (signed by governance).
     #[command(subcommand)]
     Upgrade(registry::UpgradeTx),
@@ -491,7 +495,7 @@ enum QueryCmd {
     /// Auth queries.
     #[command(subcommand)]
     Auth(AuthQuery),
-    /// Registry queries (kyc, stablecoin, erc20, reserve, upgrade, compliance).
+    /// Registry queries (kyc, stablecoin, erc20, reserve, group, upgrade, compliance).
     #[command(flatten)]
     Module(registry::ModuleQuery),
     /// A transaction by hash.
@@ -791,6 +795,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Tx(TxCmd::Kyc(t)) => registry::kyc_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Stablecoin(t)) => registry::stablecoin_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Reserve(t)) => registry::reserve_tx(&home, out, t).await?,
+        Cmd::Tx(TxCmd::Group(t)) => group::group_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Upgrade(t)) => registry::upgrade_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Compliance(t)) => compliance::compliance_tx(&home, out, t).await?,
         Cmd::Tx(TxCmd::Evm(t)) => evm::evm_tx(&home, out, t).await?,

@@ -15,6 +15,7 @@
 
 pub mod compliance;
 pub mod eth;
+pub mod msgs;
 pub mod rest;
 pub mod sender;
 pub mod tx;

@@ -16,6 +16,26 @@ pub struct BlockCtx {
     pub chain_id: String,
 }
 
+/// How the app reads a message carried inside another (a group proposal's): the signer it
+/// names and its type URL, once decoded and checked statelessly as a transaction's message
+/// would be.
+pub type InnerCheck = fn(&cosmos_sdk_proto::Any) -> Result<(Address, &'static str), crate::TxError>;
+
+/// Messages a handler hands to the app to run as another account once it returns: a group's
+/// accepted proposal. The app runs them through the pipeline's message step (their own
+/// screening session, all or none) and reports the outcome to the group module.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dispatch {
+    /// The account the messages act for (each names it as its signer).
+    pub signer: Address,
+    /// The messages, in order.
+    pub msgs: Vec<cosmos_sdk_proto::Any>,
+    /// The proposal they carry.
+    pub proposal_id: u64,
+    /// Who asked for the run.
+    pub executor: Address,
+}
+
 /// The per-transaction context handed to message handlers.
 #[derive(Debug)]
 pub struct ExecCtx<'a> {
@@ -37,12 +57,17 @@ pub struct ExecCtx<'a> {
     /// The message's response, when its handler gives one (the Cosmos SDK's
     /// `TxMsgData.msg_responses` entry); `None` answers an empty `<message type>Response`.
     pub response: Option<cosmos_sdk_proto::Any>,
+    /// The app's reading of inner messages (set by the pipeline; `None` where messages cannot
+    /// carry messages, e.g. a module's unit tests).
+    pub inner_check: Option<InnerCheck>,
+    /// Messages the handler asks the app to run after it ([`Dispatch`]).
+    pub dispatch: Option<Dispatch>,
 }
 
 impl<'a> ExecCtx<'a> {
     /// A context for one message.
     pub fn new(block: &'a BlockCtx, gas: &'a GasMeter, tx_hash: &'a str, signer: Address) -> Self {
-        Self { block, gas, tx_hash, signer, msg_index: 0, events: Vec::new(), traces: Vec::new(), response: None }
+        Self { block, gas, tx_hash, signer, msg_index: 0, events: Vec::new(), traces: Vec::new(), response: None, inner_check: None, dispatch: None }
     }
 
     /// Records an event.

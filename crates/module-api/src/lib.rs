@@ -32,7 +32,7 @@ pub mod reads;
 pub mod store;
 pub mod type_url;
 
-pub use ctx::{BlockCtx, ExecCtx};
+pub use ctx::{BlockCtx, Dispatch, ExecCtx, InnerCheck};
 pub use error::{ErrorCode, SdkError, TxError};
 pub use event::{event, Event};
 pub use gas::{GasMeter, OutOfGas};

@@ -49,6 +49,14 @@ pub mod chain {
             include!(concat!(env!("OUT_DIR"), "/chain.reserve.v1.serde.rs"));
         }
     }
+    /// `chain.group.v1`: group accounts (M-of-N control).
+    pub mod group {
+        /// Version 1.
+        pub mod v1 {
+            include!(concat!(env!("OUT_DIR"), "/chain.group.v1.rs"));
+            include!(concat!(env!("OUT_DIR"), "/chain.group.v1.serde.rs"));
+        }
+    }
     /// `chain.compliance.v1`: the compliance module.
     pub mod compliance {
         /// Version 1.

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use axum::extract::{Path, RawQuery, State};
 use axum::routing::get;
 use axum::Json;
-use lantau_app::{compliance, erc20, kyc, reserve, stablecoin};
+use lantau_app::{compliance, erc20, group, kyc, reserve, stablecoin};
 use lantau_proto::chain::compliance::v1 as compliance_pb;
-use lantau_proto::chain::{kyc::v1 as kyc_pb, reserve::v1 as reserve_pb, stablecoin::v1 as stablecoin_pb};
+use lantau_proto::chain::{group::v1 as group_pb, kyc::v1 as kyc_pb, reserve::v1 as reserve_pb, stablecoin::v1 as stablecoin_pb};
 use lantau_proto::erc20 as erc20_pb;
 use serde::Serialize;
 use serde_json::Value;
@@ -51,6 +51,11 @@ pub fn routes() -> OpenApiRouter<Node> {
         .routes(routes!(latest_attestation))
         .routes(routes!(reserve_for_address))
         .routes(routes!(reserve_params))
+        .routes(routes!(group_info))
+        .routes(routes!(groups_by_member))
+        .routes(routes!(group_proposal))
+        .routes(routes!(group_proposals))
+        .routes(routes!(group_votes))
         .routes(routes!(upgrade_current_plan))
         .routes(routes!(upgrade_applied_plan))
         .routes(routes!(upgrade_module_versions))
@@ -253,6 +258,73 @@ async fn reserve_for_address(State(node): State<Node>, Path(address): Path<Strin
 async fn reserve_params(State(node): State<Node>) -> ApiResult<ReserveParamsResponse> {
     let r: reserve_pb::QueryParamsResponse = routed(&node, reserve::query::PARAMS, &reserve_pb::QueryParamsRequest {}).await?;
     Ok(Body(ReserveParamsResponse { params: r.params }))
+}
+
+// === group ===
+
+fn proposal_id(id: &str) -> Result<u64, ApiError> {
+    id.parse().map_err(|_| ApiError::invalid(format!("invalid proposal id {id:?}: a positive integer")))
+}
+
+#[utoipa::path(get, path = "/chain/group/v1/groups/{address}", tag = "group", summary = "A group account: members, threshold, voting period, version",
+    params(("address" = String, Path, description = "Bech32 address of the group account", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = GroupResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+async fn group_info(State(node): State<Node>, Path(address): Path<String>) -> ApiResult<GroupResponse> {
+    let addr = parse_bech32(&address)?;
+    let r: group_pb::QueryGroupResponse = routed(&node, group::query::GROUP, &group_pb::QueryGroupRequest { address: addr.to_bech32() }).await?;
+    Ok(Body(GroupResponse { group: r.group }))
+}
+
+#[utoipa::path(get, path = "/chain/group/v1/groups_by_member/{address}", tag = "group", summary = "The groups an address is a member of",
+    params(("address" = String, Path, description = "Bech32 address of the member", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$")),
+    responses((status = 200, description = "The answer", body = GroupsResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+async fn groups_by_member(State(node): State<Node>, Path(address): Path<String>) -> ApiResult<GroupsResponse> {
+    let addr = parse_bech32(&address)?;
+    let r: group_pb::QueryGroupsByMemberResponse =
+        routed(&node, group::query::GROUPS_BY_MEMBER, &group_pb::QueryGroupsByMemberRequest { address: addr.to_bech32() }).await?;
+    let pagination = crate::json::page(r.groups.len());
+    Ok(Body(GroupsResponse { groups: r.groups, pagination }))
+}
+
+#[utoipa::path(get, path = "/chain/group/v1/proposals/{id}", tag = "group", summary = "A group proposal, its status as of the block read (EXPIRED, ABORTED derived)",
+    params(("id" = String, Path, description = "The proposal id", example = "1")),
+    responses((status = 200, description = "The answer", body = GroupProposalResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+async fn group_proposal(State(node): State<Node>, Path(id): Path<String>) -> ApiResult<GroupProposalResponse> {
+    let proposal_id = proposal_id(&id)?;
+    let r: group_pb::QueryProposalResponse = routed(&node, group::query::PROPOSAL, &group_pb::QueryProposalRequest { proposal_id }).await?;
+    Ok(Body(GroupProposalResponse { proposal: r.proposal }))
+}
+
+#[utoipa::path(get, path = "/chain/group/v1/proposals_by_group/{address}", tag = "group", summary = "A group's proposals, newest first (at most 100); `pending_only=true`: the open ones",
+    params(("address" = String, Path, description = "Bech32 address of the group account", example = "lantau1n9j4qlg62k7vy62utzapd7ehmqvmpfxudud28p", pattern = "^lantau1[02-9ac-hj-np-z]{38,}$"),
+        ("pending_only" = Option<bool>, Query, description = "Only proposals still open (SUBMITTED or ACCEPTED, not executed, not expired)")),
+    responses((status = 200, description = "The answer", body = GroupProposalsResponse), (status = 400, description = "A malformed parameter", body = ErrorBody)))]
+async fn group_proposals(State(node): State<Node>, Path(address): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<GroupProposalsResponse> {
+    let addr = parse_bech32(&address)?;
+    let mut pending_only = false;
+    for (k, v) in form_urlencoded(raw.as_deref().unwrap_or("")) {
+        if k == "pending_only" {
+            pending_only = match v.as_str() {
+                "true" | "1" => true,
+                "false" | "0" | "" => false,
+                _ => return Err(ApiError::invalid(format!("invalid pending_only {v:?}: true or false"))),
+            };
+        }
+    }
+    let req = group_pb::QueryProposalsByGroupRequest { address: addr.to_bech32(), pending_only };
+    let r: group_pb::QueryProposalsByGroupResponse = routed(&node, group::query::PROPOSALS_BY_GROUP, &req).await?;
+    let pagination = crate::json::page(r.proposals.len());
+    Ok(Body(GroupProposalsResponse { proposals: r.proposals, pagination }))
+}
+
+#[utoipa::path(get, path = "/chain/group/v1/proposals/{id}/votes", tag = "group", summary = "The votes on a group proposal (the proposer's submission is its YES)",
+    params(("id" = String, Path, description = "The proposal id", example = "1")),
+    responses((status = 200, description = "The answer", body = GroupVotesResponse), (status = 400, description = "A malformed parameter", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody)))]
+async fn group_votes(State(node): State<Node>, Path(id): Path<String>) -> ApiResult<GroupVotesResponse> {
+    let proposal_id = proposal_id(&id)?;
+    let r: group_pb::QueryVotesResponse = routed(&node, group::query::VOTES, &group_pb::QueryVotesRequest { proposal_id }).await?;
+    let pagination = crate::json::page(r.votes.len());
+    Ok(Body(GroupVotesResponse { votes: r.votes, pagination }))
 }
 
 // === upgrade ===
@@ -608,6 +680,11 @@ mod bodies {
     one!(TokenPairResponse, token_pair, lantau_proto::erc20::TokenPair);
     one!(AttestationResponse, attestation, reserve_pb::Attestation);
     one!(ReserveParamsResponse, params, reserve_pb::Params);
+    one!(GroupResponse, group, group_pb::GroupInfo);
+    list!(GroupsResponse, groups, group_pb::GroupInfo);
+    one!(GroupProposalResponse, proposal, group_pb::Proposal);
+    list!(GroupProposalsResponse, proposals, group_pb::Proposal);
+    list!(GroupVotesResponse, votes, group_pb::Vote);
     one!(StablecoinParamsResponse, params, stablecoin_pb::Params);
     one!(RedemptionResponse, redemption, stablecoin_pb::Redemption);
     list!(RedemptionsResponse, redemptions, stablecoin_pb::Redemption);

@@ -115,6 +115,8 @@ impl Console {
             .route("/flags/{flag_id}/review", post(review))
             .route("/flags/{flag_id}/escalate", post(escalate))
             .route("/flags/{flag_id}/close", post(close))
+            .route("/proposals", get(proposals))
+            .route("/proposals/{id}/vote", post(vote))
             .fallback(|| async { ApiError::not_found("no such route (docs/web-api.md lists the console's)") })
             .layer(axum::middleware::from_fn_with_state(self.clone(), guard));
         Router::new()
@@ -399,6 +401,68 @@ async fn close(State(c): State<Arc<Console>>, Path(flag_id): Path<String>, Body(
         officer_evidence_hash: if b.evidence.is_empty() { String::new() } else { sha256_hex(&b.evidence) },
     };
     act(&c, "close", to_any(&msg)).await
+}
+
+// === group proposals ===
+
+/// The open proposals of every group the console's key is a member of, newest first, each
+/// with its messages as JSON, its votes and the key's own vote (null before it voted).
+async fn proposals(State(c): State<Arc<Console>>) -> Result<Json<Value>, ApiError> {
+    let me = c.address();
+    let groups = c.client.query(&format!("/chain/group/v1/groups_by_member/{me}")).await.map_err(node_error)?;
+    let mut out = Vec::new();
+    for g in groups["groups"].as_array().cloned().unwrap_or_default() {
+        let addr = g["address"].as_str().unwrap_or_default().to_string();
+        let open = c.client.query(&format!("/chain/group/v1/proposals_by_group/{addr}?pending_only=true")).await.map_err(node_error)?;
+        let mut list = Vec::new();
+        for mut p in open["proposals"].as_array().cloned().unwrap_or_default() {
+            let id = p["id"].as_str().unwrap_or_default().to_string();
+            let votes = c.client.query(&format!("/chain/group/v1/proposals/{id}/votes")).await.map_err(node_error)?["votes"].clone();
+            let mine = votes.as_array().and_then(|v| v.iter().find(|v| v["voter"] == me.as_str())).map(|v| v["option"].clone()).unwrap_or(Value::Null);
+            let messages: Vec<Value> = p["messages"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|m| {
+                            let value = base64::engine::general_purpose::STANDARD.decode(m["value"].as_str().unwrap_or_default()).unwrap_or_default();
+                            lantau_client::msgs::to_json(&cosmos_sdk_proto::Any { type_url: m["typeUrl"].as_str().unwrap_or_default().to_string(), value })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(o) = p.as_object_mut() {
+                o.insert("messages".into(), Value::Array(messages));
+                o.insert("votes".into(), votes);
+                o.insert("my_vote".into(), mine);
+            }
+            list.push(p);
+        }
+        out.push(json!({"group": g, "proposals": list}));
+    }
+    Ok(Json(json!({"address": me, "groups": out})))
+}
+
+#[derive(Debug, Deserialize)]
+struct VoteBody {
+    option: String,
+}
+
+/// The key's vote on a group proposal, which runs the proposal when it is the accepting one.
+async fn vote(State(c): State<Arc<Console>>, Path(id): Path<String>, Body(b): Body<VoteBody>) -> Result<Json<Value>, ApiError> {
+    let proposal_id = id.parse::<u64>().ok().filter(|n| *n > 0 && id.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
+        ApiError::invalid(format!(
+            "proposal id {:?} is not a proposal id (a positive decimal number); nothing was signed",
+            id.chars().take(32).collect::<String>()
+        ))
+    })?;
+    let option = match b.option.trim().to_ascii_uppercase().trim_start_matches("VOTE_OPTION_") {
+        "YES" => lantau_proto::chain::group::v1::VoteOption::Yes,
+        "NO" => lantau_proto::chain::group::v1::VoteOption::No,
+        "ABSTAIN" => lantau_proto::chain::group::v1::VoteOption::Abstain,
+        _ => return Err(ApiError::invalid(format!("option {:?} is not one of YES, NO, ABSTAIN", b.option))),
+    };
+    let msg = lantau_proto::chain::group::v1::MsgVote { proposal_id, voter: c.address(), option: option as i32, exec: true };
+    act(&c, "vote", to_any(&msg)).await
 }
 
 #[cfg(test)]

@@ -273,3 +273,62 @@ async fn a_case_whose_live_trace_is_gone_is_rebuilt_by_simulate_trace_and_says_s
     desk.stop().await;
     n.stop().await;
 }
+
+/// A group member's console: it lists the open proposals of the key's groups with their
+/// messages (as JSON), tallies and the key's own vote; a malformed vote signs nothing; the
+/// member's approval, the second of two, runs the proposal, which then leaves the list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_members_console_shows_the_open_proposal_and_its_approval_runs_it() {
+    use lantau_proto::chain::group::v1 as gpb;
+    let n = TestNode::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ann = SecretKey::from_bytes(&[81; 32]).unwrap();
+    let (bob, carol) = (dev_key("bob"), dev_addr("carol"));
+    let gas_money = TxBuilder::new(vec![msg_send(&dev_addr("faucet"), &ann.address(), &[Coin::new("alantau", 10u128.pow(18))])]);
+    assert!(send(&n, &dev_key("faucet"), gas_money).await.is_success());
+    let create = gpb::MsgCreateGroup {
+        creator: dev_addr("governance").to_bech32(),
+        members: vec![gpb::Member { address: ann.address().to_bech32(), weight: 1 }, gpb::Member { address: bob.address().to_bech32(), weight: 1 }],
+        threshold: 2,
+        voting_period: "3600s".into(),
+        metadata: "treasury".into(),
+    };
+    assert!(send(&n, &dev_key("governance"), TxBuilder::new(vec![lantau_client::to_any(&create)])).await.is_success());
+    let group = n.client.query(&format!("/chain/group/v1/groups_by_member/{}", ann.address().to_bech32())).await.unwrap()["groups"][0]["address"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let group_addr = lantau_primitives::Address::from_bech32(&group).unwrap();
+    let fund = TxBuilder::new(vec![msg_send(&dev_addr("alice"), &group_addr, &[Coin::new("alantau", 1_000u128)])]);
+    assert!(send(&n, &dev_key("alice"), fund).await.is_success());
+    let pay = msg_send(&group_addr, &carol, &[Coin::new("alantau", 5u128)]);
+    let propose =
+        gpb::MsgSubmitProposal { group_address: group.clone(), proposer: bob.address().to_bech32(), messages: vec![pay], metadata: String::new(), exec: false };
+    assert!(send(&n, &bob, TxBuilder::new(vec![lantau_client::to_any(&propose)])).await.is_success());
+
+    let desk = serve(&n, &ann, "ann", dir.path()).await;
+    let (s, v) = desk.get("/api/proposals").await;
+    assert_eq!(s, 200, "{v}");
+    let g = &v["groups"][0];
+    assert_eq!((g["group"]["address"].as_str(), g["proposals"].as_array().map(Vec::len)), (Some(group.as_str()), Some(1)), "{v}");
+    let p = &g["proposals"][0];
+    assert_eq!((p["my_vote"].clone(), p["yes_weight"].as_str()), (Value::Null, Some("1")), "{p}");
+    assert_eq!(p["messages"][0]["@type"], "/cosmos.bank.v1beta1.MsgSend", "{p}");
+    assert_eq!(p["messages"][0]["to_address"], carol.to_bech32().as_str(), "{p}");
+    let id = p["id"].as_str().unwrap().to_string();
+
+    // Malformed: nothing is signed.
+    let (s, v) = desk.act(&format!("/api/proposals/{id}/vote"), &json!({"option": "MAYBE"})).await;
+    assert_eq!(s, 400, "{v}");
+    let (s, v) = desk.act("/api/proposals/1%20OR%201/vote", &json!({"option": "YES"})).await;
+    assert_eq!(s, 400, "{v}");
+
+    let before = n.client.balance(&carol, "alantau").await.unwrap().0;
+    let (s, v) = desk.act(&format!("/api/proposals/{id}/vote"), &json!({"option": "YES"})).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(n.client.balance(&carol, "alantau").await.unwrap().0, before + 5);
+    let (_, v) = desk.get("/api/proposals").await;
+    assert_eq!(v["groups"][0]["proposals"].as_array().map(Vec::len), Some(0), "{v}");
+    desk.stop().await;
+    n.stop().await;
+}

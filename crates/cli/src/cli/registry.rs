@@ -737,6 +737,7 @@ pub(super) async fn module_query(home: &std::path::Path, out: Output, q: ModuleQ
             (node, format!("/chain/reserve/v1/reserve_for_address/{}", resolve_address(home, &address)?.to_bech32()))
         }
         ModuleQuery::Reserve(ReserveQuery::Params { node }) => (node, "/chain/reserve/v1/params".to_string()),
+        ModuleQuery::Group(q) => super::group::query_path(home, q)?,
         ModuleQuery::Upgrade(UpgradeQuery::Plan { node }) => (node, "/cosmos/upgrade/v1beta1/current_plan".to_string()),
         ModuleQuery::Upgrade(UpgradeQuery::Applied { name, node }) => {
             anyhow::ensure!(!name.is_empty() && !name.contains('/'), "an upgrade name is non-empty and has no '/'");
@@ -828,6 +829,9 @@ pub(super) enum ModuleQuery {
     /// Reserve queries.
     #[command(subcommand)]
     Reserve(ReserveQuery),
+    /// Group account queries.
+    #[command(subcommand)]
+    Group(super::group::GroupQuery),
     /// Software upgrade queries.
     #[command(subcommand)]
     Upgrade(UpgradeQuery),

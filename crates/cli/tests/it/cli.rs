@@ -533,3 +533,59 @@ async fn an_audit_export_verifies_offline_and_an_edited_row_is_named() {
     assert!(!ok && log.contains(&format!("row {seq} breaks the hash chain")), "{log}");
     n.stop().await;
 }
+
+/// Group accounts from the CLI: alice and bob hold an account 2-of-2; alice proposes a payment
+/// from it (a file of messages), bob's vote runs it; the queries show the group, the pending
+/// proposal, then the executed one and both votes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_creates_a_group_and_runs_its_proposal() {
+    let n = TestNode::start().await.unwrap();
+    let home = n.home.path().to_path_buf();
+    let node = n.rest_url.clone();
+    let run = |args: Vec<String>| {
+        let h = home.clone();
+        let nd = node.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+            a.extend(["--node", nd.as_str()]);
+            lantaud(&h, &a)
+        })
+    };
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+
+    let (ok, v, log) =
+        run(s(&["tx", "group", "create", "governance", "--member", "alice", "--member", "bob:1", "--threshold", "2", "--voting-period", "3600s"]))
+            .await
+            .unwrap();
+    assert!(ok && v["code"] == 0, "{log}");
+    let (ok, v, log) = run(s(&["query", "group", "by-member", "bob"])).await.unwrap();
+    assert!(ok, "{log}");
+    let group = v["groups"][0]["address"].as_str().unwrap().to_string();
+    let (ok, v, log) = run(s(&["query", "group", "info", &group])).await.unwrap();
+    assert!(ok && v["group"]["threshold"] == "2", "{log}");
+    let (ok, _, log) = run(s(&["tx", "bank", "send", "alice", &group, "1000alantau"])).await.unwrap();
+    assert!(ok, "{log}");
+
+    let file = n.home.path().join("pay-carol.json");
+    let carol = dev_addr("carol").to_bech32();
+    let msgs = serde_json::json!([{"@type": "/cosmos.bank.v1beta1.MsgSend", "from_address": group, "to_address": carol, "amount": [{"denom": "alantau", "amount": "5"}]}]);
+    std::fs::write(&file, msgs.to_string()).unwrap();
+    let before = n.client.balance(&dev_addr("carol"), "alantau").await.unwrap().0;
+    let (ok, v, log) = run(s(&["tx", "group", "propose", "alice", &group, file.to_str().unwrap(), "--exec"])).await.unwrap();
+    assert!(ok && v["code"] == 0, "{log}");
+    let (ok, v, log) = run(s(&["query", "group", "proposals", &group, "--pending"])).await.unwrap();
+    assert!(ok, "{log}");
+    let id = v["proposals"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(n.client.balance(&dev_addr("carol"), "alantau").await.unwrap().0, before);
+    // A bad option is refused before anything is signed.
+    let (ok, _, log) = run(s(&["tx", "group", "vote", "bob", &id, "maybe"])).await.unwrap();
+    assert!(!ok && log.contains("yes, no or abstain"), "{log}");
+    let (ok, v, log) = run(s(&["tx", "group", "vote", "bob", &id, "yes", "--exec"])).await.unwrap();
+    assert!(ok && v["code"] == 0, "{log}");
+    assert_eq!(n.client.balance(&dev_addr("carol"), "alantau").await.unwrap().0, before + 5);
+    let (ok, v, log) = run(s(&["query", "group", "proposal", &id])).await.unwrap();
+    assert!(ok && v["proposal"]["executor_result"] == "EXECUTOR_RESULT_SUCCESS", "{log}");
+    let (ok, v, log) = run(s(&["query", "group", "votes", &id])).await.unwrap();
+    assert!(ok && v["votes"].as_array().unwrap().len() == 2, "{log}");
+    n.stop().await;
+}

@@ -88,6 +88,9 @@ pub struct Session {
     verdict: Verdict,
     /// The tokens lent to message handlers, while they are.
     lent: Option<Pass>,
+    /// The loan this session's replaced on the state (an enclosing session's, when this one
+    /// screens a group proposal's messages inside a transaction): put back at the close.
+    outer: Option<Pass>,
 }
 
 impl Session {
@@ -106,7 +109,12 @@ impl Session {
         reads: Option<&lantau_module_api::reads::ReadLog>,
     ) -> Result<Self, TxError> {
         let verdict = crate::gates::run(state, gas, block, GateInput { signer, facts: &facts, payload: payload.as_ref(), msg_types, reads }).await?;
-        Ok(Self { facts, payload, verdict, lent: None })
+        Ok(Self { facts, payload, verdict, lent: None, outer: None })
+    }
+
+    /// The Travel Rule payload the session screened with.
+    pub fn payload(&self) -> Option<&TravelRulePayload> {
+        self.payload.as_ref()
     }
 
     /// The verdict so far.
@@ -145,6 +153,7 @@ impl Session {
     /// [`take`]); [`Session::close`] on the same state ends the loan.
     pub fn lend<S: StateWrite>(&mut self, state: &mut S) {
         let pass = Pass(Arc::new(Mutex::new(std::mem::take(&mut self.verdict.screened))));
+        self.outer = state.object_get(PASS_KEY);
         state.object_put(PASS_KEY, pass.clone());
         self.lent = Some(pass);
     }
@@ -162,7 +171,10 @@ impl Session {
         events: &mut Vec<lantau_module_api::Event>,
     ) -> Result<(), TxError> {
         if let Some(pass) = self.lent.take() {
-            state.object_delete(PASS_KEY);
+            match self.outer.take() {
+                Some(outer) => state.object_put(PASS_KEY, outer),
+                None => state.object_delete(PASS_KEY),
+            }
             let left = std::mem::take(&mut *pass.0.lock().map_err(|_| internal("screen pass lock poisoned"))?);
             self.verdict.screened.extend(left);
         }

@@ -12,6 +12,7 @@ mod evm_client;
 mod evm_rpc;
 mod gates;
 mod golden;
+mod group;
 mod grpc_client;
 mod history;
 mod http_limits;

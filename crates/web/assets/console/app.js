@@ -46,6 +46,14 @@
 //                           ok: action-tx-hash (data-value), action-height;
 //                           error: action-result-code, action-result-tx-code,
 //                           action-result-codespace, action-result-raw-log
+//   -- Proposals (groups the key is a member of)
+//   tab-proposals           tab button; its label counts the proposals awaiting the key's vote
+//   proposals               section; data-loading; proposals-error; proposals-refresh
+//   group-panel             one per group: data-group (address), data-threshold
+//   proposal-row            one per open proposal: data-proposal-id, data-status, data-my-vote
+//   proposal-message        one per message (its JSON); proposal-tally (data-yes, data-threshold)
+//   proposal-approve, proposal-reject, proposal-abstain   buttons (disabled once the key voted)
+//   proposal-confirm, proposal-cancel (the confirm dialog); proposal-result (message box)
 //   -- Dashboards
 //   dashboards              data-ready="true" once drawn; dash-range (select, days)
 //   dash-tiles, chart-flags-per-day, chart-resolution-time, chart-volume-hourly,
@@ -101,7 +109,7 @@ const StatusBadge = ({ status, testid }) => html`<span class=${`badge badge-${st
 const gateShort = (s) => String(s || '').replace('DECORATOR_RESULT_', '');
 const ENFORCEMENT = new Set(['blacklist', 'freeze', 'unfreeze', 'pause', 'unpause', 'mint', 'burn', 'identity_enrolled', 'level_change', 'sanctions_update', 'rule_update', 'sanctions']);
 const KNOWN_TX_TYPES = ['transfer', 'threshold_flag', 'velocity_flag', 'flag_review', 'flag_escalate', 'flag_close', 'sanctions_update', 'rule_update',
-  'sub_role_bound', 'sub_role_revoked', 'agent_policy_update', 'blacklist', 'freeze', 'unfreeze', 'pause', 'unpause', 'mint', 'burn', 'identity_enrolled', 'level_change', 'sanctions'];
+  'group_create', 'group_update', 'group_proposal', 'group_vote', 'group_exec', 'sub_role_bound', 'sub_role_revoked', 'agent_policy_update', 'blacklist', 'freeze', 'unfreeze', 'pause', 'unpause', 'mint', 'burn', 'identity_enrolled', 'level_change', 'sanctions'];
 const ms = (ts) => new Date(ts).getTime();
 const byAge = (a, b) => (ms(a.created_at) - ms(b.created_at)) || (Number(a.block_height) - Number(b.block_height)) || (Number(a.flag_id) - Number(b.flag_id));
 const cleanHash = (h) => String(h || '').replace(/^0x/i, '').toUpperCase();
@@ -800,6 +808,84 @@ function AuditExplorer() {
   </div>`;
 }
 
+// ---- group proposals -------------------------------------------------------------------------
+
+const optionShort = (o) => String(o || '').replace('VOTE_OPTION_', '');
+
+function Proposals({ onCount }) {
+  const [data, setData] = useState(null);
+  const [error, setError] = useState(null);
+  const [loading, setLoading] = useState(false);
+  const [pending, setPending] = useState(null); // { id, option }
+  const [result, setResult] = useState(null);
+  const [busy, setBusy] = useState(false);
+
+  async function load() {
+    setLoading(true);
+    try {
+      const d = await api.get('proposals');
+      setData(d);
+      setError(null);
+      onCount(d.groups.reduce((n, g) => n + g.proposals.filter((p) => !p.my_vote).length, 0));
+    } catch (e) {
+      setError(errorMsg(e, 'Could not load the proposals'));
+    } finally {
+      setLoading(false);
+    }
+  }
+  useEffect(() => { load(); }, []);
+
+  async function cast() {
+    const { id, option } = pending;
+    setPending(null);
+    setBusy(true);
+    setResult({ kind: 'pending', text: `Signing and broadcasting your ${optionShort(option)} on proposal #${id}; waiting until it is in a block…` });
+    try {
+      const r = await api.post(`proposals/${encodeURIComponent(id)}/vote`, { option });
+      setResult({ kind: 'ok', text: `Done: your ${optionShort(option)} on proposal #${id} is on chain (it runs the proposal if it was the approval that reached the threshold).`,
+        attrs: { 'data-tx-hash': r.tx_hash } });
+    } catch (e) {
+      setResult(errorMsg(e, 'The vote was refused'));
+    } finally {
+      setBusy(false);
+      load();
+    }
+  }
+
+  const groups = data ? data.groups : [];
+  return html`<section class="panel" data-testid="proposals" data-loading=${loading ? 'true' : 'false'}>
+    <h2>Group proposals <button class="secondary small" data-testid="proposals-refresh" onClick=${load} disabled=${loading}>Refresh</button></h2>
+    <p class="muted small">Proposals of the groups this key is a member of, still open. A proposal runs when the approvals reach the group's threshold; the approval that reaches it runs it.</p>
+    <${Message} testid="proposals-error" msg=${error} />
+    <${Message} testid="proposal-result" msg=${result} />
+    ${data && !groups.length ? html`<p class="muted">This key is a member of no group.</p>` : null}
+    ${groups.map((g) => html`<div class="panel" data-testid="group-panel" data-group=${g.group.address} data-threshold=${g.group.threshold}>
+      <h3>Group <${Mono} value=${g.group.address} /> — ${g.group.threshold} of ${g.group.total_weight}${g.group.metadata ? html` · ${g.group.metadata}` : null}</h3>
+      ${g.proposals.length ? null : html`<p class="muted">No open proposal.</p>`}
+      ${g.proposals.map((p) => html`<div class="proposal" data-testid="proposal-row" data-proposal-id=${p.id} data-status=${p.status} data-my-vote=${p.my_vote || ''}>
+        <div><strong>#${p.id}</strong> proposed by <${Mono} value=${p.proposer} /> · expires ${formatUtc(p.expires_at)} · <span class="badge">${String(p.status).replace('PROPOSAL_STATUS_', '')}</span></div>
+        <div data-testid="proposal-tally" data-yes=${p.yes_weight} data-threshold=${g.group.threshold}>Approvals ${p.yes_weight} of ${g.group.threshold} needed; rejections ${p.no_weight}; abstentions ${p.abstain_weight}.
+          ${p.my_vote ? html` You voted <strong>${optionShort(p.my_vote)}</strong>.` : html` You have not voted.`}</div>
+        ${p.messages.map((m) => html`<pre class="small" data-testid="proposal-message">${JSON.stringify(m, null, 2)}</pre>`)}
+        <div class="actions">
+          <button data-testid="proposal-approve" disabled=${busy || !!p.my_vote} onClick=${() => setPending({ id: p.id, option: 'YES' })}>Approve</button>
+          <button class="danger" data-testid="proposal-reject" disabled=${busy || !!p.my_vote} onClick=${() => setPending({ id: p.id, option: 'NO' })}>Reject</button>
+          <button class="secondary" data-testid="proposal-abstain" disabled=${busy || !!p.my_vote} onClick=${() => setPending({ id: p.id, option: 'ABSTAIN' })}>Abstain</button>
+        </div>
+      </div>`)}
+    </div>`)}
+    ${pending ? html`<div class="dialog-backdrop" data-testid="proposal-confirm-dialog">
+      <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="vote-title">
+        <h2 id="vote-title">${optionShort(pending.option)} on proposal #${pending.id}?</h2>
+        <p>The console signs a group vote with this key and broadcasts it. A vote cannot be changed.</p>
+        <div class="actions">
+          <button data-testid="proposal-confirm" onClick=${cast}>Sign and send</button>
+          <button class="secondary" data-testid="proposal-cancel" onClick=${() => setPending(null)}>Cancel</button>
+        </div>
+      </div></div>` : null}
+  </section>`;
+}
+
 // ---- the page -----------------------------------------------------------------------------------
 
 function App() {
@@ -808,6 +894,7 @@ function App() {
   const [tab, setTab] = useState('worklist');
   const [caseId, setCaseId] = useState(null);
   const [filters, setFilters] = useState(null);
+  const [awaiting, setAwaiting] = useState(0);
 
   useEffect(() => {
     if (!api.token) {
@@ -818,6 +905,8 @@ function App() {
       api.csrf = s.csrf_token;
       setSession(s);
       setFilters({ status: s.role === 'officer' ? 'FLAG_STATUS_PENDING_OFFICER' : 'FLAG_STATUS_EMITTED', vasp: '', from: '', to: '' });
+      // The proposals awaiting this key's vote, counted on the tab from the start.
+      api.get('proposals').then((d) => setAwaiting(d.groups.reduce((n, g) => n + g.proposals.filter((p) => !p.my_vote).length, 0)), () => {});
     }, (e) => setSessionError(errorMsg(e, e.status === 401 ? 'The console refused the token: open the address it printed at start again' : 'The console did not answer')));
   }, []);
 
@@ -826,7 +915,8 @@ function App() {
   if (sessionError) return html`<main><div class="panel"><h1>Lantau reviewers' console</h1><${Message} testid="session-error" msg=${sessionError} /></div></main>`;
   if (!session) return html`<main><p>Loading the session…</p></main>`;
 
-  const tabs = [['worklist', 'Worklist'], ['case', caseId ? `Case #${caseId}` : 'Case'], ['dashboards', 'Dashboards'], ['audit', 'Audit log']];
+  const tabs = [['worklist', 'Worklist'], ['case', caseId ? `Case #${caseId}` : 'Case'], ['proposals', awaiting ? `Proposals (${awaiting})` : 'Proposals'],
+    ['dashboards', 'Dashboards'], ['audit', 'Audit log']];
   return html`<div data-testid="console-app" data-ready="true" data-role=${session.role || ''}>
     <header class="topbar">
       <h1>Lantau reviewers' console</h1>
@@ -842,6 +932,7 @@ function App() {
         disabled=${id === 'case' && !caseId} onClick=${() => setTab(id)}>${label}</button>`)}</nav>
       ${tab === 'worklist' ? html`<${Worklist} session=${session} filters=${filters} setFilters=${setFilters} onOpen=${open} />` : null}
       ${tab === 'case' && caseId ? html`<${CaseView} session=${session} id=${caseId} onOpen=${open} />` : null}
+      ${tab === 'proposals' ? html`<${Proposals} onCount=${setAwaiting} />` : null}
       ${tab === 'dashboards' ? html`<${Dashboards} />` : null}
       ${tab === 'audit' ? html`<${AuditExplorer} />` : null}
     </main>

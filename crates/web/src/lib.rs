@@ -60,6 +60,25 @@ fn rfc3339(t: time::OffsetDateTime) -> String {
     t.replace_nanosecond(0).unwrap_or(t).format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
 }
 
+/// The Ethereum chain id of a Lantau network (a fixed decision clients depend on), when the
+/// node's JSON-RPC does not say.
+const DEFAULT_EVM_CHAIN_ID: u64 = 852;
+
+/// The EVM chain id the node's Ethereum JSON-RPC at `url` answers.
+async fn evm_chain_id(url: &str) -> Option<u64> {
+    let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(3)).build().ok()?;
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []});
+    let v: serde_json::Value = http.post(url).json(&body).send().await.ok()?.json().await.ok()?;
+    u64::from_str_radix(v["result"].as_str()?.trim_start_matches("0x"), 16).ok()
+}
+
+/// The scheme and `host:port` browsers reach a service at (its public URL, else
+/// `http://<listen>`): a sign-in message's domain.
+fn scheme_and_domain(public_url: Option<&str>, listen: std::net::SocketAddr) -> (String, String) {
+    let public = public_url.map(str::to_string).unwrap_or_else(|| format!("http://{listen}"));
+    public.trim_end_matches('/').split_once("://").map(|(s, d)| (s.to_string(), d.to_string())).unwrap_or(("http".into(), public.clone()))
+}
+
 /// The limits every web face serves under (the node's own server loop and its defaults).
 fn http_limits() -> lantau_rpc::http::HttpLimits {
     lantau_rpc::http::HttpLimits::default()

@@ -30,7 +30,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::Body;
-use crate::store::{Application, Status, Store, StoreError, StoredChallenge};
+use crate::store::{Application, Status, Store, StoreError};
 use crate::{asset, random_hex, rfc3339, ApiError};
 
 /// The native denom (gas).
@@ -175,20 +175,15 @@ pub struct Portal {
     scheme: String,
 }
 
-/// The Ethereum chain id of a Lantau network (a fixed decision clients depend on).
-const DEFAULT_EVM_CHAIN_ID: u64 = 852;
-
 impl Portal {
     /// Opens the database and asks the node for its chain id.
     pub async fn new(cfg: PortalConfig) -> anyhow::Result<Arc<Self>> {
         let client = RestClient::new(cfg.node.clone());
         let chain_id = client.chain_id().await.map_err(|e| anyhow::anyhow!("the node at {} did not answer: {e}", cfg.node))?;
-        let evm_chain_id = evm_chain_id(&cfg.evm_rpc_url).await.unwrap_or(DEFAULT_EVM_CHAIN_ID);
+        let evm_chain_id = crate::evm_chain_id(&cfg.evm_rpc_url).await.unwrap_or(crate::DEFAULT_EVM_CHAIN_ID);
         std::fs::create_dir_all(&cfg.db_path)?;
         let store = Store::open(&cfg.db_path).map_err(|e| anyhow::anyhow!("portal database {}: {e:?}", cfg.db_path.display()))?;
-        let public = cfg.public_url.clone().unwrap_or_else(|| format!("http://{}", cfg.listen));
-        let (scheme, domain) =
-            public.trim_end_matches('/').split_once("://").map(|(s, d)| (s.to_string(), d.to_string())).unwrap_or(("http".into(), public.clone()));
+        let (scheme, domain) = crate::scheme_and_domain(cfg.public_url.as_deref(), cfg.listen);
         let sender = |k: &SecretKey| Sender::new(client.clone(), k.clone(), cfg.confirm_timeout);
         Ok(Arc::new(Self {
             faucet: sender(&cfg.faucet_key),
@@ -286,12 +281,6 @@ impl Portal {
             ))
         }
     }
-}
-
-async fn evm_chain_id(url: &str) -> Option<u64> {
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(3)).build().ok()?;
-    let v: Value = http.post(url).json(&json!({"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []})).send().await.ok()?.json().await.ok()?;
-    u64::from_str_radix(v["result"].as_str()?.trim_start_matches("0x"), 16).ok()
 }
 
 fn parse_address(s: &str) -> Result<Address, ApiError> {
@@ -482,28 +471,9 @@ async fn challenge(State(p): State<Arc<Portal>>, ConnectInfo(peer): ConnectInfo<
         }
         l.take(Limited::Challenge, &ip, at, ttl);
     }
-    let now = time::OffsetDateTime::now_utc().replace_nanosecond(0).unwrap_or_else(|_| time::OffsetDateTime::now_utc());
-    let expires = now + p.cfg.challenge_ttl;
-    let nonce = random_hex(16);
-    let (issued_at, expires_at) = (rfc3339(now), rfc3339(expires));
-    let message = crate::siwe::Challenge {
-        domain: &p.domain,
-        scheme: &p.scheme,
-        address: &addr,
-        chain_id: p.evm_chain_id,
-        nonce: &nonce,
-        issued_at: &issued_at,
-        expires_at: &expires_at,
-    }
-    .message();
-    p.store
-        .put_challenge(&nonce, &StoredChallenge { address: addr.to_bech32(), message: message.clone(), expires_unix: expires.unix_timestamp(), used: false })
+    let v = crate::siwe::issue(&p.store, &p.domain, &p.scheme, crate::siwe::STATEMENT, "/kyc/apply", p.evm_chain_id, &addr, p.cfg.challenge_ttl)
         .map_err(store_error)?;
-    // Challenges expired a day ago go (a later replay of one is refused as unknown).
-    if let Err(e) = p.store.forget_challenges_expired_before(now.unix_timestamp() - 86_400, 256) {
-        tracing::warn!(error = ?e, "portal: could not prune expired challenges");
-    }
-    Ok(Json(json!({"nonce": nonce, "message": message, "issued_at": issued_at, "expires_at": expires_at})))
+    Ok(Json(v))
 }
 
 #[derive(Debug, Deserialize)]
@@ -570,24 +540,8 @@ impl Person {
 
 async fn apply(State(p): State<Arc<Portal>>, Body(b): Body<ApplyBody>) -> Result<Response, ApiError> {
     let now = time::OffsetDateTime::now_utc();
-    let nonce = crate::siwe::nonce_of(&b.message).ok_or_else(|| {
-        ApiError::invalid("the message is not a challenge of this portal (no single `Nonce:` line): sign the message POST /kyc/challenge gave, unchanged")
-    })?;
-    let c = p.store.live_challenge(nonce, now.unix_timestamp()).map_err(store_error)?;
-    if c.message != b.message {
-        return Err(ApiError::invalid("the message differs from the challenge issued with this nonce: sign the challenge text unchanged"));
-    }
-    let addr = Address::from_bech32(&c.address).map_err(|e| ApiError::invalid_address(&c.address, e))?;
-    crate::siwe::verify(&b.message, &b.signature, &addr).map_err(|e| {
-        let why = match e {
-            crate::siwe::SignatureProblem::Encoding => "the signature must be 0x followed by 130 hex digits (r, s, v)".to_string(),
-            crate::siwe::SignatureProblem::Unrecoverable(w) => format!("the signature recovers no key ({w})"),
-            crate::siwe::SignatureProblem::OtherSigner(a) => {
-                format!("the signature was made by {}, not by {} to whom the challenge was issued", a.to_hex(), addr.to_hex())
-            }
-        };
-        ApiError::new(StatusCode::UNAUTHORIZED, "bad_signature", format!("the challenge's signature does not prove control of the address: {why}"))
-    })?;
+    let (nonce, addr) = crate::siwe::check_signed(&p.store, &b.message, &b.signature, now.unix_timestamp(), store_error)?;
+    let nonce = nonce.as_str();
     let record = b.person.to_ivms101(now.date())?;
     if p.client.identity(&addr).await.map_err(ApiError::node)?.is_some() {
         return Err(ApiError::new(StatusCode::CONFLICT, "already_applied", format!("{} already has an identity record", addr.to_bech32())));

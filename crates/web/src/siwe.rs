@@ -8,9 +8,13 @@
 
 use lantau_primitives::Address;
 
-/// The statement line of every challenge.
+/// The statement line of the portal's challenges.
 pub(crate) const STATEMENT: &str =
     "Apply for a Lantau test-network identity. Signing proves that you control this address; it costs nothing and sends no transaction.";
+
+/// The statement line of the compliance desk's sign-in.
+pub(crate) const DESK_STATEMENT: &str =
+    "Sign in to the Lantau compliance desk. Signing proves that you control this address; it costs nothing and sends no transaction.";
 
 /// The fields of one challenge.
 #[derive(Debug, Clone)]
@@ -20,6 +24,10 @@ pub(crate) struct Challenge<'a> {
     /// URI scheme of the portal (`http` or `https`).
     pub scheme: &'a str,
     pub address: &'a Address,
+    /// What signing means (one line).
+    pub statement: &'a str,
+    /// The path of the URI (`/kyc/apply`).
+    pub path: &'a str,
     pub chain_id: u64,
     pub nonce: &'a str,
     pub issued_at: &'a str,
@@ -30,8 +38,10 @@ impl Challenge<'_> {
     /// The EIP-4361 text.
     pub(crate) fn message(&self) -> String {
         format!(
-            "{domain} wants you to sign in with your Ethereum account:\n{address}\n\n{STATEMENT}\n\nURI: {scheme}://{domain}/kyc/apply\nVersion: 1\nChain ID: {chain}\nNonce: {nonce}\nIssued At: {issued}\nExpiration Time: {expires}",
+            "{domain} wants you to sign in with your Ethereum account:\n{address}\n\n{statement}\n\nURI: {scheme}://{domain}{path}\nVersion: 1\nChain ID: {chain}\nNonce: {nonce}\nIssued At: {issued}\nExpiration Time: {expires}",
             domain = self.domain,
+            statement = self.statement,
+            path = self.path,
             address = self.address.to_hex(),
             scheme = self.scheme,
             chain = self.chain_id,
@@ -40,6 +50,64 @@ impl Challenge<'_> {
             expires = self.expires_at,
         )
     }
+}
+
+/// Issues a challenge for `address` (EIP-4361 text with a fresh nonce, good for `ttl`), keeps
+/// it in `store`, forgets those expired a day ago; answers `{nonce, message, issued_at,
+/// expires_at}`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn issue(
+    store: &crate::store::Store,
+    domain: &str,
+    scheme: &str,
+    statement: &str,
+    path: &str,
+    chain_id: u64,
+    address: &Address,
+    ttl: std::time::Duration,
+) -> Result<serde_json::Value, crate::store::StoreError> {
+    let now = time::OffsetDateTime::now_utc().replace_nanosecond(0).unwrap_or_else(|_| time::OffsetDateTime::now_utc());
+    let expires = now + ttl;
+    let nonce = crate::random_hex(16);
+    let (issued_at, expires_at) = (crate::rfc3339(now), crate::rfc3339(expires));
+    let message = Challenge { domain, scheme, address, statement, path, chain_id, nonce: &nonce, issued_at: &issued_at, expires_at: &expires_at }.message();
+    let stored = crate::store::StoredChallenge { address: address.to_bech32(), message: message.clone(), expires_unix: expires.unix_timestamp(), used: false };
+    store.put_challenge(&nonce, &stored)?;
+    // Challenges expired a day ago go (a later replay of one is refused as unknown).
+    if let Err(e) = store.forget_challenges_expired_before(now.unix_timestamp() - 86_400, 256) {
+        tracing::warn!(error = ?e, "could not prune expired challenges");
+    }
+    Ok(serde_json::json!({"nonce": nonce, "message": message, "issued_at": issued_at, "expires_at": expires_at}))
+}
+
+/// What a signed challenge proves: the address it was issued to, once the message is the one
+/// issued with its nonce (still live at `now_unix`) and the signature recovers that address.
+/// Returns the nonce and the address; `store_error` words the store's refusals.
+pub(crate) fn check_signed(
+    store: &crate::store::Store,
+    message: &str,
+    signature: &str,
+    now_unix: i64,
+    store_error: fn(crate::store::StoreError) -> crate::ApiError,
+) -> Result<(String, Address), crate::ApiError> {
+    use axum::http::StatusCode;
+    let nonce = nonce_of(message).ok_or_else(|| {
+        crate::ApiError::invalid("the message is not a challenge of this service (no single `Nonce:` line): sign the challenge you were given, unchanged")
+    })?;
+    let c = store.live_challenge(nonce, now_unix).map_err(store_error)?;
+    if c.message != message {
+        return Err(crate::ApiError::invalid("the message differs from the challenge issued with this nonce: sign the challenge text unchanged"));
+    }
+    let addr = Address::from_bech32(&c.address).map_err(|e| crate::ApiError::invalid_address(&c.address, e))?;
+    verify(message, signature, &addr).map_err(|e| {
+        let why = match e {
+            SignatureProblem::Encoding => "the signature must be 0x followed by 130 hex digits (r, s, v)".to_string(),
+            SignatureProblem::Unrecoverable(w) => format!("the signature recovers no key ({w})"),
+            SignatureProblem::OtherSigner(a) => format!("the signature was made by {}, not by {} to whom the challenge was issued", a.to_hex(), addr.to_hex()),
+        };
+        crate::ApiError::new(StatusCode::UNAUTHORIZED, "bad_signature", format!("the challenge's signature does not prove control of the address: {why}"))
+    })?;
+    Ok((nonce.to_string(), addr))
 }
 
 /// The nonce line of a message, if it has exactly one.
@@ -100,6 +168,8 @@ mod tests {
             domain: "127.0.0.1:8080",
             scheme: "http",
             address: &addr,
+            statement: STATEMENT,
+            path: "/kyc/apply",
             chain_id: 852,
             nonce: "abcdef0123456789",
             issued_at: "2026-11-24T12:00:00Z",

@@ -1,6 +1,7 @@
-//! The portal's own embedded database (RocksDB): challenges and identity applications, with
-//! the applicants' personal data, which never goes on chain. One process owns it; a lock makes
-//! each read-modify-write atomic.
+//! The web faces' embedded database (RocksDB), one per service and home: the portal's
+//! challenges and identity applications (with the applicants' personal data, which never goes
+//! on chain), and the compliance desk's sign-in challenges, notes and attachments. One process
+//! owns it; a lock makes each read-modify-write atomic.
 //!
 //! | key | value |
 //! | --- | --- |
@@ -9,6 +10,8 @@
 //! | `a/<id, 20 digits>` | an application with its IVMS101 record (JSON) |
 //! | `x/<address, lower-case hex>` | the id of the address's latest application |
 //! | `m/next_id` | the next application id |
+//! | `n/<chain id>/<flag id, 20 digits>/<note sha256, hex>` | a note on a flag (JSON) |
+//! | `f/<sha256, hex>` | an attachment's bytes |
 
 use std::path::Path;
 
@@ -27,6 +30,37 @@ pub(crate) struct StoredChallenge {
     pub expires_unix: i64,
     /// Set once an application used it.
     pub used: bool,
+}
+
+/// A note a person of the desk wrote on a flag (the escalation note whose hash the flag carries).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct StoredNote {
+    /// The author's bech32 address (signed in).
+    pub author: String,
+    /// RFC 3339.
+    pub at: String,
+    /// The text.
+    pub text: String,
+    /// sha256 of the text, lower-case hex (what the chain records).
+    pub hash: String,
+    /// The attachments' names and sha256 (their bytes under `f/<sha256>`).
+    #[serde(default)]
+    pub attachments: Vec<AttachmentRef>,
+}
+
+/// An attachment of a note.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct AttachmentRef {
+    /// The file's name as uploaded.
+    pub name: String,
+    /// sha256 of its bytes, lower-case hex.
+    pub sha256: String,
+    /// Its length.
+    pub bytes: usize,
+}
+
+fn note_prefix(chain_id: &str, flag_id: u64) -> String {
+    format!("n/{chain_id}/{flag_id:020}/")
 }
 
 /// Where an application stands.
@@ -185,6 +219,48 @@ impl Store {
         Ok(c)
     }
 
+    /// Marks `nonce` used: the challenge it names, unused and unexpired at `now_unix` (a sign-in).
+    pub(crate) fn use_challenge(&self, nonce: &str, now_unix: i64) -> Result<StoredChallenge, StoreError> {
+        let _one = self.lock.lock();
+        let mut c = self.live_challenge(nonce, now_unix)?;
+        c.used = true;
+        self.put_json(&format!("c/{nonce}"), &c)?;
+        Ok(c)
+    }
+
+    /// Keeps a note on flag `flag_id` of chain `chain_id`, with its attachments' bytes.
+    pub(crate) fn put_note(&self, chain_id: &str, flag_id: u64, note: &StoredNote, files: &[Vec<u8>]) -> Result<(), StoreError> {
+        let mut batch = rocksdb::WriteBatch::default();
+        for (a, bytes) in note.attachments.iter().zip(files) {
+            batch.put(format!("f/{}", a.sha256), bytes);
+        }
+        batch.put(
+            format!("{}{}", note_prefix(chain_id, flag_id), note.hash.to_lowercase()),
+            serde_json::to_vec(note).map_err(|e| StoreError::Db(e.to_string()))?,
+        );
+        self.db.write(batch)?;
+        Ok(())
+    }
+
+    /// The notes kept on a flag, in hash order.
+    pub(crate) fn notes(&self, chain_id: &str, flag_id: u64) -> Result<Vec<StoredNote>, StoreError> {
+        let prefix = note_prefix(chain_id, flag_id);
+        let mut out = Vec::new();
+        for item in self.db.iterator(rocksdb::IteratorMode::From(prefix.as_bytes(), rocksdb::Direction::Forward)) {
+            let (k, v) = item?;
+            if !k.starts_with(prefix.as_bytes()) {
+                break;
+            }
+            out.push(serde_json::from_slice(&v).map_err(|e| StoreError::Db(e.to_string()))?);
+        }
+        Ok(out)
+    }
+
+    /// An attachment's bytes.
+    pub(crate) fn attachment(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.db.get(format!("f/{}", sha256.to_lowercase()).as_bytes())?)
+    }
+
     /// Marks `nonce` used and records a new application for its address, in one step: a
     /// second use of the challenge, or an address with a pending or enrolled application,
     /// changes nothing.
@@ -322,6 +398,28 @@ mod tests {
         let s = Store::open(dir.path()).unwrap();
         assert!(matches!(s.live_challenge("n1", 1), Err(StoreError::Used)));
         assert!(s.live_challenge("n3", 1).is_ok());
+    }
+
+    #[test]
+    fn notes_are_kept_per_chain_and_flag_with_their_attachments_and_a_challenge_signs_in_once() {
+        let dir = tempfile_dir();
+        let s = Store::open(dir.path()).unwrap();
+        let file = b"%PDF evidence".to_vec();
+        let note = |text: &str| StoredNote {
+            author: "lantau1r".into(),
+            at: "2026-11-27T12:00:00Z".into(),
+            text: text.into(),
+            hash: hex::encode(lantau_crypto::sha256(text.as_bytes())),
+            attachments: vec![AttachmentRef { name: "e.pdf".into(), sha256: hex::encode(lantau_crypto::sha256(&file)), bytes: file.len() }],
+        };
+        s.put_note("lantau-local-1", 7, &note("escalate"), std::slice::from_ref(&file)).unwrap();
+        s.put_note("lantau-local-1", 70, &note("other flag"), std::slice::from_ref(&file)).unwrap();
+        s.put_note("other-chain", 7, &note("other chain"), std::slice::from_ref(&file)).unwrap();
+        assert_eq!(s.notes("lantau-local-1", 7).unwrap(), vec![note("escalate")]);
+        assert_eq!(s.attachment(&note("x").attachments[0].sha256).unwrap(), Some(file));
+        s.put_challenge("n", &StoredChallenge { address: "a".into(), message: "m".into(), expires_unix: 100, used: false }).unwrap();
+        assert!(s.use_challenge("n", 50).is_ok());
+        assert!(matches!(s.use_challenge("n", 50), Err(StoreError::Used)));
     }
 
     fn tempfile_dir() -> tempfile::TempDir {

@@ -14,7 +14,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use lantau_crypto::SecretKey;
 use lantau_test_utils::{dev_key, TestNode};
@@ -120,18 +119,9 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
     for (k, name) in [(&reviewer, "desk"), (&officer, "mlro")] {
         let (l, _) = listener().await;
         let addr = l.local_addr().unwrap();
-        let c = Console::new(ConsoleConfig {
-            listen: addr,
-            node: n.rest_url.clone(),
-            rpc: n.rpc_url.clone(),
-            key: k.clone(),
-            key_name: name.into(),
-            notes_path: dir.path().join(format!("{name}.jsonl")),
-            token: None,
-            confirm_timeout: Duration::from_secs(20),
-        })
-        .await
-        .unwrap();
+        let c = Console::new(ConsoleConfig::for_key(addr, n.rest_url.clone(), n.rpc_url.clone(), k.clone(), name, dir.path().join(format!("{name}.db"))))
+            .await
+            .unwrap();
         urls.push(c.url(addr));
         consoles.push(tokio::spawn(c.serve(l, stopped())));
     }
@@ -207,18 +197,7 @@ async fn the_worklist_pages_searches_sorts_and_exports_a_thousand_flags() {
 
     let (l, _) = listener().await;
     let addr = l.local_addr().unwrap();
-    let c = Console::new(ConsoleConfig {
-        listen: addr,
-        node: front_url,
-        rpc: n.rpc_url.clone(),
-        key: dev_key("reviewer"),
-        key_name: "desk".into(),
-        notes_path: dir.path().join("desk.jsonl"),
-        token: None,
-        confirm_timeout: Duration::from_secs(20),
-    })
-    .await
-    .unwrap();
+    let c = Console::new(ConsoleConfig::for_key(addr, front_url, n.rpc_url.clone(), dev_key("reviewer"), "desk", dir.path().join("desk.db"))).await.unwrap();
     let url = c.url(addr);
     let console_task = tokio::spawn(c.serve(l, stopped()));
     e2e("worklist", vec![("WORKLIST_CONSOLE_URL", url), ("WANT_TX", hash(777)), ("WANT_ID", "777".into())]).await;

@@ -20,34 +20,56 @@ use support::*;
 struct Served {
     url: String,
     token: String,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
+    stop: Option<(tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>)>,
 }
 
 async fn serve(n: &TestNode, key: &SecretKey, name: &str, dir: &std::path::Path) -> Served {
-    let cfg = ConsoleConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        node: n.rest_url.clone(),
-        rpc: n.rpc_url.clone(),
-        key: key.clone(),
-        key_name: name.into(),
-        notes_path: dir.join(format!("{name}-notes.jsonl")),
-        token: None,
-        confirm_timeout: Duration::from_secs(20),
-    };
+    let cfg = ConsoleConfig::for_key("127.0.0.1:0".parse().unwrap(), n.rest_url.clone(), n.rpc_url.clone(), key.clone(), name, dir.join(format!("{name}.db")));
+    let s = serve_with(cfg).await;
+    assert!(s.token.len() == 32, "a session opened at start");
+    s
+}
+
+async fn serve_with(cfg: ConsoleConfig) -> Served {
     let c = Console::new(cfg).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    assert!(c.url(addr).starts_with(&format!("http://{addr}/#token=")));
     let token = c.token().to_string();
+    if token.is_empty() {
+        assert_eq!(c.url(addr), format!("http://{addr}/"));
+    } else {
+        assert!(c.url(addr).starts_with(&format!("http://{addr}/#token=")));
+    }
     let (stop, rx) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(c.serve(listener, async move {
         let _ = rx.await;
     }));
-    Served { url: format!("http://{addr}"), token, stop, task }
+    Served { url: format!("http://{addr}"), token, stop: Some((stop, task)) }
 }
 
 impl Served {
+    /// Signs in as `key` (a challenge, `personal_sign`, the signed challenge): that person's
+    /// session on the same service.
+    async fn signin(&self, key: &SecretKey) -> Served {
+        let http = reqwest::Client::new();
+        let ch: Value = http
+            .post(format!("{}/api/signin/challenge", self.url))
+            .json(&json!({"address": key.address().to_hex()}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let message = ch["message"].as_str().unwrap_or_else(|| panic!("{ch}")).to_string();
+        let r =
+            http.post(format!("{}/api/signin", self.url)).json(&json!({"message": message, "signature": personal_sign(key, &message)})).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["address"], key.address().to_bech32().as_str(), "{v}");
+        Served { url: self.url.clone(), token: v["token"].as_str().unwrap().to_string(), stop: None }
+    }
+
     async fn get(&self, path: &str) -> (u16, Value) {
         let r = reqwest::Client::new().get(format!("{}{path}", self.url)).bearer_auth(&self.token).send().await.unwrap();
         (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
@@ -72,8 +94,10 @@ impl Served {
     }
 
     async fn stop(self) {
-        let _ = self.stop.send(());
-        let _ = self.task.await;
+        if let Some((stop, task)) = self.stop {
+            let _ = stop.send(());
+            let _ = task.await;
+        }
     }
 }
 
@@ -89,8 +113,21 @@ async fn a_reviewer_escalates_and_an_officer_blocks_through_their_consoles() {
     let (reviewer, officer, issuer, alice) = (dev_key("reviewer"), dev_key("officer"), dev_key("issuer"), dev_key("alice"));
     let payload = n.client.travel_rule_payload(&alice.address(), &issuer.address()).await.unwrap();
     let hash = raise_threshold_flag(&n).await;
+    let first_id = 1;
+    // A note a per-key console kept in its file for a flag of the same number (a dev chain
+    // reset since): the desk moves it into its database at start, and it never shows on this
+    // flag, whose note hash on chain is another.
+    std::fs::write(
+        dir.path().join("desk-notes.jsonl"),
+        format!(
+            "{}\n",
+            json!({"flag_id": first_id.to_string(), "at": "2026-01-01T00:00:00Z", "text": "a note of another chain's flag", "hash": "ab".repeat(32)})
+        ),
+    )
+    .unwrap();
 
     let desk = serve(&n, &reviewer, "desk", dir.path()).await;
+    assert!(dir.path().join("desk-notes.jsonl.imported").exists(), "the notes file was not moved into the database");
     let mlro = serve(&n, &officer, "mlro", dir.path()).await;
 
     // No token, a wrong token: 401. The page itself needs none.
@@ -112,6 +149,7 @@ async fn a_reviewer_escalates_and_an_officer_blocks_through_their_consoles() {
     assert_eq!(s, 200, "{flags}");
     let flag = flags["flags"].as_array().unwrap().iter().find(|f| f["tx_hash"].as_str().unwrap().eq_ignore_ascii_case(&hash)).cloned().expect("the flag");
     let id = flag["flag_id"].as_str().unwrap().to_string();
+    assert_eq!(id, first_id.to_string(), "the dev chain's first flag");
     assert_eq!(flag["subject"], alice.address().to_bech32());
     let (s, v) = desk.get("/api/flags?status=NOT_A_STATUS").await;
     assert_eq!((s, code(&v)), (400, "node_refused"), "{v}");
@@ -167,13 +205,6 @@ async fn a_reviewer_escalates_and_an_officer_blocks_through_their_consoles() {
     assert!(!v["raw_log"].as_str().unwrap().is_empty());
     assert_eq!(status(&desk).await, "FLAG_STATUS_EMITTED");
 
-    // A note kept earlier for another flag of the same number (a dev chain reset since): it
-    // never shows on this one, whose note hash on chain is another.
-    std::fs::write(
-        dir.path().join("desk-notes.jsonl"),
-        format!("{}\n", json!({"flag_id": id, "at": "2026-01-01T00:00:00Z", "text": "a note of another chain's flag", "hash": "ab".repeat(32)})),
-    )
-    .unwrap();
     // The reviewer escalates with a note (its hash on chain, the note kept by the console).
     let note = "Amount is 10x this customer's usual; source of funds unclear.";
     let (s, v) = desk.act(&format!("/api/flags/{id}/escalate"), &json!({"note": note})).await;
@@ -224,16 +255,7 @@ async fn a_malformed_flag_id_is_refused_before_anything_is_signed() {
 async fn the_console_refuses_to_listen_beyond_loopback() {
     let n = TestNode::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let cfg = ConsoleConfig {
-        listen: "0.0.0.0:0".parse().unwrap(),
-        node: n.rest_url.clone(),
-        rpc: n.rpc_url.clone(),
-        key: dev_key("alice"),
-        key_name: "alice".into(),
-        notes_path: dir.path().join("n.jsonl"),
-        token: None,
-        confirm_timeout: Duration::from_secs(5),
-    };
+    let cfg = ConsoleConfig::for_key("0.0.0.0:0".parse().unwrap(), n.rest_url.clone(), n.rpc_url.clone(), dev_key("alice"), "alice", dir.path().join("n.db"));
     let e = Console::new(cfg).await.unwrap_err().to_string();
     assert!(e.contains("loopback"), "{e}");
     n.stop().await;
@@ -330,5 +352,104 @@ async fn a_members_console_shows_the_open_proposal_and_its_approval_runs_it() {
     let (_, v) = desk.get("/api/proposals").await;
     assert_eq!(v["groups"][0]["proposals"].as_array().map(Vec::len), Some(0), "{v}");
     desk.stop().await;
+    n.stop().await;
+}
+
+/// The desk as one service for the team: it holds the reviewer's and the officer's keys and
+/// opens no session at start. Each person signs in with their own key (Sign-In with
+/// Ethereum); a signature by another key and a used challenge are refused; sessions expire.
+/// The reviewer escalates with a note and an attachment, which the service keeps; the
+/// officer, signed in on the same service, reads both in the case and closes BLOCKED. A person
+/// whose key the service does not hold reads and cannot act.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_desk_is_one_service_people_sign_in_to_and_the_officer_reads_the_reviewers_note() {
+    let n = TestNode::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (reviewer, officer) = (dev_key("reviewer"), dev_key("officer"));
+    raise_threshold_flag(&n).await;
+    let mut cfg =
+        ConsoleConfig::for_key("127.0.0.1:0".parse().unwrap(), n.rest_url.clone(), n.rpc_url.clone(), reviewer.clone(), "jane", dir.path().join("desk.db"));
+    cfg.keys.push(("omar".into(), officer.clone()));
+    cfg.open_for = None;
+    let desk = serve_with(cfg.clone()).await;
+    assert_eq!(desk.get("/api/session").await.0, 401);
+
+    // Signing in: a challenge for one address signed by another key is refused; a challenge
+    // is good once.
+    let http = reqwest::Client::new();
+    let ch: Value = http
+        .post(format!("{}/api/signin/challenge", desk.url))
+        .json(&json!({"address": reviewer.address().to_bech32()}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let message = ch["message"].as_str().unwrap().to_string();
+    assert!(message.contains("Sign in to the Lantau compliance desk") && message.contains(&reviewer.address().to_hex()), "{message}");
+    let r =
+        http.post(format!("{}/api/signin", desk.url)).json(&json!({"message": message, "signature": personal_sign(&officer, &message)})).send().await.unwrap();
+    let (s, v): (u16, Value) = (r.status().as_u16(), r.json().await.unwrap());
+    assert_eq!((s, code(&v)), (401, "bad_signature"), "{v}");
+    let r =
+        http.post(format!("{}/api/signin", desk.url)).json(&json!({"message": message, "signature": personal_sign(&reviewer, &message)})).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let r =
+        http.post(format!("{}/api/signin", desk.url)).json(&json!({"message": message, "signature": personal_sign(&reviewer, &message)})).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 409);
+
+    let jane = desk.signin(&reviewer).await;
+    let omar = desk.signin(&officer).await;
+    let (_, s) = jane.get("/api/session").await;
+    assert_eq!((s["role"].as_str(), s["key_name"].as_str(), s["can_act"].as_bool()), (Some("reviewer"), Some("jane"), Some(true)), "{s}");
+    assert!(s["expires_at"].as_str().is_some(), "{s}");
+    assert_eq!(omar.get("/api/session").await.1["role"], "officer");
+
+    // Jane escalates with a note and a file; the service keeps both, the chain the note's hash.
+    let (_, flags) = jane.get("/api/flags").await;
+    let id = flags["flags"][0]["flag_id"].as_str().unwrap().to_string();
+    let note = "Source of funds unclear; the customer's statement is attached.";
+    let file = b"statement: HKD 8,000.00 from a new counterparty".to_vec();
+    let body = json!({"note": note, "attachments": [{"name": "statement.txt", "content_base64": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &file)}]});
+    let (s, v) = jane.act(&format!("/api/flags/{id}/escalate"), &body).await;
+    assert_eq!((s, v["code"].as_u64()), (200, Some(0)), "{v}");
+
+    // Omar, on the same service, reads Jane's note and file in the case.
+    let (_, case) = omar.get(&format!("/api/case/{id}")).await;
+    assert_eq!(case["flag"]["officer_note_hash"], hex::encode(lantau_crypto::sha256(note.as_bytes())).as_str(), "{case}");
+    assert_eq!(case["notes"].as_array().map(Vec::len), Some(1), "{case}");
+    let kept = &case["notes"][0];
+    assert_eq!((kept["text"].as_str(), kept["author"].as_str()), (Some(note), Some(reviewer.address().to_bech32().as_str())), "{kept}");
+    let sha = kept["attachments"][0]["sha256"].as_str().unwrap();
+    assert_eq!(sha, hex::encode(lantau_crypto::sha256(&file)));
+    let r = reqwest::Client::new().get(format!("{}/api/attachments/{sha}", desk.url)).bearer_auth(&omar.token).send().await.unwrap();
+    assert_eq!(r.bytes().await.unwrap().to_vec(), file);
+    let (s, v) = omar.act(&format!("/api/flags/{id}/close"), &json!({"decision": "BLOCKED", "evidence": "read the statement"})).await;
+    assert_eq!((s, v["code"].as_u64()), (200, Some(0)), "{v}");
+
+    // Someone whose key the service does not hold reads and cannot act.
+    let visitor = SecretKey::from_bytes(&[91; 32]).unwrap();
+    let guest = desk.signin(&visitor).await;
+    let (_, s) = guest.get("/api/session").await;
+    assert_eq!((s["can_act"].as_bool(), s["role"].clone()), (Some(false), Value::Null), "{s}");
+    assert_eq!(guest.get(&format!("/api/case/{id}")).await.0, 200);
+    let (s, v) = guest.act(&format!("/api/flags/{id}/review"), &json!({"decision": "APPROVED"})).await;
+    assert_eq!((s, code(&v)), (403, "no_key"), "{v}");
+    // Signing out ends the session.
+    let (s, _) = guest.act("/api/signout", &json!({})).await;
+    assert_eq!(s, 200);
+    assert_eq!(guest.get("/api/session").await.0, 401);
+    desk.stop().await;
+
+    // Sessions expire: the same database, a one-second session.
+    cfg.session_ttl = Duration::from_secs(1);
+    let short = serve_with(cfg).await;
+    let jane = short.signin(&reviewer).await;
+    assert_eq!(jane.get("/api/session").await.0, 200);
+    lantau_test_utils::poll(Duration::from_secs(10), || async { jane.get("/api/session").await.0 == 401 }).await.unwrap();
+    let (_, v) = jane.get("/api/session").await;
+    assert!(["session_expired", "unauthorized"].contains(&code(&v)), "{v}");
+    short.stop().await;
     n.stop().await;
 }

@@ -4,7 +4,9 @@
 
 #![allow(missing_docs, unused_crate_dependencies, clippy::disallowed_types, clippy::disallowed_methods)]
 
+mod support;
 use std::time::Duration;
+use support::personal_sign;
 
 use lantau_crypto::SecretKey;
 use lantau_test_utils::{dev_key, TestNode};
@@ -65,13 +67,6 @@ impl Running {
 
 fn fresh_key(seed: u8) -> SecretKey {
     SecretKey::from_hex(&format!("{seed:02x}").repeat(32)).unwrap()
-}
-
-/// `personal_sign` as a wallet does it: v is 27 or 28.
-fn personal_sign(key: &SecretKey, message: &str) -> String {
-    let mut sig = key.sign_digest(&lantau_web::siwe::personal_digest(message));
-    sig[64] += 27;
-    format!("0x{}", hex::encode(sig))
 }
 
 fn person() -> Value {

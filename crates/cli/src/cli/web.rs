@@ -73,12 +73,27 @@ pub(crate) struct PortalCmd {
     kr: KeyringArgs,
 }
 
-/// `lantaud console`.
+/// `lantaud console`: the compliance desk.
 #[derive(Debug, Args)]
 pub(crate) struct ConsoleCmd {
-    /// Keyring name of the reviewer's or officer's key.
+    /// Keyring name of a key the service holds (repeat for each person); the first also gets a
+    /// session at start, whose URL is printed. None: every key of the keyring, and everyone
+    /// signs in with their wallet.
+    #[arg(long = "key")]
+    keys: Vec<String>,
+    /// Open no session at start even with --key: everyone signs in.
     #[arg(long)]
-    key: String,
+    sign_in_only: bool,
+    /// The node's Ethereum JSON-RPC (the chain id in the sign-in message).
+    #[arg(long, default_value = "http://127.0.0.1:8545")]
+    evm_rpc: String,
+    /// The URL people open (the institution's TLS proxy in front of the service): the sign-in
+    /// message's domain. Default: http://<address>.
+    #[arg(long)]
+    public_url: Option<String>,
+    /// How long a signed-in session lasts, e.g. 8h, 30m.
+    #[arg(long, default_value = "8h")]
+    session_ttl: String,
     /// Listen address: loopback only.
     #[arg(long, default_value = "127.0.0.1:8081")]
     address: SocketAddr,
@@ -164,21 +179,32 @@ pub(crate) async fn portal(home: &Path, c: PortalCmd) -> anyhow::Result<()> {
 
 /// `lantaud console`: serves until Ctrl-C.
 pub(crate) async fn console(home: &Path, c: ConsoleCmd) -> anyhow::Result<()> {
-    let key = c.kr.open(home)?.secret(&c.key)?;
+    let keyring = c.kr.open(home)?;
+    let names: Vec<String> = if c.keys.is_empty() { keyring.list()?.into_iter().map(|k| k.name).collect() } else { c.keys.clone() };
+    let keys = names.iter().map(|n| Ok((n.clone(), keyring.secret(n)?))).collect::<anyhow::Result<Vec<_>>>()?;
+    let open_for = if c.sign_in_only || c.keys.is_empty() { None } else { c.keys.first().cloned() };
+    let ttl = super::parse_duration(&c.session_ttl)?;
     let cfg = ConsoleConfig {
         listen: c.address,
         node: c.node.url(),
         rpc: c.rpc.clone(),
-        key,
-        key_name: c.key.clone(),
-        notes_path: home.join("console").join(format!("{}-notes.jsonl", c.key)),
+        evm_rpc: Some(c.evm_rpc.clone()),
+        keys,
+        open_for,
+        data_dir: home.join("console").join("desk.db"),
+        public_url: c.public_url.clone(),
         token: c.token.clone(),
+        session_ttl: Duration::from_millis(ttl),
+        challenge_ttl: Duration::from_secs(300),
         confirm_timeout: Duration::from_secs(30),
     };
     let console = Console::new(cfg).await?;
     let listener = tokio::net::TcpListener::bind(c.address).await.map_err(|e| anyhow::anyhow!("console: cannot listen on {}: {e}", c.address))?;
     let local = listener.local_addr()?;
-    println!("Console for {} ({}): open {}", c.key, console.address(), console.url(local));
+    match c.keys.first().filter(|_| !c.sign_in_only) {
+        Some(k) => println!("Console (the desk; signed in as {k}, {}): open {}", console.address(), console.url(local)),
+        None => println!("Console (the desk, holding {} keys): open {} and sign in with your wallet", names.len(), console.url(local)),
+    }
     let (tx, stop) = stop_signal();
     until_ctrl_c(tx, tokio::spawn(console.serve(listener, stop))).await
 }

@@ -37,3 +37,10 @@ pub(crate) async fn alices_next_transfer_is_refused_with_code_18(n: &TestNode) {
         other => panic!("alice's next transfer was not refused at admission: {other:?}"),
     }
 }
+
+/// `personal_sign` as a wallet does it (v is 27 or 28): a Sign-In with Ethereum signature.
+pub(crate) fn personal_sign(key: &SecretKey, message: &str) -> String {
+    let mut sig = key.sign_digest(&lantau_web::siwe::personal_digest(message));
+    sig[64] += 27;
+    format!("0x{}", hex::encode(sig))
+}

@@ -3,7 +3,7 @@
 // playwright-core (never a downloaded browser), an injected EIP-1193 wallet (wallet.mjs).
 //
 //   node e2e.mjs onboarding    env PORTAL_URL, EVM_RPC_URL, NEWCOMER_KEY, RECIPIENT, ARTIFACTS_DIR
-//   node e2e.mjs review        env REVIEWER_CONSOLE_URL, OFFICER_CONSOLE_URL (each with #token=…),
+//   node e2e.mjs review        env DESK_URL (the shared desk, no token), REVIEWER_KEY, OFFICER_KEY (their wallets' keys), EVM_RPC_URL,
 //                              FLAG_TX_HASH, ARTIFACTS_DIR
 //   node e2e.mjs worklist      env WORKLIST_CONSOLE_URL (a console over a node answering 1000
 //                              flags), WANT_TX, WANT_ID (one of them), ARTIFACTS_DIR
@@ -215,17 +215,32 @@ async function onboarding(browser) {
 
 // ---- review ------------------------------------------------------------------------------------
 
-async function openConsole(browser, url, name) {
+// Opens the desk; with `key`, as a person with that key in their wallet, signing in (Sign-In with
+// Ethereum); without, a URL that carries its session token.
+async function openConsole(browser, url, name, key) {
   const ctx = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
   const page = await ctx.newPage();
   watch(page, name);
+  let wallet = null;
+  if (key) wallet = await installWallet(page, { privateKey: key, rpcUrl: env('EVM_RPC_URL') });
   await page.goto(url);
+  if (wallet) {
+    await page.locator(sel('signin')).waitFor({ timeout: STEP });
+    await page.locator(sel('signin-wallet')).click();
+  }
   await page.locator(sel('console-app', '[data-ready="true"]')).waitFor({ timeout: STEP }).catch(async () => {
-    const err = await page.locator(sel('session-error')).innerText().catch(() => '');
+    const err = await page.locator(`${sel('session-error')}, ${sel('signin-error')}`).first().innerText().catch(() => '');
     throw new Failure(`${name}: the console did not start${err ? `: ${err}` : ''}`);
   });
   if (/token=/.test(page.url())) throw new Failure(`${name}: the token is still in the address bar: ${page.url()}`);
-  return { ctx, page };
+  if (wallet) {
+    const signed = wallet.log.find((r) => r.method === 'personal_sign');
+    const text = signed ? Buffer.from(signed.params[0].slice(2), 'hex').toString('utf8') : '';
+    if (!/Sign in to the Lantau compliance desk/.test(text) || !text.includes(wallet.address)) throw new Failure(`${name}: the wallet signed no desk sign-in for ${wallet.address}:\n${text}`);
+    const shown = await attr(page, 'session-address', 'data-value');
+    note(`${name} signed in as ${shown}`);
+  }
+  return { ctx, page, wallet };
 }
 
 // Finds the flag row of the transaction in the worklist (refreshing while it is not there yet).
@@ -247,8 +262,9 @@ async function findFlag(page, txHash, status) {
   return { row, id };
 }
 
-async function decide(page, button, noteText) {
+async function decide(page, button, noteText, files) {
   await page.locator(sel('action-note')).fill(noteText);
+  if (files) await page.locator(sel('action-attachment')).setInputFiles(files);
   await page.locator(sel(button)).click();
   await page.locator(sel('confirm-dialog')).waitFor({ timeout: STEP });
   await page.locator(sel('action-confirm')).click();
@@ -263,10 +279,10 @@ async function decide(page, button, noteText) {
 }
 
 async function review(browser) {
-  const reviewerUrl = env('REVIEWER_CONSOLE_URL'), officerUrl = env('OFFICER_CONSOLE_URL'), txHash = env('FLAG_TX_HASH');
+  const deskUrl = env('DESK_URL'), txHash = env('FLAG_TX_HASH');
 
-  step('reviewer opens the console');
-  const r = await openConsole(browser, reviewerUrl, 'reviewer console');
+  step('the reviewer signs in to the desk with her wallet');
+  const r = await openConsole(browser, deskUrl, 'reviewer', env('REVIEWER_KEY'));
   const role = await attr(r.page, 'session-role', 'data-value');
   if (role !== 'reviewer') throw new Failure(`the reviewer console's key has role "${role}"`);
   note(`reviewer ${await attr(r.page, 'session-address', 'data-value')}`);
@@ -318,18 +334,20 @@ async function review(browser) {
   note(`${history} audit rows in the subject's history`);
   await shot(r.page, 'console-case');
 
-  step('escalate with a note, confirmed');
+  step('escalate with a note and a file, confirmed');
   const disabled = await r.page.locator(sel('action-escalate')).isDisabled();
   if (!disabled) throw new Failure('escalate is enabled without a note');
-  const esc = await decide(r.page, 'action-escalate', 'Large transfer by a retail-plus customer; source of funds unclear. Please decide.');
+  const escalation = 'Large transfer by a retail-plus customer; source of funds unclear. Please decide.';
+  const statement = { name: 'statement.txt', mimeType: 'text/plain', buffer: Buffer.from('HKD 8,000.00 received from a counterparty first seen today') };
+  const esc = await decide(r.page, 'action-escalate', escalation, [statement]);
   note(`${esc.text}`);
   await r.page.locator(sel('case-flag-status', '[data-status="FLAG_STATUS_PENDING_OFFICER"]')).waitFor({ timeout: STEP }).catch(async () => {
     throw new Failure(`after escalation the case shows ${await attr(r.page, 'case-flag-status', 'data-status')}`);
   });
   await shot(r.page, 'console-escalated');
 
-  step('officer opens the console and finds the flag under PENDING_OFFICER');
-  const o = await openConsole(browser, officerUrl, 'officer console');
+  step('the officer signs in to the same desk with his wallet and finds the flag under PENDING_OFFICER');
+  const o = await openConsole(browser, deskUrl, 'officer', env('OFFICER_KEY'));
   const orole = await attr(o.page, 'session-role', 'data-value');
   if (orole !== 'officer') throw new Failure(`the officer console's key has role "${orole}"`);
   const def = await o.page.locator(sel('filter-status')).inputValue();
@@ -341,8 +359,21 @@ async function review(browser) {
   step('officer closes it BLOCKED, confirmed, and the status changes');
   await found.row.locator(sel('open-case')).click();
   await o.page.locator(sel('case-view', `[data-flag-id="${id}"][data-loading="false"]`)).waitFor({ timeout: STEP });
-  const notes = await o.page.locator(sel('note-row')).count();
-  note(`${notes} escalation note(s) shown to the officer`);
+  step('the officer reads the reviewer\'s note and her file');
+  await o.page.locator(sel('note-text')).first().waitFor({ timeout: STEP }).catch(async () => {
+    throw new Failure(`the officer's case shows no note: ${await o.page.locator(sel('case-notes')).innerText()}`);
+  });
+  const noteText = await o.page.locator(sel('note-text')).first().innerText();
+  if (noteText.trim() !== escalation) throw new Failure(`the officer reads "${noteText}", the reviewer wrote "${escalation}"`);
+  const author = await o.page.locator(sel('note-row')).first().getAttribute('data-author');
+  const reviewerAddr = await attr(r.page, 'session-address', 'data-value');
+  if (author !== reviewerAddr) throw new Failure(`the note's author is ${author}, the reviewer is ${reviewerAddr}`);
+  const [adl] = await Promise.all([o.page.waitForEvent('download', { timeout: STEP }), o.page.locator(sel('note-attachment')).first().click()]);
+  const aPath = path.join(artifacts, `officer-${adl.suggestedFilename()}`);
+  await adl.saveAs(aPath);
+  if (fs.readFileSync(aPath, 'utf8') !== statement.buffer.toString('utf8')) throw new Failure(`the attachment the officer downloads differs: ${fs.readFileSync(aPath, 'utf8')}`);
+  note(`note by ${author} and ${adl.suggestedFilename()} read by the officer`);
+  await shot(o.page, 'console-officer-reads-note');
   const closed = await decide(o.page, 'action-close-blocked', 'Blocked after review of the escalation.');
   note(closed.text);
   await o.page.locator(sel('case-flag-status', '[data-status="FLAG_STATUS_RESOLVED_BLOCKED"]')).waitFor({ timeout: STEP }).catch(async () => {

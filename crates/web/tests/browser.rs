@@ -112,24 +112,32 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
         "no transfer from the newcomer to alice: {audit}"
     );
 
-    // The issuer's reviewer and officer (bound at genesis), each with a console.
+    // The issuer's reviewer and officer (bound at genesis) share one desk: it holds both keys
+    // and opens no session; each signs in with the wallet that holds their key.
     let (reviewer, officer) = (dev_key("reviewer"), dev_key("officer"));
-    let mut consoles = vec![];
-    let mut urls = vec![];
-    for (k, name) in [(&reviewer, "desk"), (&officer, "mlro")] {
-        let (l, _) = listener().await;
-        let addr = l.local_addr().unwrap();
-        let c = Console::new(ConsoleConfig::for_key(addr, n.rest_url.clone(), n.rpc_url.clone(), k.clone(), name, dir.path().join(format!("{name}.db"))))
-            .await
-            .unwrap();
-        urls.push(c.url(addr));
-        consoles.push(tokio::spawn(c.serve(l, stopped())));
-    }
+    let (l, _) = listener().await;
+    let addr = l.local_addr().unwrap();
+    let mut cfg = ConsoleConfig::for_key(addr, n.rest_url.clone(), n.rpc_url.clone(), reviewer.clone(), "jane", dir.path().join("desk.db"));
+    cfg.keys.push(("omar".into(), officer.clone()));
+    cfg.open_for = None;
+    let desk = Console::new(cfg).await.unwrap();
+    let desk_url = desk.url(addr);
+    let consoles = vec![tokio::spawn(desk.serve(l, stopped()))];
 
     // A large transfer from alice raises a threshold flag.
     let flagged = raise_threshold_flag(&n).await;
 
-    e2e("review", vec![("REVIEWER_CONSOLE_URL", urls[0].clone()), ("OFFICER_CONSOLE_URL", urls[1].clone()), ("FLAG_TX_HASH", flagged.clone())]).await;
+    e2e(
+        "review",
+        vec![
+            ("DESK_URL", desk_url),
+            ("REVIEWER_KEY", format!("0x{}", reviewer.to_hex())),
+            ("OFFICER_KEY", format!("0x{}", officer.to_hex())),
+            ("EVM_RPC_URL", n.eth_url.clone()),
+            ("FLAG_TX_HASH", flagged.clone()),
+        ],
+    )
+    .await;
 
     // The flag is closed BLOCKED, and alice's next transfer is refused with code 18.
     let flags = n.client.query(&format!("/chain/compliance/v1/flags?tx_hash={flagged}")).await.unwrap();

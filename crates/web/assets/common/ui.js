@@ -63,6 +63,21 @@ export function walletErrorText(e) {
   return `The wallet refused: ${(e && e.message) || String(e)}${code !== undefined ? ` (code ${code})` : ''}`;
 }
 
+// Asks the page's EIP-1193 wallet (window.ethereum), turning its refusal into an Error whose text
+// is for a person.
+export async function walletRequest(method, params) {
+  const provider = window.ethereum;
+  if (!provider) throw Object.assign(new Error('No wallet: install MetaMask (or another EIP-1193 wallet) to do this.'), { code: 'no_wallet' });
+  try {
+    return await provider.request(params === undefined ? { method } : { method, params });
+  } catch (e) {
+    const err = new Error(walletErrorText(e));
+    err.code = e && e.code !== undefined ? `wallet_${e.code}` : 'wallet';
+    err.walletCode = e && e.code;
+    throw err;
+  }
+}
+
 // A message box. `msg` is null, {kind: 'ok'|'info'|'pending', text, ...} or {kind: 'error', error}.
 // `testid` names the box; data-state carries the kind and data-code the error's code.
 export function Message({ msg, testid }) {

@@ -1,15 +1,19 @@
-// The reviewers' console (docs/web-api.md, "Reviewers' console"): a reviewer's or an officer's
-// desk. Everything shown comes from the node's queries through the console's /api routes; the
-// page keeps no copy of its own. Actions are signed by the console's key and answered only once
-// included in a block.
+// The compliance desk (docs/web-api.md, "Reviewers' console"): one service the team shares.
+// Everything shown comes from the node's queries through the console's /api routes, except the
+// notes and their attachments, which the service keeps. Actions are signed with the key the
+// service holds for the signed-in person and answered only once included in a block.
 //
-// The token comes in the URL fragment (#token=…), is kept in sessionStorage and removed from the
-// address bar; every /api call sends `Authorization: Bearer`, every POST `X-CSRF-Token`.
+// A person signs in with their wallet (Sign-In with Ethereum: eth_requestAccounts, a challenge,
+// personal_sign), or opens the URL `lantaud console --key` printed (a token in the fragment). The
+// session token is kept in sessionStorage (removed from the address bar); every /api call sends
+// `Authorization: Bearer`, every POST `X-CSRF-Token`. An expired session asks to sign in again.
 //
 // Stable hooks for tests (data-testid, unless marked):
 //   console-app             root; data-ready="true" once the session is known; data-role
-//   session-error           shown when the token is missing or refused
-//   session-address, session-role, session-key-name, session-label, session-chain
+//   signin                  the sign-in panel (no session): signin-wallet (button), signin-error
+//   session-error           shown when the session is refused
+//   session-address, session-role, session-key-name, session-label, session-chain, session-expires
+//   session-read-only       shown when the service holds no key for the person; signout (button)
 //   tab-worklist, tab-case, tab-dashboards, tab-audit      tab buttons (aria-selected)
 //   -- Worklist
 //   worklist                section; data-loading="true|false"
@@ -37,8 +41,10 @@
 //   case-identity           the subject's identity record
 //   case-timeline           the subject's audit history; timeline-row (data-tx-type, data-sequence)
 //   case-earlier-flags      earlier-flag-row (data-flag-id), open-earlier-flag buttons
-//   case-notes              the console's notes (escalation notes)
-//   case-actions            action-note (textarea: note / evidence), action-approve, action-block,
+//   case-notes              the desk's notes on the flag: note-row (data-author), note-text,
+//                           note-attachment (a button that downloads it; data-sha256)
+//   case-actions            action-note (textarea: note / evidence), action-attachment (file input,
+//                           kept with an escalation's note), action-approve, action-block,
 //                           action-escalate (reviewer, EMITTED), action-close-approved,
 //                           action-close-blocked (officer, PENDING_OFFICER); no-actions otherwise
 //   confirm-dialog          action-confirm, action-cancel
@@ -69,7 +75,7 @@ import {
   mount,
   html, useState, useEffect, useLayoutEffect, useRef, useMemo, useCallback,
   fetchJson, Message, errorMsg, formatCoin, formatHkd, formatUtc, ageOf, formatDuration,
-  localInputToUtc, utcToLocalInput, shortHash, shortAddr, Mono, toCsv, download,
+  localInputToUtc, utcToLocalInput, shortHash, shortAddr, Mono, toCsv, download, walletRequest, utf8ToHex,
 } from '/assets/common/ui.js';
 
 // ---- session and API ----------------------------------------------------------------------------
@@ -88,12 +94,27 @@ function takeToken() {
 const api = {
   token: takeToken(),
   csrf: null,
+  // Called when the service says the session is over (expired, signed out elsewhere).
+  onSessionEnd: null,
+  async call(url, opts) {
+    try {
+      return await fetchJson(url, opts);
+    } catch (e) {
+      if (e.status === 401 && this.onSessionEnd) this.onSessionEnd(e);
+      throw e;
+    }
+  },
   async get(path, params) {
     const q = params ? new URLSearchParams(Object.entries(params).filter(([, v]) => v !== '' && v !== null && v !== undefined)).toString() : '';
-    return fetchJson(`/api/${path}${q ? `?${q}` : ''}`, { headers: { Authorization: `Bearer ${this.token}`, Accept: 'application/json' } });
+    return this.call(`/api/${path}${q ? `?${q}` : ''}`, { headers: { Authorization: `Bearer ${this.token}`, Accept: 'application/json' } });
+  },
+  async blob(path) {
+    const resp = await fetch(`/api/${path}`, { headers: { Authorization: `Bearer ${this.token}` } });
+    if (!resp.ok) throw new Error(`the service answered ${resp.status}`);
+    return resp.blob();
   },
   async post(path, body) {
-    return fetchJson(`/api/${path}`, {
+    return this.call(`/api/${path}`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${this.token}`, 'X-CSRF-Token': this.csrf || '', 'Content-Type': 'application/json' },
       body: JSON.stringify(body),
@@ -340,8 +361,19 @@ function allowedActions(role, status) {
   return [];
 }
 
+// A file as {name, content_base64} (read in the browser).
+function readAttachment(file) {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => resolve({ name: file.name, content_base64: String(r.result).replace(/^data:[^,]*,/, '') });
+    r.onerror = () => reject(new Error(`could not read ${file.name}`));
+    r.readAsDataURL(file);
+  });
+}
+
 function Actions({ session, flag, onDone }) {
   const [note, setNote] = useState('');
+  const [files, setFiles] = useState([]);
   const [pending, setPending] = useState(null); // the action awaiting confirmation
   const [result, setResult] = useState(null);
   const [busy, setBusy] = useState(false);
@@ -352,12 +384,15 @@ function Actions({ session, flag, onDone }) {
     setBusy(true);
     setResult({ kind: 'pending', text: `Signing and broadcasting ${a.what.split(' ')[0]}; waiting until it is in a block…` });
     try {
-      const r = await api.post(`flags/${encodeURIComponent(flag.flag_id)}/${a.path}`, a.body(note.trim()));
+      const body = a.body(note.trim());
+      if (a.path === 'escalate' && files.length) body.attachments = await Promise.all(files.map(readAttachment));
+      const r = await api.post(`flags/${encodeURIComponent(flag.flag_id)}/${a.path}`, body);
       setResult({
         kind: 'ok', text: `Done: ${a.label.toLowerCase()} for flag #${flag.flag_id} is on chain.`, attrs: { 'data-tx-hash': r.tx_hash },
         extra: html`<div class="small">tx <code class="hash" data-testid="action-tx-hash" data-value=${r.tx_hash}>${r.tx_hash}</code> at height <span data-testid="action-height">${r.height}</span></div>`,
       });
       setNote('');
+      setFiles([]);
       onDone();
     } catch (e) {
       setResult(errorMsg(e, `${a.label}: refused`));
@@ -371,12 +406,14 @@ function Actions({ session, flag, onDone }) {
   return html`<section class="panel" data-testid="case-actions">
     <h2>Actions <span class="badge badge-role">${session.role || 'no role'}</span></h2>
     ${actions.length ? html`<div class="form">
-        <label>Note / evidence (stays with the console; the chain records its SHA-256)${actions.some((a) => a.needsNote) ? ' — an escalation needs one' : ''}
+        <label>Note / evidence (kept by the desk for the team; the chain records its SHA-256)${actions.some((a) => a.needsNote) ? ' — an escalation needs one' : ''}
           <textarea data-testid="action-note" value=${note} onInput=${(e) => setNote(e.target.value)} placeholder="What you checked and why"></textarea></label>
+        ${actions.some((a) => a.path === 'escalate') ? html`<label>Attachments for the officer (kept by the desk with the note; up to 4 files of 256 KiB)
+          <input type="file" multiple data-testid="action-attachment" onChange=${(e) => setFiles([...e.target.files].slice(0, 4))} /></label>` : null}
         <div class="actions">${actions.map((a) => html`<button class=${a.cls} data-testid=${a.id} disabled=${busy || (a.needsNote && !note.trim())}
             title=${a.needsNote && !note.trim() ? 'Write a note first' : a.what} onClick=${() => setPending(a)}>${a.label}</button>`)}</div>
       </div>`
-    : html`<p class="muted" data-testid="no-actions">${session.role
+    : html`<p class="muted" data-testid="no-actions">${!session.can_act ? 'The desk holds no key for you: you can read, not act.' : session.role
         ? `No action for a ${session.role} on a ${statusShort(flag.status)} flag: reviewers act on EMITTED flags, officers close PENDING_OFFICER ones.`
         : 'This key holds no reviewer or officer binding: it can read, not act.'}</p>`}
     <${Message} testid="action-result" msg=${result} />
@@ -443,8 +480,13 @@ function CaseView({ session, id, onOpen }) {
       <${Actions} session=${session} flag=${f} onDone=${load} />
       <section class="panel" data-testid="case-notes">
         <h2>Notes</h2>
-        ${(c.notes || []).length ? html`<ul>${c.notes.map((n) => html`<li data-testid="note-row"><span class="small muted">${formatUtc(n.at)}</span><div>${n.text}</div><div class="small muted">sha256 <code>${shortHash(n.hash)}</code></div></li>`)}</ul>`
-          : html`<p class="muted">No notes kept by this console.</p>`}
+        ${(c.notes || []).length ? html`<ul>${c.notes.map((n) => html`<li data-testid="note-row" data-author=${n.author}>
+            <span class="small muted">${formatUtc(n.at)} by <${Mono} value=${n.author} /></span><div data-testid="note-text">${n.text}</div>
+            ${(n.attachments || []).map((a) => html`<div><button class="secondary small" data-testid="note-attachment" data-sha256=${a.sha256}
+              onClick=${async () => download(a.name, await api.blob(`attachments/${a.sha256}`), 'application/octet-stream')}>${a.name}</button>
+              <span class="small muted">${a.bytes} bytes, sha256 <code>${shortHash(a.sha256)}</code></span></div>`)}
+            <div class="small muted">sha256 <code>${shortHash(n.hash)}</code> (on chain)</div></li>`)}</ul>`
+          : html`<p class="muted">No notes on this flag.</p>`}
       </section>
       <section class="panel span-2" data-testid="case-transfer"><h2>Transfer</h2><${Transfer} tx=${c.tx} flag=${f} /></section>
       <section class="panel span-2" data-testid="case-trace"><h2>Gate trace</h2><${Trace} trace=${c.trace} /></section>
@@ -888,43 +930,90 @@ function Proposals({ onCount }) {
 
 // ---- the page -----------------------------------------------------------------------------------
 
+// Sign-In with Ethereum: the wallet's address, the desk's challenge, personal_sign, a session.
+function SignIn({ why, onSignedIn }) {
+  const [msg, setMsg] = useState(why ? { kind: 'info', text: why } : null);
+  const [busy, setBusy] = useState(false);
+  async function signIn() {
+    setBusy(true);
+    setMsg({ kind: 'pending', text: 'Asking your wallet…' });
+    try {
+      const [address] = await walletRequest('eth_requestAccounts');
+      const ch = await fetchJson('/api/signin/challenge', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ address }) });
+      setMsg({ kind: 'pending', text: 'Sign the message in your wallet: it proves the address and sends no transaction.' });
+      const signature = await walletRequest('personal_sign', [utf8ToHex(ch.message), address]);
+      const s = await fetchJson('/api/signin', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: ch.message, signature }) });
+      sessionStorage.setItem(TOKEN_KEY, s.token);
+      api.token = s.token;
+      onSignedIn();
+    } catch (e) {
+      setMsg(errorMsg(e, 'Sign-in failed'));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return html`<main><div class="panel" data-testid="signin">
+    <h1>Lantau compliance desk</h1>
+    <p>Sign in with the wallet that holds your key: the desk shows what your role on chain allows (reviewer, officer, group member) and signs your actions with the key it holds for you.</p>
+    ${window.ethereum ? null : html`<p class="muted">No wallet in this browser: install MetaMask (or another EIP-1193 wallet), or open the address <code>lantaud console --key</code> printed.</p>`}
+    <div class="actions"><button data-testid="signin-wallet" disabled=${busy || !window.ethereum} onClick=${signIn}>Sign in with your wallet</button></div>
+    <${Message} testid="signin-error" msg=${msg} />
+  </div></main>`;
+}
+
 function App() {
   const [session, setSession] = useState(null);
   const [sessionError, setSessionError] = useState(null);
+  const [signIn, setSignIn] = useState(api.token ? null : { why: null });
   const [tab, setTab] = useState('worklist');
   const [caseId, setCaseId] = useState(null);
   const [filters, setFilters] = useState(null);
   const [awaiting, setAwaiting] = useState(0);
+  const [epoch, setEpoch] = useState(0);
+
+  api.onSessionEnd = (e) => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    api.token = null;
+    setSession(null);
+    setSignIn({ why: e.code === 'session_expired' ? 'Your session has expired: sign in again.' : 'Sign in to go on.' });
+  };
 
   useEffect(() => {
-    if (!api.token) {
-      setSessionError(errorMsg({ code: 'unauthorized', message: 'No console token: open the address the console printed at start (http://127.0.0.1:8081/#token=…).' }, 'Not signed in'));
-      return;
-    }
+    if (!api.token) return;
     api.get('session').then((s) => {
       api.csrf = s.csrf_token;
       setSession(s);
+      setSignIn(null);
       setFilters({ status: s.role === 'officer' ? 'FLAG_STATUS_PENDING_OFFICER' : 'FLAG_STATUS_EMITTED', vasp: '', from: '', to: '' });
-      // The proposals awaiting this key's vote, counted on the tab from the start.
+      // The proposals awaiting this person's vote, counted on the tab from the start.
       api.get('proposals').then((d) => setAwaiting(d.groups.reduce((n, g) => n + g.proposals.filter((p) => !p.my_vote).length, 0)), () => {});
-    }, (e) => setSessionError(errorMsg(e, e.status === 401 ? 'The console refused the token: open the address it printed at start again' : 'The console did not answer')));
-  }, []);
+    }, (e) => { if (e.status !== 401) setSessionError(errorMsg(e, 'The console did not answer')); });
+  }, [epoch]);
+
+  async function signOut() {
+    try { await api.post('signout', {}); } catch { /* the session may be gone already */ }
+    api.onSessionEnd({ code: 'signed_out' });
+  }
 
   const open = (id) => { setCaseId(String(id)); setTab('case'); window.scrollTo(0, 0); };
 
-  if (sessionError) return html`<main><div class="panel"><h1>Lantau reviewers' console</h1><${Message} testid="session-error" msg=${sessionError} /></div></main>`;
+  if (signIn) return html`<${SignIn} why=${signIn.why} onSignedIn=${() => setEpoch((n) => n + 1)} />`;
+  if (sessionError) return html`<main><div class="panel"><h1>Lantau compliance desk</h1><${Message} testid="session-error" msg=${sessionError} /></div></main>`;
   if (!session) return html`<main><p>Loading the session…</p></main>`;
 
   const tabs = [['worklist', 'Worklist'], ['case', caseId ? `Case #${caseId}` : 'Case'], ['proposals', awaiting ? `Proposals (${awaiting})` : 'Proposals'],
     ['dashboards', 'Dashboards'], ['audit', 'Audit log']];
   return html`<div data-testid="console-app" data-ready="true" data-role=${session.role || ''}>
     <header class="topbar">
-      <h1>Lantau reviewers' console</h1>
+      <h1>Lantau compliance desk</h1>
       <div class="who">
         <span class=${`badge badge-role`} data-testid="session-role" data-value=${session.role || ''}>${session.role || 'no role'}</span>
-        <span>key <code data-testid="session-key-name">${session.key_name}</code>${session.label ? html` <span data-testid="session-label">(${session.label})</span>` : null}</span>
+        <span>key <code data-testid="session-key-name">${session.key_name || '—'}</code>${session.label ? html` <span data-testid="session-label">(${session.label})</span>` : null}</span>
+        ${session.can_act ? null : html`<span class="badge" data-testid="session-read-only">read only</span>`}
         <span><code class="hash" data-testid="session-address" data-value=${session.address} title=${session.address}>${session.address}</code></span>
         <span>chain <code data-testid="session-chain">${session.chain_id}</code></span>
+        ${session.expires_at ? html`<span class="small muted" data-testid="session-expires" data-value=${session.expires_at}>until ${formatUtc(session.expires_at)}</span>` : null}
+        <button class="secondary small" data-testid="signout" onClick=${signOut}>Sign out</button>
       </div>
     </header>
     <main>

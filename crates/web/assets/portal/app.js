@@ -50,7 +50,7 @@
 import {
   mount,
   html, useState, useEffect, useCallback, useRef,
-  fetchJson, Message, errorMsg, walletErrorText,
+  fetchJson, Message, errorMsg, walletRequest,
   formatHkd, formatNative, parseUnits, utf8ToHex, isHexAddress, isBech32Address,
 } from '/assets/common/ui.js';
 
@@ -60,19 +60,6 @@ async function post(url, body) {
   return fetchJson(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 }
 
-// Asks the wallet, turning its refusal into an Error whose text is for a person.
-async function walletRequest(method, params) {
-  const provider = eth();
-  if (!provider) throw Object.assign(new Error('No wallet: install MetaMask (or another EIP-1193 wallet) to do this.'), { code: 'no_wallet' });
-  try {
-    return await provider.request(params === undefined ? { method } : { method, params });
-  } catch (e) {
-    const err = new Error(walletErrorText(e));
-    err.code = e && e.code !== undefined ? `wallet_${e.code}` : 'wallet';
-    err.walletCode = e && e.code;
-    throw err;
-  }
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

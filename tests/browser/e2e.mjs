@@ -4,6 +4,7 @@
 //
 //   node e2e.mjs onboarding    env PORTAL_URL, EVM_RPC_URL, NEWCOMER_KEY, RECIPIENT, ARTIFACTS_DIR
 //   node e2e.mjs review        env DESK_URL (the shared desk, no token), REVIEWER_KEY, OFFICER_KEY (their wallets' keys), EVM_RPC_URL,
+//                              MEMBER_KEY (optional: a group member with one proposal awaiting their approval),
 //                              FLAG_TX_HASH, ARTIFACTS_DIR
 //   node e2e.mjs worklist      env WORKLIST_CONSOLE_URL (a console over a node answering 1000
 //                              flags), WANT_TX, WANT_ID (one of them), ARTIFACTS_DIR
@@ -429,6 +430,27 @@ async function review(browser) {
   await shot(r.page, 'console-reviewer-after');
   await r.ctx.close();
   await o.ctx.close();
+
+  if (process.env.MEMBER_KEY) {
+    step('a group member signs in, sees the proposal awaiting her and approves it');
+    const m = await openConsole(browser, deskUrl, 'member', env('MEMBER_KEY'));
+    await until(m.page, 'the Proposals tab to count one awaiting', () => /Proposals \(1\)/.test(document.querySelector('[data-testid="tab-proposals"]').textContent), null, TX);
+    await m.page.locator(sel('tab-proposals')).click();
+    await m.page.locator(sel('proposals', '[data-loading="false"]')).waitFor({ timeout: STEP });
+    const rowP = m.page.locator(sel('proposal-row')).first();
+    await rowP.waitFor({ timeout: STEP });
+    const pid = await rowP.getAttribute('data-proposal-id');
+    const msgText = await rowP.locator(sel('proposal-message')).first().innerText();
+    if (!/MsgSend/.test(msgText)) throw new Failure(`the proposal's message is not shown as JSON: ${msgText}`);
+    await shot(m.page, 'console-proposals');
+    await rowP.locator(sel('proposal-approve')).click();
+    await m.page.locator(sel('proposal-confirm')).click();
+    const res = await outcome(m.page, 'proposal-result', 'ok', TX);
+    note(`proposal #${pid}: ${res.text}`);
+    await until(m.page, 'the approved proposal to leave the list', () => !document.querySelector('[data-testid="proposal-row"]'), null, TX);
+    await shot(m.page, 'console-proposals-approved');
+    await m.ctx.close();
+  }
 }
 
 // A worklist of a thousand flags (WORKLIST_CONSOLE_URL; WANT_TX, WANT_ID: one flag's hash and

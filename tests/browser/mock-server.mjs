@@ -5,12 +5,11 @@
 //
 //   node mock-server.mjs [--port-base 18080]
 //     portal           http://127.0.0.1:18080/        (auto-approve on; faucet window 60 s)
-//     reviewer console http://127.0.0.1:18081/#token=reviewer-token
-//     officer console  http://127.0.0.1:18082/#token=officer-token
+//     the desk         http://127.0.0.1:18081/        (sign in with REVIEWER_KEY or OFFICER_KEY in a wallet)
 //     EVM JSON-RPC     http://127.0.0.1:18083/       (chain id 852; signatures really verified)
 //
 // It prints `export NAME=value` lines that e2e.mjs reads (PORTAL_URL, EVM_RPC_URL, RECIPIENT,
-// NEWCOMER_KEY, REVIEWER_CONSOLE_URL, OFFICER_CONSOLE_URL, FLAG_TX_HASH), so both phases run
+// NEWCOMER_KEY, DESK_URL, REVIEWER_KEY, OFFICER_KEY, FLAG_TX_HASH), so both phases run
 // against it:  node mock-server.mjs --write-env /tmp/mock.env &  then  . /tmp/mock.env; node e2e.mjs onboarding
 
 import http from 'node:http';
@@ -25,7 +24,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const ASSETS = path.resolve(here, '../../crates/web/assets');
 const argv = process.argv.slice(2);
 const base = Number(argv.includes('--port-base') ? argv[argv.indexOf('--port-base') + 1] : 18080);
-const PORTS = { portal: base, reviewer: base + 1, officer: base + 2, evm: base + 3 };
+const PORTS = { portal: base, desk: base + 1, evm: base + 3 };
 const WINDOW_SECS = 60;
 const HKD = 'hkd.demo';
 const TOKEN_ADDRESS = '0x0000000000000000000000000000000000000900';
@@ -96,8 +95,11 @@ acct(recipient).hkd = 50000n;
 // Console data: flags and audit rows over the past 8 days, deterministic.
 const people = Array.from({ length: 9 }, (_, i) => toBech32('0x' + sha256(`person-${i}`).slice(0, 40)));
 const issuerAddr = toBech32('0x' + sha256('issuer').slice(0, 40));
-const reviewerAddr = toBech32('0x' + sha256('desk').slice(0, 40));
-const officerAddr = toBech32('0x' + sha256('mlro').slice(0, 40));
+// The desk's two people: their wallets' keys (the e2e test signs in with them).
+const reviewerKey = generatePrivateKey();
+const officerKey = generatePrivateKey();
+const reviewerAddr = toBech32(privateKeyToAccount(reviewerKey).address);
+const officerAddr = toBech32(privateKeyToAccount(officerKey).address);
 const authorityAddr = toBech32('0x' + sha256('authority').slice(0, 40));
 const vasps = ['VASP-HARBOUR-EXCHANGE', 'VASP-KOWLOON-PAY', ''];
 const identities = new Map(people.map((p, i) => [p, {
@@ -106,7 +108,8 @@ const identities = new Map(people.map((p, i) => [p, {
 }]));
 const flags = [];
 const audit = [];
-const notes = new Map(); // flag id → [{at, text, hash}]
+const notes = new Map(); // flag id → [{author, at, text, hash, attachments}]
+const attachments = new Map(); // sha256 → bytes
 const traces = new Map(); // tx hash → trace
 let seq = 0;
 function addAudit(e) {
@@ -398,10 +401,13 @@ async function evm(req, res) {
 }
 
 // ---- console ------------------------------------------------------------------------------------
-const sessions = {
-  reviewer: { token: 'reviewer-token', csrf: crypto.randomBytes(16).toString('hex'), address: reviewerAddr, key_name: 'desk', role: 'reviewer', label: 'review desk' },
-  officer: { token: 'officer-token', csrf: crypto.randomBytes(16).toString('hex'), address: officerAddr, key_name: 'mlro', role: 'officer', label: 'MLRO' },
+// The desk holds both people's keys; a session comes from a signed sign-in challenge.
+const deskPeople = {
+  [reviewerAddr]: { key_name: 'jane', role: 'reviewer', label: 'review desk' },
+  [officerAddr]: { key_name: 'omar', role: 'officer', label: 'MLRO' },
 };
+const sessions = new Map(); // token -> { address, csrf, ...person }
+const deskChallenges = new Map(); // nonce -> { address, message, used }
 const inRange = (t, from, to) => (!from || t >= new Date(from).getTime()) && (!to || t < new Date(to).getTime());
 function filterFlags(q) {
   const st = q.get('status');
@@ -417,19 +423,60 @@ function filterAudit(q) {
 const cellsOf = (f) => ({ cells: { flag_id: f.flag_id, status: f.status, decorator: f.decorator, subject: f.subject, counterparty: f.counterparty,
   amount: `${f.amount.amount}${f.amount.denom}`, vasp: f.vasp, resolution: f.resolution, created_at: f.created_at, tx_hash: f.tx_hash } });
 
-async function consoleApp(who, req, res, url) {
-  const s = sessions[who];
+async function consoleApp(req, res, url) {
   const p = url.pathname;
   if (req.method === 'GET' && p === '/') return asset(res, 'console/index.html');
   if (req.method === 'GET' && p.startsWith('/assets/')) return asset(res, p.slice(8));
   if (!p.startsWith('/api/')) return fail(res, 404, 'not_found', 'no such route');
-  if (req.headers.authorization !== `Bearer ${s.token}`) return fail(res, 401, 'unauthorized', 'the console routes need `Authorization: Bearer <token>` (open the URL the console printed at start)');
+  if (req.method === 'POST' && p === '/api/signin/challenge') {
+    const body = await readBody(req);
+    if (!body || typeof body.address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(body.address)) return badAddr(res, body && body.address);
+    const nonce = crypto.randomBytes(8).toString('hex');
+    const issued = iso(now());
+    const message = `127.0.0.1:${PORTS.desk} wants you to sign in with your Ethereum account:\n${getAddress(body.address)}\n\n` +
+      `Sign in to the Lantau compliance desk. Signing proves that you control this address; it costs nothing and sends no transaction.\n\n` +
+      `URI: http://127.0.0.1:${PORTS.desk}/\nVersion: 1\nChain ID: 852\nNonce: ${nonce}\nIssued At: ${issued}\nExpiration Time: ${iso(now() + 300_000)}`;
+    deskChallenges.set(nonce, { address: getAddress(body.address), message, used: false });
+    return send(res, 200, { nonce, message, issued_at: issued, expires_at: iso(now() + 300_000) });
+  }
+  if (req.method === 'POST' && p === '/api/signin') {
+    const body = await readBody(req);
+    const nonce = body && /\nNonce: ([0-9a-f]+)\n/.exec(body.message || '')?.[1];
+    const c = nonce && deskChallenges.get(nonce);
+    if (!c || c.message !== body.message) return fail(res, 400, 'invalid_request', 'not a challenge of this desk');
+    if (c.used) return fail(res, 409, 'challenge_used', 'this sign-in challenge was already used');
+    if (!(await verifyMessage({ address: c.address, message: body.message, signature: body.signature }).catch(() => false))) return fail(res, 401, 'bad_signature', 'the signature does not prove the address');
+    c.used = true;
+    const address = toBech32(c.address);
+    const token = crypto.randomBytes(16).toString('hex');
+    const session = { address, csrf: crypto.randomBytes(16).toString('hex'), ...(deskPeople[address] || { key_name: null, role: null, label: '' }) };
+    sessions.set(token, session);
+    return send(res, 200, { token, csrf_token: session.csrf, address, expires_at: iso(now() + 8 * 3600_000) });
+  }
+  const s = sessions.get((req.headers.authorization || '').replace(/^Bearer /, ''));
+  if (!s) return fail(res, 401, 'unauthorized', 'sign in to the console (with your wallet)');
   const q = url.searchParams;
   let m;
   if (req.method === 'GET') {
-    if (p === '/api/session') return send(res, 200, { address: s.address, key_name: s.key_name, role: s.role, parent: issuerAddr, label: s.label, chain_id: 'lantau-mock-1', csrf_token: s.csrf, hkd: { denom: HKD, display: 'HKD', decimals: 2 } });
+    if (p === '/api/session') {
+      return send(res, 200, { address: s.address, key_name: s.key_name, can_act: !!s.key_name, role: s.role, parent: issuerAddr, label: s.label, groups: [],
+        expires_at: iso(now() + 8 * 3600_000), chain_id: 'lantau-mock-1', csrf_token: s.csrf, hkd: { denom: HKD, display: 'HKD', decimals: 2 } });
+    }
+    if (p === '/api/proposals') return send(res, 200, { address: s.address, groups: [] });
+    if ((m = /^\/api\/attachments\/([0-9a-f]{64})$/.exec(p))) {
+      const a = attachments.get(m[1]);
+      if (!a) return fail(res, 404, 'not_found', `no attachment ${m[1]}`);
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+      return res.end(a);
+    }
     if (p === '/api/flags') return send(res, 200, { flags: filterFlags(q), pagination: { next_key: null, total: '0' } });
     if (p === '/api/audit_log') return send(res, 200, { entries: filterAudit(q), pagination: { next_key: null, total: '0' } });
+    // The shape of the node's verifiable export (no real proofs: a mock).
+    if (p === '/api/audit_export') {
+      return send(res, 200, { format: 'lantau-audit-export/1', from: q.get('from') || null, to: q.get('to') || null,
+        links: audit.map((e) => ({ sequence: String(e.sequence), row_sha256: sha256(JSON.stringify(e)) })),
+        anchor: { height: String(height), audit_sequence: String(audit.length), header: { chain_id: 'lantau-mock-1', height: String(height) } } });
+    }
     if (p === '/api/params') return send(res, 200, { params: { authority: authorityAddr, rules: { travel_rule_full_threshold: '800000', velocity_window_seconds: '60', velocity_tx_limit: '10' } } });
     if (p === '/api/report') {
       const inP = flags.filter((f) => inRange(new Date(f.created_at).getTime(), q.get('period_start'), q.get('period_end')));
@@ -460,9 +507,10 @@ async function consoleApp(who, req, res, url) {
     return fail(res, 404, 'not_found', 'no such route');
   }
   if (req.headers['x-csrf-token'] !== s.csrf) return fail(res, 403, 'csrf', 'a console action needs the session\'s X-CSRF-Token');
-  if (req.headers.origin && req.headers.origin !== `http://127.0.0.1:${PORTS[who]}`) return fail(res, 403, 'csrf', `the request comes from another origin (${req.headers.origin})`);
+  if (req.headers.origin && req.headers.origin !== `http://127.0.0.1:${PORTS.desk}`) return fail(res, 403, 'csrf', `the request comes from another origin (${req.headers.origin})`);
   const body = await readBody(req);
   if (!body) return malformed(res, 'not a JSON object');
+  if (p === '/api/signout') { for (const [t, x] of sessions) if (x === s) sessions.delete(t); return send(res, 200, { signed_out: true }); }
   if (!(m = /^\/api\/flags\/(\d+)\/(review|escalate|close)$/.exec(p))) return fail(res, 404, 'not_found', 'no such route');
   const [, id, action] = m;
   const f = flags.find((x) => x.flag_id === id);
@@ -482,7 +530,13 @@ async function consoleApp(who, req, res, url) {
   if (action === 'escalate') {
     f.status = 'FLAG_STATUS_PENDING_OFFICER'; f.reviewer = s.address; f.officer_note_hash = sha256(body.note);
     if (!notes.has(id)) notes.set(id, []);
-    notes.get(id).push({ at: iso(now()), text: body.note, hash: sha256(body.note) });
+    const files = (body.attachments || []).map((a) => {
+      const bytes = Buffer.from(a.content_base64, 'base64');
+      const h = crypto.createHash('sha256').update(bytes).digest('hex');
+      attachments.set(h, bytes);
+      return { name: a.name, sha256: h, bytes: bytes.length };
+    });
+    notes.get(id).push({ author: s.address, at: iso(now()), text: body.note, hash: sha256(body.note), attachments: files });
     addAudit({ ...base, tx_type: 'flag_escalate', metadata: { flag_id: id, decorator: f.decorator, reviewer: s.address, officer_note_hash: f.officer_note_hash, status: f.status } });
   } else {
     f.status = body.decision === 'BLOCKED' ? 'FLAG_STATUS_RESOLVED_BLOCKED' : 'FLAG_STATUS_RESOLVED_APPROVED';
@@ -508,13 +562,13 @@ const env = {
   EVM_RPC_URL: `http://127.0.0.1:${PORTS.evm}`,
   NEWCOMER_KEY: newcomerKey,
   RECIPIENT: getAddress(recipient),
-  REVIEWER_CONSOLE_URL: `http://127.0.0.1:${PORTS.reviewer}/#token=${sessions.reviewer.token}`,
-  OFFICER_CONSOLE_URL: `http://127.0.0.1:${PORTS.officer}/#token=${sessions.officer.token}`,
+  DESK_URL: `http://127.0.0.1:${PORTS.desk}/`,
+  REVIEWER_KEY: reviewerKey,
+  OFFICER_KEY: officerKey,
   FLAG_TX_HASH: FLAG.tx_hash,
 };
 serve(PORTS.portal, portal);
-serve(PORTS.reviewer, (q, r, u) => consoleApp('reviewer', q, r, u));
-serve(PORTS.officer, (q, r, u) => consoleApp('officer', q, r, u));
+serve(PORTS.desk, consoleApp);
 serve(PORTS.evm, evm);
 const envFile = argv.includes('--write-env') ? argv[argv.indexOf('--write-env') + 1] : null;
 const lines = Object.entries(env).map(([k, v]) => `export ${k}='${v}'`).join('\n') + '\n';

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use lantau_crypto::SecretKey;
-use lantau_test_utils::{dev_key, TestNode};
+use lantau_test_utils::{dev_addr, dev_key, TestNode};
 use lantau_web::console::{Console, ConsoleConfig};
 use lantau_web::portal::{Portal, PortalConfig};
 
@@ -33,6 +33,35 @@ fn artifacts() -> PathBuf {
         target.join("lantau-artifacts")
     });
     base.join("browser")
+}
+
+/// A group's payment waiting for one approval.
+struct PendingGroup {
+    carol_before: u128,
+}
+
+/// ann and bob hold a group 2-of-2 with some gas money; bob proposes that it pays carol 5
+/// alantau. ann gets gas money too.
+async fn pending_group_payment(n: &TestNode, ann: &SecretKey) -> PendingGroup {
+    use lantau_client::{msg_send, to_any, TxBuilder};
+    use lantau_primitives::Coin;
+    use lantau_proto::chain::group::v1 as gpb;
+    let ok = |s: lantau_client::sender::Sent| assert!(s.is_success(), "{s:?}");
+    ok(send(n, &dev_key("faucet"), TxBuilder::new(vec![msg_send(&dev_addr("faucet"), &ann.address(), &[Coin::new("alantau", 10u128.pow(18))])])).await);
+    let bob = dev_key("bob");
+    let members = vec![gpb::Member { address: ann.address().to_bech32(), weight: 1 }, gpb::Member { address: bob.address().to_bech32(), weight: 1 }];
+    let create = gpb::MsgCreateGroup { creator: bob.address().to_bech32(), members, threshold: 2, voting_period: "3600s".into(), metadata: "treasury".into() };
+    ok(send(n, &bob, TxBuilder::new(vec![to_any(&create)])).await);
+    let g = n.client.query(&format!("/chain/group/v1/groups_by_member/{}", ann.address().to_bech32())).await.unwrap()["groups"][0]["address"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let group = lantau_primitives::Address::from_bech32(&g).unwrap();
+    ok(send(n, &dev_key("alice"), TxBuilder::new(vec![msg_send(&dev_addr("alice"), &group, &[Coin::new("alantau", 1_000u128)])])).await);
+    let pay = msg_send(&group, &dev_addr("carol"), &[Coin::new("alantau", 5u128)]);
+    let propose = gpb::MsgSubmitProposal { group_address: g, proposer: bob.address().to_bech32(), messages: vec![pay], metadata: String::new(), exec: false };
+    ok(send(n, &bob, TxBuilder::new(vec![to_any(&propose)])).await);
+    PendingGroup { carol_before: n.client.balance(&dev_addr("carol"), "alantau").await.unwrap().0 }
 }
 
 /// Runs `e2e.mjs <phase>` with `env`, off the runtime's threads; fails the test with its output.
@@ -112,13 +141,18 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
         "no transfer from the newcomer to alice: {audit}"
     );
 
-    // The issuer's reviewer and officer (bound at genesis) share one desk: it holds both keys
-    // and opens no session; each signs in with the wallet that holds their key.
+    // A treasury group of ann and bob, 2 of 2, with bob's proposal to pay carol waiting for ann.
+    let ann = SecretKey::from_hex(&"6b".repeat(32)).unwrap();
+    let group = pending_group_payment(&n, &ann).await;
+
+    // The issuer's reviewer and officer (bound at genesis) and ann share one desk: it holds
+    // their keys and opens no session; each signs in with the wallet that holds their key.
     let (reviewer, officer) = (dev_key("reviewer"), dev_key("officer"));
     let (l, _) = listener().await;
     let addr = l.local_addr().unwrap();
     let mut cfg = ConsoleConfig::for_key(addr, n.rest_url.clone(), n.rpc_url.clone(), reviewer.clone(), "jane", dir.path().join("desk.db"));
     cfg.keys.push(("omar".into(), officer.clone()));
+    cfg.keys.push(("ann".into(), ann.clone()));
     cfg.open_for = None;
     let desk = Console::new(cfg).await.unwrap();
     let desk_url = desk.url(addr);
@@ -133,6 +167,7 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
             ("DESK_URL", desk_url),
             ("REVIEWER_KEY", format!("0x{}", reviewer.to_hex())),
             ("OFFICER_KEY", format!("0x{}", officer.to_hex())),
+            ("MEMBER_KEY", format!("0x{}", ann.to_hex())),
             ("EVM_RPC_URL", n.eth_url.clone()),
             ("FLAG_TX_HASH", flagged.clone()),
         ],
@@ -145,6 +180,9 @@ async fn a_newcomer_onboards_and_a_flag_is_escalated_and_blocked_in_a_real_brows
     assert_eq!((flag["status"].as_str(), flag["resolution"].as_str()), (Some("FLAG_STATUS_RESOLVED_BLOCKED"), Some("BLOCKED")), "{flags}");
     assert!(!flag["officer_note_hash"].as_str().unwrap_or("").is_empty(), "the escalation's note hash: {flags}");
     alices_next_transfer_is_refused_with_code_18(&n).await;
+    // Ann's approval in the desk ran the group's payment.
+    let carol = n.client.balance(&dev_addr("carol"), "alantau").await.unwrap().0;
+    assert_eq!(carol, group.carol_before + 5, "the group's payment to carol");
     let shots =
         std::fs::read_dir(artifacts()).map(|d| d.filter_map(Result::ok).filter(|e| e.path().extension().is_some_and(|x| x == "png")).count()).unwrap_or(0);
     assert!(shots >= 8, "screenshots kept in {}: {shots}", artifacts().display());

@@ -1007,7 +1007,7 @@ function App() {
     <header class="topbar">
       <h1>Lantau compliance desk</h1>
       <div class="who">
-        <span class=${`badge badge-role`} data-testid="session-role" data-value=${session.role || ''}>${session.role || 'no role'}</span>
+        <span class=${`badge badge-role`} data-testid="session-role" data-value=${session.role || ''}>${session.role || ((session.groups || []).length ? 'group member' : 'no role')}</span>
         <span>key <code data-testid="session-key-name">${session.key_name || '—'}</code>${session.label ? html` <span data-testid="session-label">(${session.label})</span>` : null}</span>
         ${session.can_act ? null : html`<span class="badge" data-testid="session-read-only">read only</span>`}
         <span><code class="hash" data-testid="session-address" data-value=${session.address} title=${session.address}>${session.address}</code></span>

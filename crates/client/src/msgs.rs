@@ -1,6 +1,7 @@
-//! Messages as JSON, for people: the chain's own messages (and the bank's) written and read
-//! field by field, with `"@type"`, as the node's JSON writes them. What a group proposal
-//! carries is shown (the console) and written (the CLI's proposal files) this way.
+//! Messages as JSON, for people: the chain's own messages, the bank's and the eth_secp256k1
+//! key written and read field by field, with `"@type"`; any other as `{"@type", "value":
+//! <base64 protobuf>}`. What a group proposal carries is shown (the console) and written (the
+//! CLI's proposal files), and the CLI's transaction files are read, this way.
 
 use base64::Engine as _;
 use cosmos_sdk_proto::cosmos::bank::v1beta1 as bank;
@@ -119,9 +120,38 @@ pub fn from_json(v: &Value) -> Result<Option<Any>, String> {
             })
             .unwrap_or_else(|| Ok(vec![]))
     };
-    if url == "/cosmos.bank.v1beta1.MsgSend" {
-        let m = bank::MsgSend { from_address: s("from_address")?, to_address: s("to_address")?, amount: pb_coins(&fields["amount"])? };
-        return Ok(Some(Any { type_url: url, value: m.encode_to_vec() }));
+    match url.as_str() {
+        "/cosmos.bank.v1beta1.MsgSend" => {
+            let m = bank::MsgSend { from_address: s("from_address")?, to_address: s("to_address")?, amount: pb_coins(&fields["amount"])? };
+            return Ok(Some(Any { type_url: url, value: m.encode_to_vec() }));
+        }
+        "/cosmos.bank.v1beta1.MsgMultiSend" => {
+            let io = |k: &str| -> Result<Vec<(String, Vec<cosmos_sdk_proto::cosmos::base::v1beta1::Coin>)>, String> {
+                fields[k]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|x| {
+                                Ok((
+                                    x.get("address").and_then(Value::as_str).ok_or_else(|| format!("{url}: {k} needs \"address\""))?.to_string(),
+                                    pb_coins(&x["coins"])?,
+                                ))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_else(|| Ok(vec![]))
+            };
+            let m = bank::MsgMultiSend {
+                inputs: io("inputs")?.into_iter().map(|(address, coins)| bank::Input { address, coins }).collect(),
+                outputs: io("outputs")?.into_iter().map(|(address, coins)| bank::Output { address, coins }).collect(),
+            };
+            return Ok(Some(Any { type_url: url, value: m.encode_to_vec() }));
+        }
+        lantau_proto::ETH_SECP256K1_PUBKEY_TYPE_URL => {
+            let key = base64::engine::general_purpose::STANDARD.decode(s("key")?).map_err(|e| format!("{url}: key is not base64: {e}"))?;
+            return Ok(Some(Any { type_url: url, value: lantau_proto::ethsecp256k1::PubKey { key: key.into() }.encode_to_vec() }));
+        }
+        _ => {}
     }
     macro_rules! read_known {
         ($($ty:ty),*) => {{

@@ -146,15 +146,6 @@ fn member(home: &std::path::Path, s: &str) -> anyhow::Result<gpb::Member> {
     Ok(gpb::Member { address: resolve_address(home, who)?.to_bech32(), weight })
 }
 
-/// A message of a proposal file ([`lantau_client::msgs::from_json`]), or the bank's as the
-/// transaction files write them.
-fn message(v: &Value) -> anyhow::Result<Any> {
-    if let Some(any) = lantau_client::msgs::from_json(v).map_err(anyhow::Error::msg)? {
-        return Ok(any);
-    }
-    super::txfile::any_from_json(v)
-}
-
 /// The messages of a proposal file: an array, `{"messages": […]}`, or a transaction's JSON.
 fn messages(file: &std::path::Path) -> anyhow::Result<Vec<Any>> {
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
@@ -168,7 +159,7 @@ fn messages(file: &std::path::Path) -> anyhow::Result<Vec<Any>> {
             .cloned()
             .context("no messages: an array, {\"messages\": […]} or a transaction file")?,
     };
-    list.iter().enumerate().map(|(i, m)| message(m).with_context(|| format!("message {i}"))).collect()
+    list.iter().enumerate().map(|(i, m)| super::txfile::any_from_json(m).with_context(|| format!("message {i}"))).collect()
 }
 
 pub(super) async fn group_tx(home: &std::path::Path, out: Output, t: GroupTx) -> anyhow::Result<()> {

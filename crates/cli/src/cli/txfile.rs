@@ -11,7 +11,6 @@
 use anyhow::Context as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
-use cosmos_sdk_proto::cosmos::bank::v1beta1 as bankpb;
 use cosmos_sdk_proto::cosmos::base::v1beta1::Coin as PbCoin;
 use cosmos_sdk_proto::cosmos::tx::v1beta1::{mode_info, AuthInfo, Fee, ModeInfo, SignDoc, SignerInfo, TxBody, TxRaw};
 use cosmos_sdk_proto::Any;
@@ -37,32 +36,12 @@ fn coins(v: &Value) -> anyhow::Result<Vec<PbCoin>> {
         .unwrap_or_else(|| Ok(vec![]))
 }
 
-/// An `Any` from its JSON (see the module documentation).
+/// An `Any` from its JSON (see the module documentation): [`lantau_client::msgs::from_json`].
 pub(crate) fn any_from_json(v: &Value) -> anyhow::Result<Any> {
-    let type_url = s(v, "@type")?.to_string();
-    if let Some(b) = v.get("value").and_then(Value::as_str) {
-        return Ok(Any { type_url, value: B64.decode(b).context("value is not base64")? });
+    match lantau_client::msgs::from_json(v).map_err(anyhow::Error::msg)? {
+        Some(any) => Ok(any),
+        None => anyhow::bail!("{}: give the message as {{\"@type\", \"value\": <base64 protobuf>}}", v["@type"].as_str().unwrap_or("?")),
     }
-    let value = match type_url.as_str() {
-        "/cosmos.bank.v1beta1.MsgSend" => {
-            bankpb::MsgSend { from_address: s(v, "from_address")?.into(), to_address: s(v, "to_address")?.into(), amount: coins(&v["amount"])? }.encode_to_vec()
-        }
-        "/cosmos.bank.v1beta1.MsgMultiSend" => {
-            let io = |k: &str| -> anyhow::Result<Vec<(String, Vec<PbCoin>)>> {
-                v[k].as_array().map(|a| a.iter().map(|x| Ok((s(x, "address")?.to_string(), coins(&x["coins"])?))).collect()).unwrap_or_else(|| Ok(vec![]))
-            };
-            bankpb::MsgMultiSend {
-                inputs: io("inputs")?.into_iter().map(|(address, coins)| bankpb::Input { address, coins }).collect(),
-                outputs: io("outputs")?.into_iter().map(|(address, coins)| bankpb::Output { address, coins }).collect(),
-            }
-            .encode_to_vec()
-        }
-        lantau_proto::ETH_SECP256K1_PUBKEY_TYPE_URL => {
-            lantau_proto::ethsecp256k1::PubKey { key: B64.decode(s(v, "key")?).context("key is not base64")?.into() }.encode_to_vec()
-        }
-        other => anyhow::bail!("{other}: give the message as {{\"@type\", \"value\": <base64 protobuf>}}"),
-    };
-    Ok(Any { type_url, value })
 }
 
 fn sign_mode(name: &str) -> i32 {

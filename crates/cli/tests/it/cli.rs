@@ -32,6 +32,25 @@ fn lantaud(home: &std::path::Path, args: &[&str]) -> (bool, Value, String) {
     (out.status.success(), v, format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)))
 }
 
+/// `lantaud ARGS --node NODE` off the runtime's threads: what the tests against a running node
+/// call as `run(args).await.unwrap()`.
+fn runner(home: &std::path::Path, node: &str) -> impl Fn(Vec<String>) -> tokio::task::JoinHandle<(bool, Value, String)> {
+    let (home, node) = (home.to_path_buf(), node.to_string());
+    move |args: Vec<String>| {
+        let (h, nd) = (home.clone(), node.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+            a.extend(["--node", nd.as_str()]);
+            lantaud(&h, &a)
+        })
+    }
+}
+
+/// Owned arguments.
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_sends_and_queries_against_a_running_node() {
     let n = TestNode::start().await.unwrap();
@@ -101,16 +120,8 @@ async fn cli_drives_the_registries() {
     let n = TestNode::start().await.unwrap();
     let home = n.home.path().to_path_buf();
     let node = n.rest_url.clone();
-    let run = |args: Vec<String>| {
-        let h = home.clone();
-        let nd = node.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
-            a.extend(["--node", nd.as_str()]);
-            lantaud(&h, &a)
-        })
-    };
-    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let run = runner(&home, &node);
+    let s = strings;
 
     // kyc: enrol carol, read her back.
     let (ok, v, log) = run(s(&["tx", "kyc", "enroll", "registrar", "carol", "retail_basic", "--ivms-ref", "ivms101:carol"])).await.unwrap();
@@ -405,14 +416,7 @@ async fn cli_generates_signs_encodes_and_broadcasts_a_transaction_file() {
     let n = TestNode::start().await.unwrap();
     let home = n.home.path().to_path_buf();
     let nd = n.rest_url.clone();
-    let run = |args: Vec<String>| {
-        let (home, nd) = (home.clone(), nd.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
-            a.extend(["--node", nd.as_str()]);
-            lantaud(&home, &a)
-        })
-    };
+    let run = runner(&home, &nd);
     let argv = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
     let (ok, unsigned, log) = run(argv("tx bank send alice bob 4242alantau --generate-only")).await.unwrap();
     assert!(ok, "{log}");
@@ -472,15 +476,8 @@ async fn an_audit_export_verifies_offline_and_an_edited_row_is_named() {
     let n = TestNode::start().await.unwrap();
     let home = n.home.path().to_path_buf();
     let node = n.rest_url.clone();
-    let run = |args: Vec<String>| {
-        let (h, nd) = (home.clone(), node.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
-            a.extend(["--node", nd.as_str()]);
-            lantaud(&h, &a)
-        })
-    };
-    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let run = runner(&home, &node);
+    let s = strings;
     // Rows: an enrolment and a mint.
     let (ok, _, log) = run(s(&["tx", "kyc", "enroll", "registrar", "carol", "retail_basic", "--ivms-ref", "ivms101:carol"])).await.unwrap();
     assert!(ok, "{log}");
@@ -542,16 +539,8 @@ async fn cli_creates_a_group_and_runs_its_proposal() {
     let n = TestNode::start().await.unwrap();
     let home = n.home.path().to_path_buf();
     let node = n.rest_url.clone();
-    let run = |args: Vec<String>| {
-        let h = home.clone();
-        let nd = node.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
-            a.extend(["--node", nd.as_str()]);
-            lantaud(&h, &a)
-        })
-    };
-    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let run = runner(&home, &node);
+    let s = strings;
 
     let (ok, v, log) =
         run(s(&["tx", "group", "create", "governance", "--member", "alice", "--member", "bob:1", "--threshold", "2", "--voting-period", "3600s"]))

@@ -80,6 +80,14 @@ async fn an_exported_chain_restarts_from_a_new_home_with_every_query_answering_t
     let flag = flags["flags"][0]["flag_id"].as_str().expect("a flag raised").to_string();
     run(tx(&["tx", "compliance", "escalate-flag", "reviewer", &flag, "--hash", "ab12"])).await;
     run(tx(&["tx", "evm", "transfer-with-travel-rule", "alice", &hex_addr("issuer"), "500", "--json-rpc", &format!("http://127.0.0.1:{eth}")])).await;
+    // A group of alice and bob with bob's proposal waiting for alice.
+    run(tx(&["tx", "group", "create", "alice", "--member", "alice", "--member", "bob", "--threshold", "2"])).await;
+    let groups: Value = serde_json::from_str(&get(&base, &format!("/chain/group/v1/groups_by_member/{}", addr("alice"))).await.1).unwrap();
+    let group = groups["groups"][0]["address"].as_str().expect("a group").to_string();
+    let proposal = old.path().join("proposal.json");
+    let pay = serde_json::json!([{"@type": "/cosmos.bank.v1beta1.MsgSend", "from_address": group, "to_address": addr("carol"), "amount": [{"denom": "alantau", "amount": "1"}]}]);
+    std::fs::write(&proposal, pay.to_string()).unwrap();
+    run(tx(&["tx", "group", "propose", "bob", &group, proposal.to_str().unwrap()])).await;
 
     let mut paths: Vec<String> = [
         "/cosmos/bank/v1beta1/supply",
@@ -92,6 +100,8 @@ async fn an_exported_chain_restarts_from_a_new_home_with_every_query_answering_t
         "/chain/stablecoin/v1/denoms",
         "/cosmos/upgrade/v1beta1/module_versions",
         "/cosmos/evm/erc20/v1/token_pairs",
+        "/chain/group/v1/proposals/1",
+        "/chain/group/v1/proposals/1/votes",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -102,6 +112,7 @@ async fn an_exported_chain_restarts_from_a_new_home_with_every_query_answering_t
         paths.push(format!("/cosmos/auth/v1beta1/accounts/{a}"));
         paths.push(format!("/chain/kyc/v1/identity/{a}"));
         paths.push(format!("/chain/compliance/v1/sub_roles/{a}"));
+        paths.push(format!("/chain/group/v1/groups_by_member/{a}"));
     }
     let mut before = Vec::new();
     for p in &paths {

@@ -280,11 +280,13 @@ fn inner_check(any: &Any) -> Result<(Address, &'static str), TxError> {
     Ok((m.signer(), m.type_url()))
 }
 
-/// Runs a group's accepted proposal as the group: its messages through [`run_messages`] with a
+/// Runs a group's accepted proposal as the group: its messages through [`run_proposal`] with a
 /// screening session of their own (the group the signer, the transaction's Travel Rule
 /// payload), on an overlay kept only if every message and the session's close succeed; then
-/// the group module records the outcome. A failed run is the proposal's FAILURE, not the
-/// transaction's, except running out of gas, which fails the transaction.
+/// the group module records the outcome. The session's gate trace joins the message's traces
+/// (TxTrace then explains the group's movements, or why they were refused). A failed run is the
+/// proposal's FAILURE, not the transaction's, except running out of gas, which fails the
+/// transaction.
 async fn run_dispatch<S: StateWrite + Send + Sync>(
     state: &mut S,
     block: &BlockCtx,
@@ -308,6 +310,7 @@ async fn run_dispatch<S: StateWrite + Send + Sync>(
             let facts: Vec<_> = msgs.iter().enumerate().flat_map(|(i, m)| m.facts(i)).collect();
             let types: Vec<&str> = msgs.iter().map(|m| m.type_url()).collect();
             let mut session = Session::open(&sub, gas, block, d.signer, facts, payload, &types, None).await?;
+            ctx.traces.push(session.verdict().trace(ctx.tx_hash));
             if let Some(e) = session.rejection().cloned() {
                 return Err(e);
             }

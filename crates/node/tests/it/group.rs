@@ -167,6 +167,13 @@ async fn a_two_of_three_group_as_compliance_authority_freezes_only_after_the_sec
     assert!(!p["result_log"].as_str().unwrap().is_empty(), "{p}");
     assert_eq!(row(&n, &t, "group_exec").await["metadata"]["result"], "EXECUTOR_RESULT_FAILURE");
     assert!(audit_rows(&n, &t.txhash).await.iter().all(|r| r["tx_type"] != "transfer"));
+    // TxTrace explains it: the group's movement, screened as the group's, refused by a gate.
+    let trace = n.client.query(&format!("/chain/compliance/v1/tx_trace/{}", t.txhash)).await.unwrap();
+    assert_eq!((trace["found"].as_bool(), trace["trace"]["accepted"].as_bool()), (Some(true), Some(false)), "{trace}");
+    assert!(
+        trace["trace"]["results"].as_array().unwrap().iter().any(|r| r["name"] == "travel_rule_tier_gate" && r["status"] == "DECORATOR_RESULT_FAIL"),
+        "{trace}"
+    );
     let t = ok(&n, &dev_key("alice"), &one(&gpb::MsgExec { proposal_id: id2, executor: b32("alice") })).await;
     assert_eq!(row(&n, &t, "group_exec").await["metadata"]["result"], "EXECUTOR_RESULT_FAILURE");
 

@@ -209,3 +209,45 @@ async fn a_two_of_three_group_as_compliance_authority_freezes_only_after_the_sec
     assert_eq!(gone["groups"].as_array().unwrap().len(), 0, "{gone}");
     n.stop().await;
 }
+
+/// A network that starts with its compliance authority under 2-of-3: the group is in the
+/// genesis file (its address derived from its id), the compliance params name that address,
+/// and the group's first proposal freezes an account once two members approve.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_genesis_group_is_the_compliance_authority_from_the_first_block() {
+    let home = tempfile::tempdir().unwrap();
+    lantau_node::home::init_home(home.path(), &Default::default()).unwrap();
+    let path = home.path().join("config/genesis.json");
+    let mut genesis: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let group = lantau_app::group::group_address(1).to_bech32();
+    genesis["app_state"]["group"]["groups"] = json!([{
+        "id": "1", "address": group, "threshold": "2", "voting_period": "86400s", "metadata": "compliance authority",
+        "members": [{"address": b32("ann"), "weight": "1"}, {"address": b32("ben"), "weight": "1"}, {"address": b32("cat"), "weight": "1"}],
+    }]);
+    genesis["app_state"]["compliance"]["params"]["authority"] = json!(group);
+    std::fs::write(&path, serde_json::to_vec_pretty(&genesis).unwrap()).unwrap();
+    let n = TestNode::start_in(home, 100).await.unwrap();
+    let info = n.client.query(&format!("/chain/group/v1/groups/{group}")).await.unwrap();
+    assert_eq!((info["group"]["version"].as_str(), info["group"]["total_weight"].as_str()), (Some("1"), Some("3")), "{info}");
+    let params = n.client.query("/chain/compliance/v1/params").await.unwrap();
+    assert_eq!(params["params"]["authority"], group.as_str(), "{params}");
+    for m in ["ann", "ben"] {
+        fund(&n, "faucet", &k(m).address()).await;
+    }
+    let id = proposal_id(&ok(&n, &k("ann"), &propose(&group, "ann", vec![freeze(&group, "bob")], false)).await);
+    assert!(!frozen(&n, "bob").await);
+    ok(&n, &k("ben"), &vote(id, "ben", gpb::VoteOption::Yes, true)).await;
+    assert!(frozen(&n, "bob").await);
+
+    // A genesis group whose address is not the one its id derives is refused.
+    let home = tempfile::tempdir().unwrap();
+    lantau_node::home::init_home(home.path(), &Default::default()).unwrap();
+    let path = home.path().join("config/genesis.json");
+    let mut bad: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    bad["app_state"]["group"]["groups"] =
+        json!([{"id": "1", "address": b32("alice"), "threshold": "1", "voting_period": "60s", "members": [{"address": b32("ann"), "weight": "1"}]}]);
+    std::fs::write(&path, serde_json::to_vec_pretty(&bad).unwrap()).unwrap();
+    let e = TestNode::start_in(home, 100).await.err().expect("a wrong group address is refused");
+    assert!(format!("{e:#}").contains("is not the one its id derives"), "{e:#}");
+    n.stop().await;
+}

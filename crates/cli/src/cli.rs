@@ -536,16 +536,24 @@ fn print(output: Output, json_value: serde_json::Value, text: impl FnOnce() -> S
     }
 }
 
+/// A duration in milliseconds: `300ms`, `30s`, `1.5s`, `5m`, `8h`, or a bare number of
+/// milliseconds.
 fn parse_duration(s: &str) -> anyhow::Result<u64> {
     let s = s.trim();
-    if let Some(ms) = s.strip_suffix("ms") {
-        return Ok(ms.parse()?);
-    }
-    if let Some(sec) = s.strip_suffix('s') {
-        let f: f64 = sec.parse()?;
-        return Ok((f * 1000.0).round() as u64);
-    }
-    Ok(s.parse()?)
+    let (num, unit_ms) = if let Some(x) = s.strip_suffix("ms") {
+        (x, 1.0)
+    } else if let Some(x) = s.strip_suffix('s') {
+        (x, 1_000.0)
+    } else if let Some(x) = s.strip_suffix('m') {
+        (x, 60_000.0)
+    } else if let Some(x) = s.strip_suffix('h') {
+        (x, 3_600_000.0)
+    } else {
+        (s, 1.0)
+    };
+    let f: f64 = num.trim().parse().map_err(|_| anyhow::anyhow!("{s:?} is not a duration: a number with ms, s, m or h (e.g. 300ms, 30s, 5m, 8h)"))?;
+    anyhow::ensure!(f.is_finite() && f >= 0.0, "{s:?} is not a duration: it must be a non-negative number");
+    Ok((f * unit_ms).round() as u64)
 }
 
 fn resolve_address(home: &std::path::Path, s: &str) -> anyhow::Result<Address> {
@@ -1096,6 +1104,16 @@ fn url_escape(v: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn durations_read_in_milliseconds_with_their_unit() {
+        for (text, ms) in [("300ms", 300), ("30s", 30_000), ("1.5s", 1_500), ("5m", 300_000), ("8h", 28_800_000), ("250", 250)] {
+            assert_eq!(super::parse_duration(text).unwrap(), ms, "{text}");
+        }
+        for bad in ["", "h", "-1s", "8d", "NaNs"] {
+            assert!(super::parse_duration(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
     /// clap's own checks of every command (unique argument names, valid defaults): a mistake
     /// there panics only when that command is parsed.
     #[test]

@@ -578,3 +578,49 @@ async fn cli_creates_a_group_and_runs_its_proposal() {
     assert!(ok && v["votes"].as_array().unwrap().len() == 2, "{log}");
     n.stop().await;
 }
+
+/// `lantaud console` with no `--key`: the desk holds every key of the home's keyring and
+/// opens no session; it prints its sign-in page's address, serves the page, refuses the API
+/// without a session and issues sign-in challenges. With `--key`, it prints a signed-in URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_console_serves_the_desk_with_the_keyrings_keys() {
+    use std::io::BufRead as _;
+    let n = TestNode::start().await.unwrap();
+    let home = n.home.path().to_path_buf();
+    for (extra, want) in [(vec![], "sign in with your wallet"), (vec!["--key", "reviewer"], "#token=")] {
+        let port = crate::crash::free_port();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lantaud"))
+            .arg("--home")
+            .arg(&home)
+            .args(["console", "--address", &format!("127.0.0.1:{port}"), "--node", &n.rest_url, "--rpc", &n.rpc_url, "--evm-rpc", &n.eth_url])
+            .args(&extra)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let line = tokio::task::spawn_blocking(move || std::io::BufReader::new(stdout).lines().next().and_then(Result::ok).unwrap_or_default()).await.unwrap();
+        if !line.contains(want) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("{line}\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        assert!(line.contains(&format!("127.0.0.1:{port}")), "{line}");
+        let base = format!("http://127.0.0.1:{port}");
+        assert_eq!(reqwest::get(format!("{base}/")).await.unwrap().status().as_u16(), 200);
+        assert_eq!(reqwest::get(format!("{base}/api/session")).await.unwrap().status().as_u16(), 401);
+        let ch: Value = reqwest::Client::new()
+            .post(format!("{base}/api/signin/challenge"))
+            .json(&serde_json::json!({"address": dev_addr("officer").to_hex()}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert!(ch["message"].as_str().unwrap().contains("Chain ID: 852"), "{ch}");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    n.stop().await;
+}

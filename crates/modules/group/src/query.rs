@@ -18,15 +18,19 @@ fn id_at_end(key: &str) -> Option<u64> {
 
 /// A proposal as the state's time sees it: its status is the effective one (ABORTED,
 /// EXPIRED derived at the state's block time).
-async fn as_of<S: StateRead + Sync>(state: &S, mut p: Proposal) -> Result<Proposal, TxError> {
+async fn as_of<S: StateRead + Sync>(state: &S, p: Proposal) -> Result<Proposal, TxError> {
     let gas = GasMeter::infinite();
     let version = match Address::from_bech32(&p.group_address) {
         Ok(a) => state.group(&gas, &a).await?.map(|g| g.version),
         Err(_) => None,
     };
-    let now = store::state_time(state).await?;
-    p.status = crate::effective_status(&p, version, now) as i32;
-    Ok(p)
+    Ok(seen_at(p, version, store::state_time(state).await?))
+}
+
+/// `p` with its effective status, given its group's version and the state's time.
+fn seen_at(mut p: Proposal, group_version: Option<u64>, now: time::OffsetDateTime) -> Proposal {
+    p.status = crate::effective_status(&p, group_version, now) as i32;
+    p
 }
 
 /// The groups `member` belongs to, in id order.
@@ -57,13 +61,16 @@ pub async fn proposals_by_group<S: StateRead + Sync>(state: &S, group: &Address,
             ids.push(id);
         }
     }
+    // One group, one time: read once for every proposal listed.
+    let version = state.group(&gas, group).await?.map(|g| g.version);
+    let now = store::state_time(state).await?;
     let mut out = Vec::new();
     for id in ids.into_iter().rev() {
         if out.len() >= MAX_PROPOSALS {
             break;
         }
         let Some(p) = state.proposal(&gas, id).await? else { continue };
-        let p = as_of(state, p).await?;
+        let p = seen_at(p, version, now);
         let open = (p.status == ProposalStatus::Submitted as i32 || p.status == ProposalStatus::Accepted as i32)
             && p.executor_result != crate::ExecutorResult::Success as i32;
         if !pending_only || open {

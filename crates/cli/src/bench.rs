@@ -97,6 +97,10 @@ pub(crate) struct BenchArgs {
     /// configures a network whose apps serve search on their CometBFT RPC front, or `kv`).
     #[arg(long, default_value = "null")]
     tx_index: String,
+    /// With `--cometbft`: the apps keep the mempool (`lantaud testnet init --app-mempool`:
+    /// CometBFT's is off) and the load goes to each app's CometBFT RPC front.
+    #[arg(long)]
+    app_mempool: bool,
     /// With `--cometbft`: serve CometBFT's Go profiler (`/debug/pprof`) of the first node on
     /// this address, to profile CometBFT during the run (`go tool pprof`).
     #[arg(long)]

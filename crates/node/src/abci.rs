@@ -6,6 +6,11 @@
 //! CometBFT sends consensus requests one at a time, so they stay ordered; it pipelines
 //! CheckTx, and two transactions of one sender must be admitted in the order they arrived,
 //! so the mempool service hands them to one task that admits them one after another.
+//!
+//! With the app-side mempool (`[mempool] app_side`, CometBFT's `mempool.type = "nop"`) the app
+//! admits what clients send into its own pool ([`crate::txpool`]), PrepareProposal fills the
+//! block from it, and Commit goes through it (the recheck beside the next block, as in the
+//! embedded engine); CheckTx is then refused.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,6 +28,7 @@ use tower::Service;
 use tower_abci::BoxError;
 
 use crate::metrics::Metrics;
+use crate::txpool::TxPool;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send + 'static>>;
 
@@ -61,10 +67,13 @@ impl std::fmt::Display for AbciAddr {
 
 /// Serves `app` to CometBFT on `addr` until the future is dropped or the listener fails.
 /// Each committed block goes to `committed` (the node interface's subscribers), when given.
+/// With `pool` (the app-side mempool, and the most transactions a block takes from it),
+/// proposals are filled from it and commits go through it; CometBFT's mempool must be off.
 pub async fn serve(
     app: Arc<App>,
     metrics: Arc<Metrics>,
     committed: Option<mpsc::UnboundedSender<crate::comet::Committed>>,
+    pool: Option<(Arc<TxPool>, usize)>,
     addr: &AbciAddr,
 ) -> anyhow::Result<()> {
     // A failed consensus call (a block the app cannot execute or persist) ends the serving:
@@ -72,8 +81,16 @@ pub async fn serve(
     // of staying up.
     let (halt, mut halted) = mpsc::unbounded_channel::<String>();
     let server = tower_abci::v038::Server::builder()
-        .consensus(Consensus { app: app.clone(), metrics: metrics.clone(), committed, pending: Arc::new(parking_lot::Mutex::new(None)), halt })
-        .mempool(Mempool::start(app.clone(), metrics))
+        .consensus(Consensus {
+            app: app.clone(),
+            metrics: metrics.clone(),
+            committed,
+            pending: Arc::new(parking_lot::Mutex::new(None)),
+            finalized: Arc::new(parking_lot::Mutex::new(None)),
+            pool: pool.clone(),
+            halt,
+        })
+        .mempool(Mempool::start(app.clone(), metrics, pool.is_some()))
         .info(Info(app.clone()))
         .snapshot(Snapshots(app))
         .finish()
@@ -113,6 +130,10 @@ struct Consensus {
     committed: Option<mpsc::UnboundedSender<crate::comet::Committed>>,
     /// The finalized block waiting for its Commit.
     pending: Arc<parking_lot::Mutex<Option<crate::comet::Committed>>>,
+    /// Its height and transactions' hashes (what the app-side mempool drops at the commit).
+    finalized: Arc<parking_lot::Mutex<Option<(u64, Vec<[u8; 32]>)>>>,
+    /// The app-side mempool and the most transactions a block takes from it.
+    pool: Option<(Arc<TxPool>, usize)>,
     /// Stops the server (a consensus call failed).
     halt: mpsc::UnboundedSender<String>,
 }
@@ -129,21 +150,38 @@ impl Service<ConsensusRequest> for Consensus {
     fn call(&mut self, req: ConsensusRequest) -> Self::Future {
         let (app, metrics, committed, pending, halt) =
             (self.app.clone(), self.metrics.clone(), self.committed.clone(), self.pending.clone(), self.halt.clone());
+        let (finalized, pool) = (self.finalized.clone(), self.pool.clone());
         Box::pin(async move {
             let t = std::time::Instant::now();
             Ok(match req {
                 ConsensusRequest::InitChain(r) => ConsensusResponse::InitChain(app.init_chain(r).await.map_err(|e| fatal(&halt, "InitChain", e))?),
                 // What this node's CheckTx decoded and screened is offered to the proposal,
                 // which then verifies it as the recheck does, and to FinalizeBlock.
-                ConsensusRequest::PrepareProposal(r) => {
-                    app.offer_checked(&r.txs);
+                ConsensusRequest::PrepareProposal(mut r) => {
+                    match &pool {
+                        // The app-side mempool: the proposal is what it holds, as the embedded
+                        // engine reaps it (CometBFT's own mempool is off and offers nothing).
+                        Some((pool, max_txs)) => {
+                            let max_gas = app.queries().max_block_gas().await.map_err(|e| fatal(&halt, "PrepareProposal", e))?;
+                            let max_bytes = usize::try_from(r.max_tx_bytes).unwrap_or(0);
+                            let (reaped, _) = pool.reap(max_bytes, *max_txs, max_gas);
+                            r.txs = reaped.iter().map(|e| e.bytes.as_ref().clone().into()).collect();
+                        }
+                        None => app.offer_checked(&r.txs),
+                    }
                     ConsensusResponse::PrepareProposal(app.prepare_proposal(r).await)
                 }
                 ConsensusRequest::ProcessProposal(r) => {
-                    app.offer_checked(&r.txs);
+                    match &pool {
+                        Some((pool, _)) => pool.offer_waiting(&r.txs),
+                        None => app.offer_checked(&r.txs),
+                    }
                     ConsensusResponse::ProcessProposal(app.process_proposal(r).await)
                 }
                 ConsensusRequest::FinalizeBlock(r) => {
+                    if pool.is_some() {
+                        *finalized.lock() = Some((r.height.value(), r.txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect()));
+                    }
                     let kept = committed.as_ref().map(|_| r.clone());
                     let resp = app.finalize_block(r).await.map_err(|e| fatal(&halt, "FinalizeBlock", e))?;
                     metrics.block(&resp, t.elapsed().as_secs_f64());
@@ -151,7 +189,16 @@ impl Service<ConsensusRequest> for Consensus {
                     ConsensusResponse::FinalizeBlock(resp)
                 }
                 ConsensusRequest::Commit => {
-                    let resp = app.commit().await.map_err(|e| fatal(&halt, "Commit", e))?;
+                    let resp = match &pool {
+                        // The pool commits keeping the check overlay, then rechecks what waits
+                        // beside the next block.
+                        Some((pool, _)) => {
+                            let (height, included) = finalized.lock().take().unwrap_or_default();
+                            pool.commit(height, included).await.map_err(|e| fatal(&halt, "Commit", e))?;
+                            response::Commit { data: Default::default(), retain_height: Default::default() }
+                        }
+                        None => app.commit().await.map_err(|e| fatal(&halt, "Commit", e))?,
+                    };
                     metrics.commit(app.queries().last_height().await.unwrap_or(0), t.elapsed().as_secs_f64());
                     if let (Some(tx), Some(c)) = (committed.as_ref(), pending.lock().take()) {
                         let _ = tx.send(c);
@@ -172,14 +219,28 @@ type CheckJob = (request::CheckTx, oneshot::Sender<response::CheckTx>);
 #[derive(Clone)]
 struct Mempool(PollSender<CheckJob>);
 
+/// CheckTx's answer when the app keeps the mempool: CometBFT's must be off.
+fn app_side_refusal() -> response::CheckTx {
+    response::CheckTx {
+        code: 1.into(),
+        codespace: "mempool".into(),
+        log: "this app keeps the mempool ([mempool] app_side = true): set CometBFT's [mempool] type = \"nop\" and broadcast to the app (REST, JSON-RPC or its CometBFT RPC front)".into(),
+        ..Default::default()
+    }
+}
+
 impl Mempool {
     /// How many CheckTx may wait for the admitting task before the connection stops reading.
     const QUEUE: usize = 1024;
 
-    fn start(app: Arc<App>, metrics: Arc<Metrics>) -> Self {
+    fn start(app: Arc<App>, metrics: Arc<Metrics>, app_side: bool) -> Self {
         let (tx, mut rx) = mpsc::channel::<CheckJob>(Self::QUEUE);
         tokio::spawn(async move {
             while let Some((req, reply)) = rx.recv().await {
+                if app_side {
+                    let _gone = reply.send(app_side_refusal());
+                    continue;
+                }
                 let t = std::time::Instant::now();
                 let recheck = req.kind == request::CheckTxKind::Recheck;
                 let r = app.check_tx(req).await;

@@ -3,7 +3,8 @@
 //! CometBFT network unchanged.
 //!
 //! What comes from where: broadcasts, blocks, status and the mempool's size from CometBFT's RPC
-//! (JSON-RPC over HTTP); transactions, search and block results from the app's own index (the
+//! (JSON-RPC over HTTP), except that with the app-side mempool broadcasts and the mempool are
+//! the app's own ([`crate::txpool`]); transactions, search and block results from the app's own index (the
 //! block hook writes it in the same commit as the state, under CometBFT as in embedded mode);
 //! the pending sequence from the app's check state (CometBFT's CheckTx keeps it); events for
 //! subscribers from the ABCI server's commits ([`Committed`]), published once the block is
@@ -23,6 +24,7 @@ use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::indexer;
+use crate::txpool::TxPool;
 
 /// A block the app committed, as the ABCI server saw it.
 #[derive(Debug)]
@@ -36,6 +38,9 @@ pub struct Committed {
 /// The node interface of an app driven by CometBFT.
 pub struct CometNode {
     app: Arc<App>,
+    /// The app-side mempool, when this app keeps it (`[mempool] app_side`): broadcasts are
+    /// admitted here instead of through CometBFT's RPC.
+    pool: Option<Arc<TxPool>>,
     rpc: String,
     http: reqwest::Client,
     events: broadcast::Sender<NodeEvent>,
@@ -58,10 +63,10 @@ fn str_u64(v: &Value) -> u64 {
 
 impl CometNode {
     /// A node interface over `app`, talking to CometBFT's RPC at `rpc` (`http://host:port`);
-    /// `committed` receives the ABCI server's commits.
-    pub fn new(app: Arc<App>, rpc: String, mut committed: mpsc::UnboundedReceiver<Committed>) -> Arc<Self> {
+    /// `committed` receives the ABCI server's commits; `pool` is the app-side mempool, if any.
+    pub fn new(app: Arc<App>, rpc: String, mut committed: mpsc::UnboundedReceiver<Committed>, pool: Option<Arc<TxPool>>) -> Arc<Self> {
         let (events, _) = broadcast::channel(16_384);
-        let node = Arc::new(Self { app, rpc: rpc.trim_end_matches('/').to_string(), http: reqwest::Client::new(), events });
+        let node = Arc::new(Self { app, pool, rpc: rpc.trim_end_matches('/').to_string(), http: reqwest::Client::new(), events });
         let weak = Arc::downgrade(&node);
         tokio::spawn(async move {
             while let Some(c) = committed.recv().await {
@@ -203,11 +208,29 @@ impl NodeApi for CometNode {
     }
 
     async fn broadcast_sync(&self, tx: Vec<u8>) -> BroadcastResult {
-        self.broadcast("broadcast_tx_sync", tx).await
+        match &self.pool {
+            Some(pool) => pool.admit(tx).await,
+            None => self.broadcast("broadcast_tx_sync", tx).await,
+        }
     }
 
     async fn broadcast_async(&self, tx: Vec<u8>) -> BroadcastResult {
-        self.broadcast("broadcast_tx_async", tx).await
+        let Some(pool) = &self.pool else { return self.broadcast("broadcast_tx_async", tx).await };
+        let (hash, pool) = (lantau_app::tx::tx_hash(&tx), pool.clone());
+        tokio::spawn(async move {
+            let r = pool.admit(tx).await;
+            if r.code != 0 {
+                tracing::debug!(code = r.code, log = %r.log, "async broadcast rejected");
+            }
+        });
+        BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: 0, gas_used: 0 }
+    }
+
+    async fn admit_forwarded(&self, txs: Vec<Vec<u8>>) -> Result<usize, NodeError> {
+        match &self.pool {
+            Some(pool) => Ok(pool.admit_forwarded(txs).await),
+            None => Err(NodeError::Unavailable(lantau_rpc::api::NO_APP_MEMPOOL.into())),
+        }
     }
 
     async fn tx(&self, hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
@@ -280,6 +303,9 @@ impl NodeApi for CometNode {
     }
 
     async fn mempool_size(&self) -> (usize, usize) {
+        if let Some(pool) = &self.pool {
+            return pool.mempool().lock().size();
+        }
         match self.call("num_unconfirmed_txs", json!({})).await {
             Ok(r) => (usize::try_from(str_u64(&r["n_txs"])).unwrap_or(usize::MAX), usize::try_from(str_u64(&r["total_bytes"])).unwrap_or(usize::MAX)),
             Err(_) => (0, 0),
@@ -288,6 +314,9 @@ impl NodeApi for CometNode {
 
     async fn unconfirmed_txs(&self, limit: usize) -> Vec<Vec<u8>> {
         use base64::Engine as _;
+        if let Some(pool) = &self.pool {
+            return pool.mempool().lock().entries().into_iter().take(limit).map(|e| e.bytes.as_ref().clone()).collect();
+        }
         // CometBFT answers at most 100 per call (its `limit` is capped there).
         match self.call("unconfirmed_txs", json!({"limit": limit.min(100).to_string()})).await {
             Ok(r) => r["txs"]

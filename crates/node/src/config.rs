@@ -239,6 +239,15 @@ pub struct MempoolConfig {
     pub max_bytes: usize,
     /// Most transactions of one sender waiting (one account cannot fill the mempool).
     pub max_txs_per_sender: usize,
+    /// Under CometBFT (`start --abci`): this app keeps the mempool (admission, ordering, the
+    /// recheck after each block, as the embedded engine does) and fills each proposal from
+    /// it; CometBFT's own mempool must be off (its `[mempool] type = "nop"`) and clients
+    /// broadcast to this app (REST, the Ethereum JSON-RPC, or `cometbft.rpc_front`). Off:
+    /// CometBFT's mempool admits through CheckTx.
+    pub app_side: bool,
+    /// With `app_side`: the REST gateways of the other validators' apps
+    /// (`http://host:port`), to which every transaction a client gives this node is forwarded.
+    pub peers: Vec<String>,
 }
 
 /// One listen address.
@@ -280,7 +289,7 @@ impl Default for ConsensusConfig {
 
 impl Default for MempoolConfig {
     fn default() -> Self {
-        Self { max_txs: 10_000, max_bytes: 64 * 1024 * 1024, max_txs_per_sender: 1_000 }
+        Self { max_txs: 10_000, max_bytes: 64 * 1024 * 1024, max_txs_per_sender: 1_000, app_side: false, peers: Vec::new() }
     }
 }
 
@@ -326,7 +335,10 @@ const COMMENTS: &[(&str, &str)] = &[
         "Origins a browser app may call REST, the CometBFT RPC, the Ethereum JSON-RPC and gRPC-web\nfrom (CORS): [\"*\"] any, [] none (no CORS headers), or a list like [\"https://wallet.example\"].",
     ),
     ("consensus", "The embedded engine (`lantaud start` without --abci): block interval, block bounds,\nwhether to produce empty blocks."),
-    ("mempool", "Mempool bounds: transactions and bytes waiting, and transactions of one sender."),
+    (
+        "mempool",
+        "Mempool bounds: transactions and bytes waiting, and transactions of one sender. Under\nCometBFT, app_side = true keeps the mempool in this app (CometBFT's mempool.type = \"nop\")\nand forwards what clients give it to peers (the other validators' REST gateways).",
+    ),
     ("api", "Cosmos REST (gRPC-gateway JSON), default port 1317."),
     ("rpc", "CometBFT-compatible RPC and WebSocket (/websocket) of the embedded engine (under\nCometBFT, CometBFT serves its own)."),
     ("json_rpc", "Ethereum JSON-RPC over HTTP (wallets, viem, web3.py), default port 8545."),

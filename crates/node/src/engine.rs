@@ -2,12 +2,11 @@
 //! the app through PrepareProposal → ProcessProposal → FinalizeBlock → Commit, rechecks what is
 //! left in the mempool, and publishes the block and its transactions.
 //!
-//! Admissions never wait for a block: the commit keeps the check overlay, and the recheck
-//! builds a new overlay on the new state while admissions continue on the old one; only the
-//! last step (re-admitting the few transactions admitted meanwhile, then swapping the overlay)
-//! holds the app's check lock. Nor does the next block wait for the recheck: it runs beside
-//! the next block's proposal and execution (on a thread of its own, while the engine's thread
-//! executes), and the next commit waits for it. The proposal does not rely on it:
+//! Admission, the commit and the recheck beside the next block are the pool's
+//! ([`crate::txpool`]), which CometBFT mode with the app-side mempool shares. The next block
+//! does not wait for the recheck: it runs beside the next block's proposal and execution (on
+//! a thread of its own, while the engine's thread executes), and the next commit waits for
+//! it. The proposal does not rely on it:
 //! PrepareProposal verifies each proposed transaction on the new state as the recheck would
 //! (replaying its admission's writes when its keys hold what that admission read, running it
 //! again otherwise). Transactions carry their admission-time decoding and footprint from the
@@ -33,7 +32,7 @@ use tokio::sync::broadcast;
 
 use crate::config::ConsensusConfig;
 use crate::indexer::{self, Indexer};
-use crate::mempool::Mempool;
+use crate::txpool::{RecheckStats, TxPool};
 
 type Sha = lantau_app::tendermint::crypto::default::Sha256;
 
@@ -94,21 +93,6 @@ pub struct BlockTiming {
     pub committed_at: std::time::Instant,
 }
 
-/// What a recheck did.
-#[derive(Debug, Clone, Copy)]
-struct RecheckStats {
-    rechecked: usize,
-    locked_ms: f64,
-    locked_txs: usize,
-    total_ms: f64,
-}
-
-/// The recheck after a committed block, running beside the next one.
-struct PendingRecheck {
-    height: u64,
-    task: tokio::task::JoinHandle<anyhow::Result<RecheckStats>>,
-}
-
 /// What the next header needs from the last block (kept in memory, so producing a block does
 /// not read and decode the previous block and its results back from the store).
 #[derive(Debug, Clone)]
@@ -139,7 +123,7 @@ const TIMING_HISTORY: usize = 100_000;
 pub struct Engine {
     app: Arc<App>,
     indexer: Arc<Indexer>,
-    mempool: Arc<Mutex<Mempool>>,
+    pool: Arc<TxPool>,
     events: broadcast::Sender<NodeEvent>,
     cfg: ConsensusConfig,
     validator: Validator,
@@ -151,8 +135,6 @@ pub struct Engine {
     backlog: std::sync::atomic::AtomicBool,
     /// The last block this engine committed.
     last: Mutex<Option<LastBlock>>,
-    /// The recheck after the last commit, while it runs.
-    pending_recheck: Mutex<Option<PendingRecheck>>,
     /// Dev chains' clock controls ([`Engine::increase_time`], [`Engine::set_next_block_time`]).
     clock: Mutex<DevClock>,
     /// A block as soon as a transaction is admitted ([`Engine::set_automine`]).
@@ -188,7 +170,7 @@ impl Engine {
     pub fn new(
         app: Arc<App>,
         indexer: Arc<Indexer>,
-        mempool: Arc<Mutex<Mempool>>,
+        pool: Arc<TxPool>,
         events: broadcast::Sender<NodeEvent>,
         cfg: ConsensusConfig,
         validator: Validator,
@@ -198,7 +180,7 @@ impl Engine {
             metrics,
             app,
             indexer,
-            mempool,
+            pool,
             events,
             cfg,
             validator,
@@ -206,7 +188,6 @@ impl Engine {
             producing: tokio::sync::Mutex::new(()),
             backlog: std::sync::atomic::AtomicBool::new(false),
             last: Mutex::new(None),
-            pending_recheck: Mutex::new(None),
             clock: Mutex::new(DevClock::default()),
             automine: std::sync::atomic::AtomicBool::new(false),
             kick: tokio::sync::Notify::new(),
@@ -324,13 +305,12 @@ impl Engine {
         let _one_at_a_time = self.producing.lock().await;
         let t_start = std::time::Instant::now();
         let max_gas = self.app.queries().max_block_gas().await?;
-        let (reaped, backlog) = self.mempool.lock().reap_with_backlog(self.cfg.max_block_bytes, self.cfg.max_block_txs, max_gas);
+        // The block carries the decodings made at admission, and their footprints.
+        let (reaped, backlog) = self.pool.reap(self.cfg.max_block_bytes, self.cfg.max_block_txs, max_gas);
         self.backlog.store(backlog, std::sync::atomic::Ordering::Relaxed);
         if reaped.is_empty() && !self.cfg.create_empty_blocks && !force {
             return Ok(None);
         }
-        // The block carries the decodings made at admission, and their footprints.
-        self.app.offer_decoded(reaped.iter().map(|e| (e.tx.clone(), e.footprint.clone())));
         let snap = self.app.snapshot();
         let height = self.app.queries().last_height().await?.saturating_add(1);
         let prev = match self.last.lock().clone() {
@@ -449,21 +429,11 @@ impl Engine {
         self.metrics.block(&resp, finalize_ms / 1e3);
 
         let t1 = std::time::Instant::now();
-        // The recheck of the last block built the check overlay on the state this block
-        // executed on; it must be in place before this commit moves the state on.
-        self.finish_recheck().await?;
-        let recheck_wait_ms = t1.elapsed().as_secs_f64() * 1e3;
-        let t2 = std::time::Instant::now();
-        self.app.commit_keeping_check_state().await?;
-        let commit_only_ms = t2.elapsed().as_secs_f64() * 1e3;
-        self.metrics.commit(height, commit_only_ms / 1e3);
         let included: Vec<[u8; 32]> = txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect();
-        self.mempool.lock().remove(included);
-        // On a thread of its own, as the engine is: a recheck is a long run of CPU work with few
-        // awaits that would stall the admissions queued on a runtime worker.
-        let (app, mempool, handle) = (self.app.clone(), self.mempool.clone(), tokio::runtime::Handle::current());
-        let task = tokio::task::spawn_blocking(move || handle.block_on(recheck(app, mempool)));
-        *self.pending_recheck.lock() = Some(PendingRecheck { height, task });
+        let times = self.pool.commit(height, included).await?;
+        self.record_recheck(times.finished);
+        let (recheck_wait_ms, commit_only_ms) = (times.recheck_wait_ms, times.commit_ms);
+        self.metrics.commit(height, commit_only_ms / 1e3);
         let commit_ms = t1.elapsed().as_secs_f64() * 1e3;
         {
             let mut t = self.timings.lock();
@@ -514,16 +484,6 @@ impl Engine {
         Ok(Some(height))
     }
 
-    /// Drops `old` from the mempool and rebuilds the check overlay without it (a same-nonce
-    /// Ethereum transaction replaces it): no block is produced meanwhile, and the recheck of the
-    /// last commit, if one runs, ends first, so the rebuilt overlay stands on the latest state.
-    pub async fn drop_and_recheck(&self, old: [u8; 32]) -> anyhow::Result<()> {
-        let _one_at_a_time = self.producing.lock().await;
-        self.finish_recheck().await?;
-        self.mempool.lock().remove([old]);
-        recheck(self.app.clone(), self.mempool.clone()).await.map(|_| ())
-    }
-
     /// Keeps the latest committed state and the dev clock (a dev chain's `evm_snapshot`);
     /// the snapshot's id. At most [`MAX_DEV_SNAPSHOTS`] are kept (the oldest go first).
     pub async fn take_snapshot(&self) -> u64 {
@@ -550,12 +510,8 @@ impl Engine {
             let (_, snap, clock) = later.swap_remove(0);
             (snap, clock)
         };
-        self.finish_recheck().await?;
-        {
-            let mut pool = self.mempool.lock();
-            let waiting: Vec<[u8; 32]> = pool.entries().iter().map(|e| e.hash).collect();
-            pool.remove(waiting);
-        }
+        let finished = self.pool.clear().await?;
+        self.record_recheck(finished);
         let height = self.app.dev_restore(&snap).await?;
         *self.last.lock() = None;
         *self.clock.lock() = clock;
@@ -566,79 +522,19 @@ impl Engine {
     /// Waits for the recheck after the last commit, if one runs, and records what it did with
     /// that block's timing.
     async fn finish_recheck(&self) -> anyhow::Result<()> {
-        let Some(p) = self.pending_recheck.lock().take() else { return Ok(()) };
-        let stats = p.task.await.map_err(|e| anyhow::anyhow!("the recheck task ended abnormally: {e}"))??;
-        if let Some(t) = self.timings.lock().iter_mut().rev().find(|t| t.height == p.height) {
+        let finished = self.pool.finish_recheck().await?;
+        self.record_recheck(finished);
+        Ok(())
+    }
+
+    /// Records what a finished recheck did with its block's timing.
+    fn record_recheck(&self, finished: Option<(u64, RecheckStats)>) {
+        let Some((height, stats)) = finished else { return };
+        if let Some(t) = self.timings.lock().iter_mut().rev().find(|t| t.height == height) {
             t.recheck_ms = stats.total_ms;
             t.rechecked = stats.rechecked;
             t.recheck_locked_ms = stats.locked_ms;
             t.recheck_locked_txs = stats.locked_txs;
         }
-        Ok(())
     }
-}
-
-/// Re-admits what is left in the mempool against the new state, dropping what no longer
-/// passes (for instance a sequence that a block just consumed). Admissions continue on the
-/// old check overlay meanwhile; they are re-admitted on the new one in catch-up rounds, the
-/// last under the app's check lock, which then swaps the overlays.
-async fn recheck(app: Arc<App>, mempool: Arc<Mutex<Mempool>>) -> anyhow::Result<RecheckStats> {
-    /// When this few were admitted during a round, the last round runs under the lock.
-    const SMALL_ROUND: usize = 64;
-    /// Catch-up rounds outside the lock at most.
-    const MAX_ROUNDS: usize = 4;
-    let started = std::time::Instant::now();
-    let mut rebuild = app.begin_check_rebuild().await?;
-    let mut dropped = Vec::new();
-    let mut footprints = Vec::new();
-    let (mut pending, mut mark) = mempool.lock().entries_since(0);
-    let mut rechecked = 0;
-    for _ in 0..MAX_ROUNDS {
-        rechecked += pending.len();
-        for e in &pending {
-            match app.recheck(&mut rebuild, &e.tx, &e.footprint).await {
-                Ok(fp) => {
-                    if !Arc::ptr_eq(&fp, &e.footprint) {
-                        footprints.push((e.hash, fp));
-                    }
-                }
-                Err(_) => dropped.push(e.hash),
-            }
-        }
-        let (late, next) = mempool.lock().entries_since(mark);
-        pending = late;
-        mark = next;
-        if pending.len() <= SMALL_ROUND {
-            break;
-        }
-    }
-    let (replayed, rerun) = rebuild.counts();
-    // The last round: under the check lock no admission runs, so everything admitted
-    // since `mark` is known; `pending` (listed before) is re-admitted first.
-    let listing = mempool.clone();
-    let locked_txs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = locked_txs.clone();
-    let t = std::time::Instant::now();
-    let (failed, late_footprints) = app
-        .finish_check_rebuild(rebuild, move || {
-            let (late, _) = listing.lock().entries_since(mark);
-            let all: Vec<_> = pending.into_iter().chain(late).map(|e| (e.tx, e.footprint)).collect();
-            counted.store(all.len(), std::sync::atomic::Ordering::Relaxed);
-            all
-        })
-        .await;
-    let locked_ms = t.elapsed().as_secs_f64() * 1e3;
-    let locked_txs = locked_txs.load(std::sync::atomic::Ordering::Relaxed);
-    dropped.extend(failed);
-    footprints.extend(late_footprints);
-    {
-        let mut m = mempool.lock();
-        if !dropped.is_empty() {
-            tracing::debug!(count = dropped.len(), "recheck dropped transactions");
-            m.remove(dropped);
-        }
-        m.set_footprints(footprints);
-    }
-    tracing::trace!(replayed, rerun, "recheck");
-    Ok(RecheckStats { rechecked: rechecked + locked_txs, locked_ms, locked_txs, total_ms: started.elapsed().as_secs_f64() * 1e3 })
 }

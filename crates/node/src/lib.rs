@@ -3,6 +3,7 @@
 //! `lantaud` binary and its CLI are the `lantau-cli` crate.
 //!
 //! Layout: `config.rs`, `home.rs` (dev home and accounts), `genesis.rs`, `mempool.rs`,
+//! `txpool.rs` (admission, recheck and forwarding: the mempool both drivers use),
 //! `engine.rs` (embedded single-validator engine), `indexer.rs` (block hook: tx index and
 //! blocks, written in the same commit as the state), `node.rs` (start, `NodeApi`),
 //! `comet.rs` (`NodeApi` under CometBFT), `app_api.rs` (the state-machine methods of
@@ -25,5 +26,6 @@ pub mod mempool;
 pub mod metrics;
 pub mod node;
 pub mod testnet;
+pub mod txpool;
 
 pub use node::{start, EmbeddedNode, RunningNode, StartOptions};

@@ -1,4 +1,4 @@
-//! The mempool of the embedded engine: admitted transactions waiting for a block.
+//! The mempool: admitted transactions waiting for a block (see [`crate::txpool`]).
 //!
 //! Entries keep their admission order. Admission happens under the app's check lock and inserts
 //! here before the lock is released, so the order of one sender's entries is its sequence order
@@ -109,6 +109,11 @@ impl Mempool {
     /// True when the hash is waiting.
     pub fn contains(&self, hash: &[u8; 32]) -> bool {
         self.by_hash.contains_key(hash)
+    }
+
+    /// The waiting entry with this hash.
+    pub fn get(&self, hash: &[u8; 32]) -> Option<Entry> {
+        self.by_hash.get(hash).and_then(|id| self.order.get(id)).cloned()
     }
 
     fn has_room(&self, len: usize) -> bool {

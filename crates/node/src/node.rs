@@ -21,12 +21,13 @@ use crate::genesis::GenesisFile;
 use crate::home::{read_validator_key, Home};
 use crate::indexer::{self, Indexer};
 use crate::mempool::Mempool;
+use crate::txpool::TxPool;
 
 /// The embedded node: implements [`NodeApi`] over the app and the engine.
 pub struct EmbeddedNode {
     app: Arc<App>,
     engine: Arc<Engine>,
-    mempool: Arc<Mutex<Mempool>>,
+    pool: Arc<TxPool>,
     events: broadcast::Sender<NodeEvent>,
     moniker: String,
     rpc_address: Mutex<String>,
@@ -62,13 +63,7 @@ impl EmbeddedNode {
 
     async fn admit(&self, tx: Vec<u8>) -> BroadcastResult {
         let t = std::time::Instant::now();
-        let mut r = self.admit_inner(&tx).await;
-        // A refused nonce may be a replacement of a waiting Ethereum transaction.
-        if (r.codespace.as_str(), r.code) == ("sdk", 32) {
-            if let Some(replaced) = self.replacement(&tx).await {
-                r = replaced;
-            }
-        }
+        let r = self.pool.admit(tx).await;
         // Automine (a dev chain): the transaction is mined before the answer, as Hardhat's and
         // anvil's are, so a client reads its receipt at once.
         if r.code == 0 && self.engine.automine() {
@@ -111,69 +106,6 @@ impl EmbeddedNode {
             return Err(refuse(format!("the faucet's transfer was refused: {}", r.log)));
         }
         self.engine.mine().await.map(|_| ()).map_err(|e| refuse(e.to_string()))
-    }
-
-    /// An Ethereum transaction whose nonce a waiting one of the same sender already has: it
-    /// replaces that one when both its fee cap and its tip are at least
-    /// [`crate::mempool::REPLACEMENT_BUMP_PERCENT`] % above (the old one leaves the mempool, the
-    /// check overlay is rebuilt without it, and the new one is admitted as any other); otherwise
-    /// it is refused as underpriced. `None`: no waiting transaction has its nonce (the refusal
-    /// stands).
-    async fn replacement(&self, tx: &[u8]) -> Option<BroadcastResult> {
-        let new = lantau_app::evm::msg::eth_tx_of(tx)?;
-        let waiting = self.mempool.lock().ethereum_of(&new.from, new.nonce)?;
-        let old = (waiting.hash, lantau_app::evm::msg::eth_tx_of(&waiting.bytes)?);
-        let hash = lantau_app::tx::tx_hash(tx);
-        if let Err(e) = crate::mempool::replaces(&old.1, &new) {
-            return Some(BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 });
-        }
-        if let Err(e) = self.engine.drop_and_recheck(old.0).await {
-            tracing::error!(error = %e, "rebuilding the check overlay for a replacement failed");
-            return None;
-        }
-        tracing::debug!(old = %hex::encode(old.1.hash), new = %new.hash_hex(), nonce = new.nonce, "replaced a waiting Ethereum transaction");
-        Some(self.admit_inner(tx).await)
-    }
-
-    async fn admit_inner(&self, tx: &[u8]) -> BroadcastResult {
-        let tx = tx.to_vec();
-        let hash = lantau_app::tx::tx_hash(&tx);
-        if self.mempool.lock().contains(&hash) {
-            let e = lantau_app::module_api::TxError::from(lantau_app::module_api::SdkError::TxInMempoolCache);
-            return BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 };
-        }
-        // A full mempool answers before any signature work (checked again, under the check
-        // lock, at insert): the transaction is only decoded, to learn whether its fee per gas
-        // could take the place of cheaper ones.
-        let room = self.mempool.lock().check_room(tx.len(), None);
-        if room.is_err() {
-            let refusal = match lantau_app::tx::decode(&tx, self.app.config()) {
-                Ok(d) => self.mempool.lock().check_room(tx.len(), Some(crate::mempool::fee_per_gas(&d))).err(),
-                Err(e) => Some(e),
-            };
-            if let Some(e) = refusal {
-                return BroadcastResult { hash, code: e.code, codespace: e.codespace.into(), log: e.log, gas_wanted: 0, gas_used: 0 };
-            }
-        }
-        let bytes = Arc::new(tx);
-        let mempool = self.mempool.clone();
-        let b2 = bytes.clone();
-        let out = self
-            .app
-            .check_tx_admit(&bytes, move |d, footprint| {
-                let evicted = mempool.lock().insert_with(d.hash, b2, d.clone(), footprint)?;
-                if !evicted.is_empty() {
-                    tracing::debug!(count = evicted.len(), "evicted cheaper transactions from the full mempool");
-                }
-                Ok(())
-            })
-            .await;
-        match out.result {
-            Ok(()) => BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: out.gas_wanted, gas_used: out.gas_used },
-            Err(e) => {
-                BroadcastResult { hash, code: e.code, codespace: e.codespace.to_string(), log: e.log, gas_wanted: out.gas_wanted, gas_used: out.gas_used }
-            }
-        }
     }
 }
 
@@ -267,6 +199,10 @@ impl NodeApi for EmbeddedNode {
         BroadcastResult { hash, code: 0, codespace: String::new(), log: String::new(), gas_wanted: 0, gas_used: 0 }
     }
 
+    async fn admit_forwarded(&self, txs: Vec<Vec<u8>>) -> Result<usize, NodeError> {
+        Ok(self.pool.admit_forwarded(txs).await)
+    }
+
     async fn tx(&self, hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError> {
         indexer::tx(&self.app.snapshot(), &hash).await
     }
@@ -345,7 +281,7 @@ impl NodeApi for EmbeddedNode {
     }
 
     async fn mempool_size(&self) -> (usize, usize) {
-        self.mempool.lock().size()
+        self.pool.mempool().lock().size()
     }
 
     async fn dev(&self, op: lantau_rpc::api::DevOp) -> Result<i64, NodeError> {
@@ -373,7 +309,7 @@ impl NodeApi for EmbeddedNode {
     }
 
     async fn unconfirmed_txs(&self, limit: usize) -> Vec<Vec<u8>> {
-        self.mempool.lock().entries().into_iter().take(limit).map(|e| e.bytes.as_ref().clone()).collect()
+        self.pool.mempool().lock().entries().into_iter().take(limit).map(|e| e.bytes.as_ref().clone()).collect()
     }
 }
 
@@ -526,7 +462,13 @@ pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOp
     // The REST gateway and the Ethereum JSON-RPC, over CometBFT's RPC (CometBFT serves its own
     // RPC and WebSocket; this process serves one too when `cometbft.rpc_front` is set).
     let (committed_tx, committed_rx) = tokio::sync::mpsc::unbounded_channel();
-    let node: Arc<dyn NodeApi> = crate::comet::CometNode::new(app.clone(), cfg.cometbft.rpc.clone(), committed_rx);
+    // With the app-side mempool, this app admits, orders and rechecks what clients send (as the
+    // embedded engine does) and CometBFT's mempool is off.
+    let pool = cfg.mempool.app_side.then(|| new_pool(&app, &cfg, &metrics, &cfg.mempool.peers));
+    if pool.is_some() {
+        tracing::info!(peers = cfg.mempool.peers.len(), "the app keeps the mempool (CometBFT's must be mempool.type = \"nop\")");
+    }
+    let node: Arc<dyn NodeApi> = crate::comet::CometNode::new(app.clone(), cfg.cometbft.rpc.clone(), committed_rx, pool.clone());
     let bind = |what: &'static str, a: String| async move { tokio::net::TcpListener::bind(&a).await.map_err(|e| anyhow::anyhow!("bind {what} {a}: {e}")) };
     let api_listener = bind("REST", cfg.api.address.clone()).await?;
     let eth_listener = bind("JSON-RPC", cfg.json_rpc.address.clone()).await?;
@@ -555,7 +497,7 @@ pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOp
     // A store fault stops the process (and with it the ABCI connections, so CometBFT stops
     // too): it never serves queries from a store it cannot read.
     let served = tokio::select! {
-        r = crate::abci::serve(app.clone(), metrics, Some(committed_tx), addr) => r,
+        r = crate::abci::serve(app.clone(), metrics, Some(committed_tx), pool.map(|p| (p, cfg.consensus.max_block_txs)), addr) => r,
         f = lantau_app::module_api::store::faulted() => Err(f.into()),
         () = stop => Ok(()),
     };
@@ -629,15 +571,14 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
     }
     tracing::info!(chain_id = %app.chain_id(), height = app.queries().last_height().await?, "state loaded");
 
-    let mempool = Arc::new(Mutex::new(Mempool::new(cfg.mempool.max_txs, cfg.mempool.max_bytes, cfg.mempool.max_txs_per_sender)));
-    let scraped = Arc::downgrade(&mempool);
-    metrics.mempool_source(move || scraped.upgrade().map(|m| m.lock().size()).unwrap_or((0, 0)));
+    // One validator: no peer to forward to.
+    let pool = new_pool(&app, &cfg, &metrics, &[]);
     let (events, _) = broadcast::channel(16_384);
-    let engine = Arc::new(Engine::new(app.clone(), indexer, mempool.clone(), events.clone(), cfg.consensus.clone(), validator, metrics.clone()));
+    let engine = Arc::new(Engine::new(app.clone(), indexer, pool.clone(), events.clone(), cfg.consensus.clone(), validator, metrics.clone()));
     let node = Arc::new(EmbeddedNode {
         app,
         engine: engine.clone(),
-        mempool,
+        pool,
         events,
         moniker: cfg.moniker.clone(),
         rpc_address: Mutex::new(String::new()),
@@ -691,6 +632,14 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         Some(tokio::spawn(serve_grpc(grpc_listener, dyn_node.clone(), lantau_rpc::cors(&cfg.cors_allowed_origins), cfg.http.limits(), rx))),
     ];
     Ok(RunningNode { node, api_addr, rpc_addr, eth_addr, eth_ws_addr, metrics_addr, grpc_addr, _lock: lock, home: home.to_path_buf(), shutdown, tasks })
+}
+
+/// The node's transaction pool, with the configured bounds, its size on the metrics.
+fn new_pool(app: &Arc<App>, cfg: &NodeConfig, metrics: &crate::metrics::Metrics, peers: &[String]) -> Arc<TxPool> {
+    let mempool = Arc::new(Mutex::new(Mempool::new(cfg.mempool.max_txs, cfg.mempool.max_bytes, cfg.mempool.max_txs_per_sender)));
+    let scraped = Arc::downgrade(&mempool);
+    metrics.mempool_source(move || scraped.upgrade().map(|m| m.lock().size()).unwrap_or((0, 0)));
+    TxPool::new(app.clone(), mempool, peers)
 }
 
 /// The router with the configured CORS layer, when any origin is allowed.

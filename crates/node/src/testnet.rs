@@ -89,6 +89,9 @@ pub struct TestnetOptions {
     pub cometbft: PathBuf,
     /// Accounts funded in genesis besides the dev accounts (as `lantaud init` funds them).
     pub extra_accounts: Vec<lantau_primitives::Address>,
+    /// The apps keep the mempool (`[mempool] app_side`, each forwarding to the validators'
+    /// REST gateways) and CometBFT's is off (`mempool.type = "nop"`).
+    pub app_mempool: bool,
 }
 
 /// One node of a network.
@@ -202,6 +205,14 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         cfg.cometbft.rpc = format!("http://127.0.0.1:{}", port(opts.base_port, i, 1)?);
         cfg.cometbft.rpc_front = format!("127.0.0.1:{}", port(opts.base_port, i, 8)?);
         cfg.state_sync.snapshot_interval = opts.snapshot_interval;
+        cfg.mempool.app_side = opts.app_mempool;
+        if opts.app_mempool {
+            // Every node forwards what its clients send to every validator but itself.
+            cfg.mempool.peers = (0..opts.validators)
+                .filter(|j| *j != i)
+                .map(|j| port(opts.base_port, j, 4).map(|p| format!("http://127.0.0.1:{p}")))
+                .collect::<anyhow::Result<_>>()?;
+        }
         // Blocks come fast on a local network: keep enough snapshots that the one a joining
         // node chose is still there while it fetches the chunks (a pruned one is refetched
         // from nobody).
@@ -255,7 +266,7 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         std::fs::write(n.app_home.join("config/genesis.json"), serde_json::to_vec_pretty(&app_genesis)?)?;
         let peers: Vec<String> = nodes.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, p)| format!("{}@{}", p.node_id, p.p2p)).collect();
         let state_sync = n.full_node.then_some(light_servers.as_str());
-        write_config(&n.cometbft_home.join("config/config.toml"), n, &peers.join(","), &opts.timeout_commit, state_sync)?;
+        write_config(&n.cometbft_home.join("config/config.toml"), n, &peers.join(","), &opts.timeout_commit, state_sync, opts.app_mempool)?;
     }
     let net = Testnet { chain_id: opts.chain_id.clone(), cometbft: opts.cometbft.clone(), nodes };
     std::fs::write(out.join("testnet.json"), serde_json::to_vec_pretty(&net)?)?;
@@ -263,9 +274,10 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
 }
 
 /// Edits the `config.toml` `cometbft init` wrote (comments kept): loopback addresses, the
-/// peers, short timeouts, and for a node that joins by state sync, `[statesync]` with its
-/// light-client servers (the trust is filled at first start).
-fn write_config(path: &Path, n: &TestnetNode, peers: &str, timeout_commit: &str, state_sync: Option<&str>) -> anyhow::Result<()> {
+/// peers, short timeouts, for a node that joins by state sync `[statesync]` with its
+/// light-client servers (the trust is filled at first start), and with the app-side mempool
+/// CometBFT's own mempool off.
+fn write_config(path: &Path, n: &TestnetNode, peers: &str, timeout_commit: &str, state_sync: Option<&str>, app_mempool: bool) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(path)?;
     let mut doc: toml_edit::DocumentMut = text.parse().with_context(|| format!("{}", path.display()))?;
     let rpc_port = n.rpc.rsplit(':').next().unwrap_or_default();
@@ -293,6 +305,10 @@ fn write_config(path: &Path, n: &TestnetNode, peers: &str, timeout_commit: &str,
     // The app indexes every transaction and serves `tx`, `tx_search` and subscriptions on its
     // CometBFT RPC front: CometBFT's own indexer would do the same work again.
     set(&mut doc, Some("tx_index"), "indexer", "null".into())?;
+    if app_mempool {
+        // The apps admit, order, recheck and forward transactions themselves.
+        set(&mut doc, Some("mempool"), "type", "nop".into())?;
+    }
     if let Some(servers) = state_sync {
         set(&mut doc, Some("statesync"), "enable", true.into())?;
         set(&mut doc, Some("statesync"), "rpc_servers", servers.into())?;

@@ -235,6 +235,13 @@ pub trait NodeApi: Send + Sync + 'static {
     /// Accepts the bytes for admission and returns at once with only the hash.
     async fn broadcast_async(&self, tx: Vec<u8>) -> BroadcastResult;
 
+    /// Admits transactions another validator forwarded (an app-side mempool's peers), in
+    /// order, without forwarding them again; how many were admitted. Refused by a node that
+    /// keeps no mempool of its own.
+    async fn admit_forwarded(&self, _txs: Vec<Vec<u8>>) -> Result<usize, NodeError> {
+        Err(NodeError::Unavailable(NO_APP_MEMPOOL.into()))
+    }
+
     /// A committed transaction by hash.
     async fn tx(&self, hash: [u8; 32]) -> Result<Option<TxRecord>, NodeError>;
 
@@ -293,6 +300,9 @@ pub trait NodeApi: Send + Sync + 'static {
         None
     }
 }
+
+/// The refusal of [`NodeApi::admit_forwarded`] by a node whose CometBFT keeps the mempool.
+pub const NO_APP_MEMPOOL: &str = "this node keeps no mempool of its own ([mempool] app_side is off): broadcast to its CometBFT";
 
 /// A block's results.
 #[derive(Debug, Clone)]

@@ -58,6 +58,7 @@ pub fn api_routes() -> OpenApiRouter<Node> {
     OpenApiRouter::new()
         .routes(routes!(broadcast, search))
         .routes(routes!(get_tx))
+        .routes(routes!(forwarded_txs))
         .routes(routes!(simulate))
         .routes(routes!(txs_of_block))
         .routes(routes!(auth_params))
@@ -177,6 +178,62 @@ async fn broadcast(State(node): State<Node>, body: Result<Json<BroadcastBody>, a
             events: Vec::new(),
         },
     }))
+}
+
+/// The path a validator's app forwards the transactions its clients gave it to, on each
+/// peer's REST gateway (`[mempool] peers` of an app-side mempool).
+pub const FORWARD_PATH: &str = "/lantau/mempool/v1/forwarded";
+
+/// A batch of forwarded transactions as sent to [`FORWARD_PATH`]: each as a protobuf
+/// length-delimited record (its length as a varint, then its bytes).
+pub fn encode_forwarded<T: AsRef<[u8]>>(txs: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(txs.iter().map(|t| t.as_ref().len().saturating_add(4)).sum());
+    for t in txs {
+        let t = t.as_ref();
+        prost::encoding::encode_varint(t.len() as u64, &mut out);
+        out.extend_from_slice(t);
+    }
+    out
+}
+
+/// Reads a forwarded batch ([`encode_forwarded`]); the error names the record that is cut.
+pub fn decode_forwarded(mut body: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    let mut out = Vec::new();
+    while !body.is_empty() {
+        let len = prost::encoding::decode_varint(&mut body).map_err(|e| format!("record {}: {e}", out.len()))?;
+        let len = usize::try_from(len).map_err(|_| format!("record {}: length {len} too large", out.len()))?;
+        if len > body.len() {
+            return Err(format!("record {}: length {len}, but {} bytes remain", out.len(), body.len()));
+        }
+        let (t, rest) = body.split_at(len);
+        out.push(t.to_vec());
+        body = rest;
+    }
+    Ok(out)
+}
+
+/// What a node did with a forwarded batch.
+#[derive(Debug, Serialize, ToSchema)]
+struct ForwardedResponse {
+    /// Transactions in the batch.
+    received: usize,
+    /// Transactions admitted into this node's mempool (the others were refused, or waited
+    /// here already).
+    admitted: usize,
+}
+
+#[utoipa::path(post, path = "/lantau/mempool/v1/forwarded", tag = "mempool", summary = "Transactions a peer validator forwards",
+    description = "Between the apps of a network whose validators keep the mempool (`[mempool] app_side`): a batch of signed transactions, each as a protobuf length-delimited record, admitted in order as broadcasts are but not forwarded again. Refused with 503 by a node that keeps no mempool of its own.",
+    request_body(content = Vec<u8>, content_type = "application/octet-stream"),
+    responses((status = 200, description = "The answer", body = ForwardedResponse), (status = 400, description = "A malformed batch", body = ErrorBody), (status = 503, description = "This node keeps no mempool", body = ErrorBody)))]
+async fn forwarded_txs(State(node): State<Node>, body: axum::body::Bytes) -> ApiResult<ForwardedResponse> {
+    let txs = decode_forwarded(&body).map_err(|e| ApiError::invalid(format!("invalid batch: {e}")))?;
+    let received = txs.len();
+    let admitted = node.admit_forwarded(txs).await.map_err(|e| match e {
+        crate::api::NodeError::Unavailable(m) => ApiError::unavailable(m),
+        other => other.into(),
+    })?;
+    Ok(Body(ForwardedResponse { received, admitted }))
 }
 
 #[utoipa::path(get, path = "/cosmos/tx/v1beta1/txs/{hash}", tag = "tx", summary = "A committed transaction by hash",
@@ -808,6 +865,15 @@ use bodies::*;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forwarded_batch_reads_back_and_a_cut_one_is_refused() {
+        let txs = vec![vec![1u8; 3], vec![], vec![7u8; 300]];
+        let body = encode_forwarded(&txs);
+        assert_eq!(decode_forwarded(&body).unwrap(), txs);
+        assert!(decode_forwarded(&body[..body.len() - 1]).unwrap_err().contains("record 2"), "a cut batch names its last record");
+        assert_eq!(decode_forwarded(&[]).unwrap(), Vec::<Vec<u8>>::new());
+    }
 
     #[test]
     fn form_decoding() {

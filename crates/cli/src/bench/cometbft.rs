@@ -136,6 +136,7 @@ fn start_network(dir: &Path, a: &BenchArgs, keys: &[lantau_crypto::SecretKey], w
         timeout_commit: a.timeout_commit.clone(),
         cometbft,
         extra_accounts: keys.iter().map(|k| k.address()).collect(),
+        app_mempool: a.app_mempool,
     };
     let net = testnet::init(dir, &opts)?;
     for (i, n) in net.nodes.iter().enumerate() {
@@ -144,6 +145,14 @@ fn start_network(dir: &Path, a: &BenchArgs, keys: &[lantau_crypto::SecretKey], w
             edits.push(("rpc", "pprof_laddr", addr.as_str().into()));
         }
         set_config(&n.cometbft_home.join("config/config.toml"), &edits)?;
+        if a.app_mempool {
+            // The app's mempool holds the backlog CometBFT's would.
+            let path = n.app_home.join("config/config.toml");
+            let mut cfg = lantau_node::config::NodeConfig::load(&path)?;
+            cfg.mempool.max_txs = usize::try_from(a.mempool_size).unwrap_or(usize::MAX);
+            cfg.mempool.max_bytes = 4_294_967_296;
+            cfg.save(&path)?;
+        }
         let edit = |path: &Path, app_state: &str, consensus: bool| -> anyhow::Result<()> {
             let mut g: Value = serde_json::from_slice(&std::fs::read(path)?)?;
             if workload != Workload::Native {
@@ -269,7 +278,9 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
         (procs, vec![url], Vec::new(), signed)
     } else {
         let (net, procs) = start_network(dir.path(), &a, &keys, workload)?;
-        let rpc_urls: Vec<String> = net.nodes.iter().map(|n| n.rpc.clone()).collect();
+        // With the app-side mempool clients broadcast to the apps' CometBFT RPC front, which
+        // serves the mempool's size too; blocks are read from CometBFT's own RPC.
+        let rpc_urls: Vec<String> = net.nodes.iter().map(|n| if a.app_mempool { n.rpc_front.clone() } else { n.rpc.clone() }).collect();
         wait_height(&http, &rpc_urls, 2, Duration::from_secs(120)).await?;
         let first = net.nodes.first().ok_or_else(|| anyhow::anyhow!("no validators"))?;
         let eth_urls: Vec<String> = net.nodes.iter().map(|n| n.json_rpc.clone()).collect();

@@ -165,6 +165,11 @@ async fn all_at_least(http: &reqwest::Client, net: &Testnet, which: &[usize], h:
 /// `lantaud testnet init`'s library call; returns the temporary directory, the network
 /// directory and its description.
 async fn init_net(chain_id: &str, full_nodes: usize, snapshot_interval: u64) -> (tempfile::TempDir, PathBuf, Testnet) {
+    init_net_with(chain_id, full_nodes, snapshot_interval, false).await
+}
+
+/// [`init_net`], the apps keeping the mempool when `app_mempool`.
+async fn init_net_with(chain_id: &str, full_nodes: usize, snapshot_interval: u64, app_mempool: bool) -> (tempfile::TempDir, PathBuf, Testnet) {
     let cometbft = testnet::find_cometbft(None).expect("the cometbft binary (scripts/prereqs.sh installs it)");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("net");
@@ -177,6 +182,7 @@ async fn init_net(chain_id: &str, full_nodes: usize, snapshot_interval: u64) -> 
         timeout_commit: "200ms".into(),
         cometbft,
         extra_accounts: Vec::new(),
+        app_mempool,
     };
     let net = tokio::task::spawn_blocking({
         let (dir, opts) = (dir.clone(), opts.clone());
@@ -428,6 +434,95 @@ async fn validators_whose_state_machines_disagree_halt_rather_than_fork() {
     }
     let logs: String = (0..4).map(|i| std::fs::read_to_string(dir.join(format!("node{i}/cometbft.log"))).unwrap_or_default()).collect();
     assert!(logs.contains("wrong Block.Header.AppHash"), "no node said why it refused the proposals");
+    for v in vals {
+        v.stop(Duration::from_secs(10));
+    }
+}
+
+/// Four validators whose apps keep the mempool (`testnet init --app-mempool`: CometBFT's is
+/// `nop`): a burst of one sender's gated transfers given to one validator's RPC front, and
+/// another sender's to another's REST, are forwarded to every validator, so whoever proposes
+/// includes them in sequence order; all land with the same hashes everywhere and every
+/// mempool drains. CometBFT's own broadcast is refused (its mempool is off), the gates still
+/// refuse at admission, and a peer's forwarded batch that is cut is refused with 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_validators_keeping_the_mempool_in_the_app_forward_and_commit_what_one_is_given() {
+    let (_tmp, dir, net) = init_net_with("lantau-appmempool-1", 0, 0, true).await;
+    let cfg = lantau_node::config::NodeConfig::load(&net.nodes[1].app_home.join("config/config.toml")).unwrap();
+    assert!(cfg.mempool.app_side, "{:?}", cfg.mempool);
+    assert_eq!(cfg.mempool.peers, vec![net.nodes[0].rest.clone(), net.nodes[2].rest.clone(), net.nodes[3].rest.clone()]);
+    let genesis: Value = serde_json::from_slice(&std::fs::read(net.nodes[0].cometbft_home.join("config/genesis.json")).unwrap()).unwrap();
+    let vals: Vec<RunningValidator> = (0..4).map(|i| start(&dir, &net, i)).collect();
+    let http = reqwest::Client::new();
+    let all = [0, 1, 2, 3];
+    all_at_least(&http, &net, &all, 2).await;
+
+    let issuer = dev_addr("issuer");
+    let mut alice = Sender { key: dev_key("alice"), signer: signer_of(&http, &net, &dev_key("alice")).await };
+    let mut bob = Sender { key: dev_key("bob"), signer: signer_of(&http, &net, &dev_key("bob")).await };
+    let pa = payload(&genesis, &alice.key.address().to_bech32(), &issuer.to_bech32());
+    // bob is a retail customer of the minimal tier.
+    let pb = lantau_proto::chain::compliance::v1::TravelRulePayload {
+        tier: "minimal".into(),
+        ..payload(&genesis, &bob.key.address().to_bech32(), &issuer.to_bech32())
+    };
+
+    // CometBFT's own mempool is off: its broadcast refuses.
+    let own = http.get(format!("{}/broadcast_tx_sync?tx=0x{}", net.nodes[0].rpc, hex::encode(alice.transfer(&issuer, 1, &pa)))).send().await.unwrap();
+    let own: Value = own.json().await.unwrap();
+    assert!(own.get("error").is_some(), "CometBFT's broadcast with a nop mempool: {own}");
+    alice.signer.sequence -= 1;
+
+    // A burst without waiting: eight of alice's to validator-1's front, four of bob's to
+    // validator-3's REST.
+    let mut hashes = Vec::new();
+    for n in 0..8u128 {
+        let r = rpc_at(&http, &net.nodes[1].rpc_front, &format!("broadcast_tx_sync?tx=0x{}", hex::encode(alice.transfer(&issuer, 1_000 + n, &pa))))
+            .await
+            .expect("the front answers broadcast_tx_sync");
+        assert_eq!(r["code"], 0, "{r}");
+        hashes.push(r["hash"].as_str().unwrap().to_string());
+    }
+    let rest3 = lantau_client::RestClient::new(&net.nodes[3].rest);
+    for n in 0..4u128 {
+        let r = rest3.broadcast(&bob.transfer(&issuer, 2_000 + n, &pb), "BROADCAST_MODE_SYNC").await.unwrap();
+        assert_eq!(r.code, 0, "{}", r.raw_log);
+        hashes.push(r.txhash);
+    }
+    // The gates refuse at admission (carol has no identity).
+    let refused = rpc_at(&http, &net.nodes[2].rpc_front, &format!("broadcast_tx_sync?tx=0x{}", hex::encode(alice.transfer(&dev_addr("carol"), 5, &pa))))
+        .await
+        .expect("the front answers broadcast_tx_sync");
+    assert_ne!(refused["code"], 0, "{refused}");
+    alice.signer.sequence -= 1;
+    // Every validator commits every one of them.
+    for n in &net.nodes {
+        for h in &hashes {
+            committed(&http, n, h).await;
+        }
+    }
+    for n in &net.nodes {
+        poll(Duration::from_secs(60), || async {
+            rpc_at(&http, &n.rpc_front, "num_unconfirmed_txs").await.is_some_and(|r| r["n_txs"] == "0" || r["n_txs"] == 0)
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{}'s mempool did not drain", n.moniker));
+    }
+    let h = height(&http, &net.nodes[0]).await;
+    all_at_least(&http, &net, &all, h).await;
+    let rows = agree(&http, &net, &all, 1, h).await;
+    assert!(rows >= hashes.len(), "audit rows: {rows}");
+
+    // A peer's batch: one that is cut is refused, whole, nothing of it admitted.
+    let tx = alice.transfer(&issuer, 9_000, &pa);
+    let body = lantau_rpc::rest::encode_forwarded(&[&tx]);
+    let forwarded = |body: Vec<u8>| http.post(format!("{}{}", net.nodes[2].rest, lantau_rpc::rest::FORWARD_PATH)).body(body).send();
+    let cut = forwarded(body[..body.len() - 1].to_vec()).await.unwrap();
+    assert_eq!(cut.status(), 400);
+    let whole: Value = forwarded(body).await.unwrap().json().await.unwrap();
+    assert_eq!((whole["received"].as_u64(), whole["admitted"].as_u64()), (Some(1), Some(1)), "{whole}");
+    // Not forwarded again, but the network includes it once validator-2 proposes.
+    committed(&http, &net.nodes[0], &hex::encode_upper(lantau_crypto::sha256(&tx))).await;
     for v in vals {
         v.stop(Duration::from_secs(10));
     }

@@ -97,10 +97,12 @@ pub(crate) struct BenchArgs {
     /// configures a network whose apps serve search on their CometBFT RPC front, or `kv`).
     #[arg(long, default_value = "null")]
     tx_index: String,
-    /// With `--cometbft`: the apps keep the mempool (`lantaud testnet init --app-mempool`:
-    /// CometBFT's is off) and the load goes to each app's CometBFT RPC front.
+    /// With `--cometbft`: CometBFT keeps the mempool (`lantaud testnet init
+    /// --cometbft-mempool`) and the load goes to CometBFT's own RPC. By default the apps keep
+    /// it, as `lantaud testnet` configures a network, and the load goes to each app's CometBFT
+    /// RPC front.
     #[arg(long)]
-    app_mempool: bool,
+    cometbft_mempool: bool,
     /// With `--cometbft`: serve CometBFT's Go profiler (`/debug/pprof`) of the first node on
     /// this address, to profile CometBFT during the run (`go tool pprof`).
     #[arg(long)]

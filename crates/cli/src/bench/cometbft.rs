@@ -136,7 +136,7 @@ fn start_network(dir: &Path, a: &BenchArgs, keys: &[lantau_crypto::SecretKey], w
         timeout_commit: a.timeout_commit.clone(),
         cometbft,
         extra_accounts: keys.iter().map(|k| k.address()).collect(),
-        app_mempool: a.app_mempool,
+        app_mempool: !a.cometbft_mempool,
     };
     let net = testnet::init(dir, &opts)?;
     for (i, n) in net.nodes.iter().enumerate() {
@@ -145,7 +145,7 @@ fn start_network(dir: &Path, a: &BenchArgs, keys: &[lantau_crypto::SecretKey], w
             edits.push(("rpc", "pprof_laddr", addr.as_str().into()));
         }
         set_config(&n.cometbft_home.join("config/config.toml"), &edits)?;
-        if a.app_mempool {
+        if !a.cometbft_mempool {
             // The app's mempool holds the backlog CometBFT's would.
             let path = n.app_home.join("config/config.toml");
             let mut cfg = lantau_node::config::NodeConfig::load(&path)?;
@@ -280,7 +280,7 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
         let (net, procs) = start_network(dir.path(), &a, &keys, workload)?;
         // With the app-side mempool clients broadcast to the apps' CometBFT RPC front, which
         // serves the mempool's size too; blocks are read from CometBFT's own RPC.
-        let rpc_urls: Vec<String> = net.nodes.iter().map(|n| if a.app_mempool { n.rpc_front.clone() } else { n.rpc.clone() }).collect();
+        let rpc_urls: Vec<String> = net.nodes.iter().map(|n| if !a.cometbft_mempool { n.rpc_front.clone() } else { n.rpc.clone() }).collect();
         wait_height(&http, &rpc_urls, 2, Duration::from_secs(120)).await?;
         let first = net.nodes.first().ok_or_else(|| anyhow::anyhow!("no validators"))?;
         let eth_urls: Vec<String> = net.nodes.iter().map(|n| n.json_rpc.clone()).collect();
@@ -320,6 +320,8 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
     let signed = Arc::new(signed);
     let deadline = Instant::now() + Duration::from_secs(a.duration);
     let start_at = Instant::now();
+    // Block times are the proposer's wall clock: the end-to-end span starts on the same clock.
+    let start_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let evm = workload == Workload::Evm;
     let mut workers = Vec::new();
     for w in 0..a.concurrency {
@@ -431,6 +433,10 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
     };
     let first_ok = with_txs.first().map(|b| b.ok).unwrap_or(0);
     let tps = if span > 0.0 { committed.saturating_sub(first_ok) as f64 / span } else { 0.0 };
+    // End to end: every committed transaction over the time from the first broadcast to the
+    // last block with transactions (the ramp-up and a backlog's admission included).
+    let e2e_secs = with_txs.last().map(|l| l.time - start_unix).unwrap_or(0.0);
+    let e2e_tps = if e2e_secs > 0.0 { committed as f64 / e2e_secs } else { 0.0 };
     let intervals: Vec<f64> = all.windows(2).map(|w| (w[1].time - w[0].time) * 1e3).collect();
     let interval_avg = if intervals.is_empty() { 0.0 } else { intervals.iter().sum::<f64>() / intervals.len() as f64 };
     let txs_avg = if with_txs.is_empty() { 0.0 } else { with_txs.iter().map(|b| b.txs as f64).sum::<f64>() / with_txs.len() as f64 };
@@ -444,6 +450,9 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
         "driver": if a.kvstore { "cometbft-kvstore" } else { "cometbft" },
         "validators": if a.kvstore { 1 } else { a.validators },
         "admitted": admitted.len(),
+        "app_mempool": !a.cometbft_mempool,
+        "end_to_end_seconds": e2e_secs,
+        "end_to_end_tx_per_s": e2e_tps,
         "cpu_us_per_committed_tx": per_tx(app_cpu + comet_cpu),
         "app_cpu_us_per_committed_tx": per_tx(app_cpu),
         "cometbft_cpu_us_per_committed_tx": per_tx(comet_cpu),
@@ -461,14 +470,17 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!(
-            "{} under CometBFT {} ({} validator(s), timeout_commit {})",
+            "{} under CometBFT {} ({} validator(s), timeout_commit {}, {})",
             workload.describe(a.kvstore),
             testnet::COMETBFT_VERSION,
             report["validators"],
-            a.timeout_commit
+            a.timeout_commit,
+            if a.cometbft_mempool { "CometBFT's mempool" } else { "the app's mempool" }
         );
         println!("sent {sent} ({} admitted, {rejected} rejected, {full} resent after mempool full), committed {committed}", admitted.len());
-        println!("committed throughput: {tps:.0} tx/s over {span:.1} s (first to last block with transactions)");
+        println!(
+            "committed throughput: {tps:.0} tx/s over {span:.1} s (first to last block with transactions); end to end {e2e_tps:.0} tx/s over {e2e_secs:.1} s"
+        );
         println!("calibration: libsecp256k1 verifies {verify_per_s:.0} signatures/s on one core; committed / verify = {ratio:.3}");
         println!(
             "CPU per committed transaction: {:.0} µs (app {:.0} + CometBFT {:.0}); load generator {:.0}",

@@ -47,11 +47,13 @@ pub(crate) struct InitArgs {
     /// The cometbft binary (default: $LANTAU_COMETBFT, the prereqs cache, PATH).
     #[arg(long)]
     cometbft: Option<PathBuf>,
-    /// The apps keep the mempool (`[mempool] app_side`, forwarding to each other) and
-    /// CometBFT's is off (`mempool.type = "nop"`); clients broadcast to the apps (their RPC
-    /// front, REST or JSON-RPC), not to CometBFT's RPC.
+    /// CometBFT keeps the mempool (its `flood` mempool, CheckTx and Recheck over ABCI)
+    /// instead of the apps. By default the apps keep it (`[mempool] app_side`, each
+    /// forwarding what its clients give it to the validators) and CometBFT's is off
+    /// (`mempool.type = "nop"`): clients broadcast to the apps (their RPC front, REST or
+    /// JSON-RPC), not to CometBFT's own RPC (docs/operations.md).
     #[arg(long)]
-    app_mempool: bool,
+    cometbft_mempool: bool,
 }
 
 #[derive(Debug, Args)]
@@ -77,7 +79,7 @@ pub(crate) async fn run(cmd: TestnetCmd) -> anyhow::Result<()> {
                 timeout_commit: a.timeout_commit,
                 cometbft,
                 extra_accounts: Vec::new(),
-                app_mempool: a.app_mempool,
+                app_mempool: !a.cometbft_mempool,
             };
             let out = a.output_dir;
             let net = tokio::task::spawn_blocking(move || testnet::init(&out, &opts).map(|n| (n, out))).await??;

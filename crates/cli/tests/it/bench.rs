@@ -1,5 +1,6 @@
 //! `lantaud bench --cometbft` and `--kvstore` run end to end on a tiny load: the network
-//! starts, every transaction sent is admitted and committed, and the report carries its keys.
+//! starts (the apps keeping the mempool, or CometBFT), every transaction sent is admitted and
+//! committed, and the report carries its keys.
 //! No figure is asserted (benchmarks are not tests).
 
 use std::process::Command;
@@ -22,7 +23,14 @@ fn assert_all_committed(r: &Value, driver: &str) {
     assert_eq!(r["sent"], 18, "{r}");
     assert_eq!(r["admitted"], 18, "{r}");
     assert_eq!(r["committed"], 18, "{r}");
-    for key in ["committed_tx_per_s", "cpu_us_per_committed_tx", "cometbft_cpu_us_per_committed_tx", "secp256k1_verify_per_s", "block_interval_ms_avg"] {
+    for key in [
+        "committed_tx_per_s",
+        "end_to_end_tx_per_s",
+        "cpu_us_per_committed_tx",
+        "cometbft_cpu_us_per_committed_tx",
+        "secp256k1_verify_per_s",
+        "block_interval_ms_avg",
+    ] {
         assert!(r[key].is_number(), "{key} missing: {r}");
     }
     assert!(r["inclusion_blocks"]["p99"].as_f64().is_some_and(|b| b >= 1.0), "{r}");
@@ -32,7 +40,12 @@ fn assert_all_committed(r: &Value, driver: &str) {
 fn gated_transfers_under_cometbft_and_the_kvstore_ceiling_are_all_committed() {
     let gated = bench(&["--cometbft", "--stablecoin"]);
     assert_all_committed(&gated, "cometbft");
+    assert_eq!(gated["app_mempool"], true, "the apps keep the mempool by default: {gated}");
     assert!(gated["app_cpu_us_per_committed_tx"].as_f64().is_some_and(|c| c > 0.0), "{gated}");
+    // CometBFT's own mempool (CheckTx over ABCI), the load through CometBFT's RPC.
+    let native = bench(&["--cometbft", "--cometbft-mempool"]);
+    assert_all_committed(&native, "cometbft");
+    assert_eq!(native["app_mempool"], false, "{native}");
     let kv = bench(&["--kvstore"]);
     assert_all_committed(&kv, "cometbft-kvstore");
     assert_eq!(kv["app_cpu_us_per_committed_tx"], 0.0, "{kv}");

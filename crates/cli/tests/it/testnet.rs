@@ -439,7 +439,7 @@ async fn validators_whose_state_machines_disagree_halt_rather_than_fork() {
     }
 }
 
-/// Four validators whose apps keep the mempool (`testnet init --app-mempool`: CometBFT's is
+/// Four validators whose apps keep the mempool (`testnet init`'s default: CometBFT's is
 /// `nop`): a burst of one sender's gated transfers given to one validator's RPC front, and
 /// another sender's to another's REST, are forwarded to every validator, so whoever proposes
 /// includes them in sequence order; all land with the same hashes everywhere and every

@@ -115,7 +115,7 @@ impl Replica {
         self.addr = free_addr();
         let (a, addr) = (app.clone(), AbciAddr::Tcp(self.addr));
         runtime.spawn(async move {
-            let _ = lantau_node::abci::serve(a, lantau_node::metrics::Metrics::new(None), None, &addr).await;
+            let _ = lantau_node::abci::serve(a, lantau_node::metrics::Metrics::new(None), None, None, &addr).await;
         });
         self.runtime = Some(runtime);
         self.app = Some(app);

@@ -731,6 +731,9 @@ fn internal(e: impl std::fmt::Display) -> EthError {
     EthError::Internal(e.to_string())
 }
 
+/// How many blocks' receipt sums [`EthServer::before_in_block`] keeps.
+const BLOCK_SUMS_KEPT: usize = 16;
+
 impl EthServer {
     async fn height_of(&self, tag: BlockTag) -> Result<Option<u64>, EthError> {
         Ok(match tag {
@@ -1345,7 +1348,7 @@ impl EthServer {
         let Some(rec) = self.mined(h).await? else { return Ok(None) };
         let Some(tx) = lantau_app::evm::msg::eth_tx_of(&rec.tx) else { return Ok(None) };
         let block_hash = self.block_hash(rec.height).await?;
-        let (first_log, cumulative) = self.before_in_block(rec.height, rec.index).await?;
+        let (first_log, cumulative) = self.before_in_block(rec.height, &block_hash, rec.index).await?;
         let ran = render::evm_receipt_of(&rec.result);
         let gas_used = render::receipt_gas(ran.as_ref(), tx.gas_limit);
         Ok(Some(Receipt { tx, height: rec.height, index: rec.index, block_hash, first_log, cumulative_gas: cumulative + gas_used, ran }))
@@ -1361,17 +1364,41 @@ impl EthServer {
             return Ok(Value::Null);
         }
         let block_hash = self.block_hash(rec.height).await?;
-        let (first_log, cumulative) = self.before_in_block(rec.height, rec.index).await?;
+        let (first_log, cumulative) = self.before_in_block(rec.height, &block_hash, rec.index).await?;
         Ok(render::cosmos_receipt(&rec, &block_hash, first_log, cumulative))
     }
 
     /// What the transactions before position `index` of block `height` add up to, as a receipt
     /// counts them: their logs (the block-wide index of this one's first log) and their gas,
     /// transactions of both kinds.
-    async fn before_in_block(&self, height: u64, index: u32) -> Result<(u64, u64), EthError> {
-        let results = self.node.block_results(Some(height)).await?;
-        let earlier = results.as_ref().map(|r| r.tx_results.as_slice()).unwrap_or_default().iter().take(usize::try_from(index).unwrap_or(0));
-        Ok(earlier.fold((0u64, 0u64), |(logs, gas), t| (logs + render::tx_logs(t).len() as u64, gas + u64::try_from(t.gas_used).unwrap_or(0))))
+    /// The sums are kept for the last [`BLOCK_SUMS_KEPT`] blocks asked about (`block_hash`
+    /// tells a block from another at the same height).
+    async fn before_in_block(&self, height: u64, block_hash: &[u8; 32], index: u32) -> Result<(u64, u64), EthError> {
+        let at = usize::try_from(index).unwrap_or(usize::MAX);
+        let kept = self.block_sums.lock().iter().find(|(h, b, _)| *h == height && b == block_hash).map(|(_, _, s)| s.clone());
+        let sums = match kept {
+            Some(s) => s,
+            None => {
+                let results = self.node.block_results(Some(height)).await?;
+                let txs = results.as_ref().map(|r| r.tx_results.as_slice()).unwrap_or_default();
+                let mut sums = Vec::with_capacity(txs.len().saturating_add(1));
+                let (mut logs, mut gas) = (0u64, 0u64);
+                sums.push((logs, gas));
+                for t in txs {
+                    logs = logs.saturating_add(render::tx_logs(t).len() as u64);
+                    gas = gas.saturating_add(u64::try_from(t.gas_used).unwrap_or(0));
+                    sums.push((logs, gas));
+                }
+                let sums = std::sync::Arc::new(sums);
+                let mut cache = self.block_sums.lock();
+                if cache.len() >= BLOCK_SUMS_KEPT {
+                    cache.pop_front();
+                }
+                cache.push_back((height, *block_hash, sums.clone()));
+                sums
+            }
+        };
+        Ok(sums.get(at).or(sums.last()).copied().unwrap_or_default())
     }
 
     async fn block_json(&self, height: u64, full: bool) -> Result<Value, EthError> {

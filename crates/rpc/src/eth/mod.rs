@@ -47,6 +47,10 @@ pub struct EthServer {
     /// A dev chain's impersonated accounts (`anvil_impersonateAccount`): `eth_sendTransaction`
     /// sends for them.
     impersonated: Mutex<std::collections::BTreeSet<lantau_primitives::Address>>,
+    /// Per recent block (height and hash, so a dev chain's rewritten height is not mistaken
+    /// for the old one): the logs and gas of its first `i` transactions, for each `i`, which
+    /// receipts count. Summing them afresh read the whole block's results for every receipt.
+    block_sums: Mutex<std::collections::VecDeque<(u64, [u8; 32], Arc<Vec<(u64, u64)>>)>>,
 }
 
 /// The client of a request that came without a peer address (in-process callers).
@@ -77,6 +81,7 @@ impl EthServer {
             call_slots: slots,
             filters: filters::Filters::default(),
             impersonated: Mutex::default(),
+            block_sums: Mutex::default(),
         })
     }
 

@@ -122,6 +122,9 @@ fn fatal(halt: &mpsc::UnboundedSender<String>, what: &str, e: impl std::fmt::Dis
     format!("{what}: {e}").into()
 }
 
+/// A finalized block's height and its transactions' hashes.
+type Finalized = (u64, Vec<[u8; 32]>);
+
 /// The consensus connection.
 #[derive(Clone)]
 struct Consensus {
@@ -131,7 +134,7 @@ struct Consensus {
     /// The finalized block waiting for its Commit.
     pending: Arc<parking_lot::Mutex<Option<crate::comet::Committed>>>,
     /// Its height and transactions' hashes (what the app-side mempool drops at the commit).
-    finalized: Arc<parking_lot::Mutex<Option<(u64, Vec<[u8; 32]>)>>>,
+    finalized: Arc<parking_lot::Mutex<Option<Finalized>>>,
     /// The app-side mempool and the most transactions a block takes from it.
     pool: Option<(Arc<TxPool>, usize)>,
     /// Stops the server (a consensus call failed).

@@ -50,8 +50,12 @@ pub struct EthServer {
     /// Per recent block (height and hash, so a dev chain's rewritten height is not mistaken
     /// for the old one): the logs and gas of its first `i` transactions, for each `i`, which
     /// receipts count. Summing them afresh read the whole block's results for every receipt.
-    block_sums: Mutex<std::collections::VecDeque<(u64, [u8; 32], Arc<Vec<(u64, u64)>>)>>,
+    block_sums: Mutex<std::collections::VecDeque<(u64, [u8; 32], BlockSums)>>,
 }
+
+/// A block's running sums, as receipts count them: entry `i` is the logs and the gas of its
+/// first `i` transactions.
+type BlockSums = Arc<Vec<(u64, u64)>>;
 
 /// The client of a request that came without a peer address (in-process callers).
 const LOCAL: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);

@@ -464,11 +464,12 @@ mod tests {
             "/cosmos/evm/erc20/v1/token_pairs/{token}",
             "/cosmos/upgrade/v1beta1/current_plan",
             "/chain/group/v1/proposals_by_group/{address}",
+            "/lantau/mempool/v1/forwarded",
         ] {
             assert!(paths.contains_key(p), "{p} is not documented");
         }
         assert!(paths["/cosmos/tx/v1beta1/txs"].get("post").is_some() && paths["/cosmos/tx/v1beta1/txs"].get("get").is_some());
-        assert_eq!(paths.len(), 54, "{:?}", paths.keys().collect::<Vec<_>>());
+        assert_eq!(paths.len(), 55, "{:?}", paths.keys().collect::<Vec<_>>());
         let schemas = doc["components"]["schemas"].as_object().unwrap();
         let mut all = Vec::new();
         refs(&doc, &mut all);

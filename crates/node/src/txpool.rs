@@ -93,13 +93,7 @@ impl TxPool {
     /// Ethereum transaction may replace a waiting one ([`crate::mempool::replaces`]). An
     /// admitted transaction is forwarded to the peers.
     pub async fn admit(&self, tx: Vec<u8>) -> BroadcastResult {
-        let mut r = self.admit_inner(&tx).await;
-        // A refused nonce may be a replacement of a waiting Ethereum transaction.
-        if (r.codespace.as_str(), r.code) == ("sdk", 32) {
-            if let Some(replaced) = self.replacement(&tx).await {
-                r = replaced;
-            }
-        }
+        let r = self.admit_or_replace(&tx).await;
         if r.code == 0 {
             if let Some(g) = &self.gossip {
                 g.send(Arc::new(tx));
@@ -109,11 +103,12 @@ impl TxPool {
     }
 
     /// Admits transactions a peer forwarded, in order, without forwarding them again; how many
-    /// were admitted. One already waiting here is skipped quietly.
+    /// were admitted. One already waiting here is skipped quietly. A replacement the peer
+    /// admitted replaces the waiting transaction here too, by the same rule.
     pub async fn admit_forwarded(&self, txs: Vec<Vec<u8>>) -> usize {
         let mut admitted = 0usize;
         for tx in txs {
-            let r = self.admit_inner(&tx).await;
+            let r = self.admit_or_replace(&tx).await;
             if r.code == 0 {
                 admitted = admitted.saturating_add(1);
             } else if (r.codespace.as_str(), r.code) != ("sdk", 19) {
@@ -121,6 +116,17 @@ impl TxPool {
             }
         }
         admitted
+    }
+
+    /// Admission, and on a refused nonce the replacement of a waiting Ethereum transaction.
+    async fn admit_or_replace(&self, tx: &[u8]) -> BroadcastResult {
+        let r = self.admit_inner(tx).await;
+        if (r.codespace.as_str(), r.code) == ("sdk", 32) {
+            if let Some(replaced) = self.replacement(tx).await {
+                return replaced;
+            }
+        }
+        r
     }
 
     /// An Ethereum transaction whose nonce a waiting one of the same sender already has: it

@@ -615,10 +615,10 @@ async fn a_waiting_transaction_is_replaced_by_one_paying_ten_percent_more() {
     let n = TestNode::start_with(lantau_node::home::InitOptions::default(), 3_000).await.unwrap();
     let (alice, bob) = (dev_key("alice"), dev_addr("bob"));
     let before = n.client.balance(&bob, "alantau").await.unwrap().0;
-    let tx = |fee: u128, tip: u128, value: u128| {
+    let raw = |nonce: u64, fee: u128, tip: u128, value: u128| {
         let u = Unsigned {
             chain_id: Some(lantau_node::home::DEV_EVM_CHAIN_ID),
-            nonce: 0,
+            nonce,
             gas_limit: 21_000,
             max_fee_per_gas: fee,
             max_priority_fee_per_gas: Some(tip),
@@ -626,8 +626,9 @@ async fn a_waiting_transaction_is_replaced_by_one_paying_ten_percent_more() {
             value,
             ..Default::default()
         };
-        json!([format!("0x{}", hex::encode(sign(&alice, &u)))])
+        sign(&alice, &u)
     };
+    let tx = |fee: u128, tip: u128, value: u128| json!([format!("0x{}", hex::encode(raw(0, fee, tip, value)))]);
     let first = ok(&n, "eth_sendRawTransaction", tx(2 * GWEI, GWEI, 1)).await;
     // The same fee, or less than 10% more on either: refused in geth's words.
     for (fee, tip) in [(2 * GWEI, GWEI), (2 * GWEI * 11 / 10, GWEI), (3 * GWEI, GWEI * 109 / 100)] {
@@ -641,9 +642,26 @@ async fn a_waiting_transaction_is_replaced_by_one_paying_ten_percent_more() {
     let mine = &pool["pending"][alice.address().to_hex()];
     assert_eq!(mine["0"]["hash"], second, "{pool}");
     assert_eq!(mine.as_object().unwrap().len(), 1, "{pool}");
+    // A peer's forwarded replacement (the app-side mempool under CometBFT) replaces by the
+    // same rule: nonce 1 at value 4, then at value 5 paying 10% more.
+    let forward = |raw: Vec<u8>| {
+        let tx = lantau_app::evm::msg::envelope(&lantau_app::evm::tx::decode(&raw).unwrap());
+        let body = lantau_rpc::rest::encode_forwarded(&[&tx]);
+        reqwest::Client::new().post(format!("{}{}", n.rest_url, lantau_rpc::rest::FORWARD_PATH)).body(body).send()
+    };
+    for (fee, tip, value) in [(2 * GWEI, GWEI, 4), (2 * GWEI * 11 / 10, GWEI * 11 / 10, 5)] {
+        let r: Value = forward(raw(1, fee, tip, value)).await.unwrap().json().await.unwrap();
+        assert_eq!(r["admitted"], 1, "{r}");
+    }
+    let pool = ok(&n, "txpool_content", json!([])).await;
+    let mine = &pool["pending"][alice.address().to_hex()];
+    assert_eq!(mine["1"]["value"], "0x5", "{pool}");
+    assert_eq!(mine.as_object().unwrap().len(), 2, "{pool}");
     assert_eq!(receipt(&n, second.as_str().unwrap()).await["status"], "0x1");
     assert!(ok(&n, "eth_getTransactionReceipt", json!([first])).await.is_null());
-    assert_eq!(n.client.balance(&bob, "alantau").await.unwrap().0, before + 3);
+    let replaced = mine["1"]["hash"].as_str().unwrap().to_string();
+    assert_eq!(receipt(&n, &replaced).await["status"], "0x1");
+    assert_eq!(n.client.balance(&bob, "alantau").await.unwrap().0, before + 3 + 5);
 
     // ethers: the same, as a wallet's speed-up; no bump is REPLACEMENT_UNDERPRICED.
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/evm-client");
@@ -656,7 +674,7 @@ async fn a_waiting_transaction_is_replaced_by_one_paying_ten_percent_more() {
         .output()
         .expect("node runs");
     assert!(out.status.success(), "replace.mjs failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert_eq!(n.client.balance(&bob, "alantau").await.unwrap().0, before + 6);
+    assert_eq!(n.client.balance(&bob, "alantau").await.unwrap().0, before + 3 + 5 + 3);
     n.stop().await;
 }
 

@@ -11,7 +11,9 @@
 //! ```text
 //! history/v/<escaped key>\0\0<!height>   verifiable key   → 1 ‖ value, or 0 (deleted)
 //! history/n/<escaped key>\0\0<!height>   module record    → 1 ‖ value, or 0 (deleted)
-//! history/h/<height><v|n><key>           what the height changed (for pruning) → empty
+//! history/h/<height><v|n><key>           what the height changed (for pruning) → empty; none
+//!                                        for records written once (`Module::WRITE_ONCE_NONVERIFIABLE`),
+//!                                        whose one entry no newer entry supersedes
 //! history/meta/start                     the first height the history holds (u64 BE)
 //! history/meta/floor                     the earliest height it still answers (u64 BE)
 //! ```
@@ -158,9 +160,13 @@ pub(crate) fn rows(height: u64, verifiable: &BTreeMap<String, Option<Vec<u8>>>, 
         out.push((entry_key(V, k.as_bytes(), height), encode_value(v.as_ref())));
         out.push(changed(b'v', k.as_bytes()));
     }
+    // A record written once is never superseded, so its entry is never pruned: no marker.
+    let once = crate::modules::write_once_nonverifiable();
     for (k, v) in nonverifiable.iter().filter(|(k, _)| tracked(k)) {
         out.push((entry_key(N, k, height), encode_value(v.as_ref())));
-        out.push(changed(b'n', k));
+        if !once.iter().any(|p| k.starts_with(p)) {
+            out.push(changed(b'n', k));
+        }
     }
     out
 }

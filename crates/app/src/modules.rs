@@ -165,6 +165,13 @@ macro_rules! modules {
             v
         }
 
+        /// The non-verifiable prefixes whose records are written once, in list order.
+        pub fn write_once_nonverifiable() -> Vec<&'static [u8]> {
+            let mut v: Vec<&'static [u8]> = Vec::new();
+            $( $(#[$attr])* v.extend_from_slice(<$module as Module>::WRITE_ONCE_NONVERIFIABLE); )*
+            v
+        }
+
         /// The verifiable prefixes whose scans the read cache memoizes, in list order.
         pub fn memoized_scans() -> Vec<&'static str> {
             let mut v: Vec<&'static str> = Vec::new();

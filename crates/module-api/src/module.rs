@@ -145,6 +145,11 @@ pub trait Module: Send + Sync + 'static {
     /// prefixes besides the whole verifiable store.
     const SNAPSHOT_NONVERIFIABLE: &'static [&'static [u8]] = &[];
 
+    /// Prefixes of the non-verifiable store whose records are written once and never changed
+    /// or deleted (the audit log's rows and indexes): the node's history of past heights keeps
+    /// their one entry for good, so it writes no pruning marker for them.
+    const WRITE_ONCE_NONVERIFIABLE: &'static [&'static [u8]] = &[];
+
     /// Prefixes of the verifiable store whose scans the app's read cache memoizes per version
     /// (small sets that many transactions scan, like the ERC-20 token pairs).
     const MEMOIZED_SCANS: &'static [&'static str] = &[];

@@ -10,7 +10,10 @@
 //!
 //! ```text
 //! history/v/<escaped key>\0\0<!height>   verifiable key   → 1 ‖ value, or 0 (deleted)
-//! history/n/<escaped key>\0\0<!height>   module record    → 1 ‖ value, or 0 (deleted)
+//! history/n/<escaped key>\0\0<!height>   module record    → 1 ‖ value, or 0 (deleted); none for
+//!                                        sequenced records (`Module::SEQUENCED_NONVERIFIABLE`,
+//!                                        the audit log), read at a past height from the latest
+//!                                        state when their sequence was counted by then
 //! history/h/<height><v|n><key>           what the height changed (for pruning) → empty; none
 //!                                        for records written once (`Module::WRITE_ONCE_NONVERIFIABLE`),
 //!                                        whose one entry no newer entry supersedes
@@ -139,6 +142,17 @@ fn tracked(key: &[u8]) -> bool {
     crate::export::owner(key).is_some() && key != state_key::VERSION_BASE.as_bytes()
 }
 
+/// The sequenced space (`Module::SEQUENCED_NONVERIFIABLE`: prefix, counter key) `key` lies in.
+fn sequenced_of(key: &[u8]) -> Option<(&'static [u8], &'static str)> {
+    crate::modules::sequenced_nonverifiable().into_iter().find(|(p, _)| key.starts_with(p))
+}
+
+/// A sequenced record's sequence: the last eight bytes of its key.
+fn sequence_of(key: &[u8]) -> Option<u64> {
+    let tail: [u8; 8] = key.get(key.len().checked_sub(8)?..)?.try_into().ok()?;
+    Some(u64::from_be_bytes(tail))
+}
+
 /// A u64 record of the history's (`None`: absent); a record of another length is corrupt and
 /// an error, never read as absent (which would start the history again).
 fn u64_at(v: Option<Vec<u8>>) -> anyhow::Result<Option<u64>> {
@@ -162,7 +176,9 @@ pub(crate) fn rows(height: u64, verifiable: &BTreeMap<String, Option<Vec<u8>>>, 
     }
     // A record written once is never superseded, so its entry is never pruned: no marker.
     let once = crate::modules::write_once_nonverifiable();
-    for (k, v) in nonverifiable.iter().filter(|(k, _)| tracked(k)) {
+    // Sequenced records are read at past heights from the latest state: no entries.
+    let sequenced = crate::modules::sequenced_nonverifiable();
+    for (k, v) in nonverifiable.iter().filter(|(k, _)| tracked(k) && !sequenced.iter().any(|(p, _)| k.starts_with(p))) {
         out.push((entry_key(N, k, height), encode_value(v.as_ref())));
         if !once.iter().any(|p| k.starts_with(p)) {
             out.push(changed(b'n', k));
@@ -301,6 +317,73 @@ impl PastState {
         })
     }
 
+    /// A sequenced space's counter at this height (absent: 0).
+    async fn counter(&self, key: &'static str) -> anyhow::Result<u64> {
+        let v = self.get(V, key.as_bytes()).await?;
+        Ok(u64_at(v)?.unwrap_or(0))
+    }
+
+    /// A record at this height: sequenced ones from the latest state when their sequence was
+    /// counted by then, the others from the history.
+    fn record(&self, key: &[u8]) -> BoxFut<Option<Vec<u8>>> {
+        let Some((_, counter)) = sequenced_of(key) else { return self.get(N, key) };
+        let (this, key) = (self.clone(), key.to_vec());
+        Box::pin(async move {
+            let Some(v) = this.snap.nonverifiable_get_raw(&key).await? else { return Ok(None) };
+            let last = this.counter(counter).await?;
+            Ok(sequence_of(&key).filter(|s| *s <= last).map(|_| v))
+        })
+    }
+
+    /// Every record under `prefix` with its value at this height, in key order, restricted to
+    /// `range` when given: the history's, and those of the sequenced spaces the prefix reaches
+    /// from the latest state (an older store's history entries of those are not read).
+    fn records(&self, prefix: &[u8], range: Option<KeyRange>) -> BoxStream<(Vec<u8>, Vec<u8>)> {
+        let reached: Vec<(&'static [u8], &'static str)> =
+            crate::modules::sequenced_nonverifiable().into_iter().filter(|(p, _)| p.starts_with(prefix) || prefix.starts_with(p)).collect();
+        if reached.is_empty() {
+            return self.scan(N, prefix, range);
+        }
+        let (this, prefix) = (self.clone(), prefix.to_vec());
+        Box::pin(
+            futures::stream::once(async move {
+                let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+                if !reached.iter().any(|(p, _)| prefix.starts_with(p)) {
+                    let mut s = this.scan(N, &prefix, range.clone());
+                    while let Some(item) = s.next().await {
+                        let (k, v) = item?;
+                        if !reached.iter().any(|(p, _)| k.starts_with(p)) {
+                            out.push((k, v));
+                        }
+                    }
+                }
+                for (p, counter) in &reached {
+                    let last = this.counter(counter).await?;
+                    let mut s = match &range {
+                        // Under the caller's own prefix a range is the store's range.
+                        Some(r) if p.len() <= prefix.len() => this.snap.nonverifiable_range_raw(Some(prefix.as_slice()), r.clone())?.boxed(),
+                        _ => this.snap.nonverifiable_prefix_raw(if p.len() > prefix.len() { p } else { &prefix }).boxed(),
+                    };
+                    while let Some(item) = s.next().await {
+                        let (k, v) = item?;
+                        let counted = sequence_of(&k).is_some_and(|s| s <= last);
+                        let in_range = range.as_ref().is_none_or(|r| r.contains(&k.get(prefix.len()..).unwrap_or_default().to_vec()));
+                        if counted && in_range {
+                            out.push((k, v));
+                        }
+                    }
+                }
+                out.sort_by(|a, b| a.0.cmp(&b.0));
+                Ok::<_, anyhow::Error>(futures::stream::iter(out.into_iter().map(Ok)))
+            })
+            .map(|r: anyhow::Result<_>| match r {
+                Ok(s) => s.boxed(),
+                Err(e) => futures::stream::iter(vec![Err(e)]).boxed(),
+            })
+            .flatten(),
+        )
+    }
+
     /// Every key under `prefix` in `space` with its value at this height, in key order,
     /// restricted to `range` when given.
     fn scan(&self, space: &'static [u8], prefix: &[u8], range: Option<KeyRange>) -> BoxStream<(Vec<u8>, Vec<u8>)> {
@@ -354,7 +437,7 @@ impl StateRead for PastState {
 
     fn nonverifiable_get_raw(&self, key: &[u8]) -> Self::GetRawFut {
         if tracked(key) {
-            self.get(N, key)
+            self.record(key)
         } else {
             let (snap, key) = (self.snap.clone(), key.to_vec());
             Box::pin(async move { snap.nonverifiable_get_raw(&key).await })
@@ -379,7 +462,7 @@ impl StateRead for PastState {
 
     fn nonverifiable_prefix_raw(&self, prefix: &[u8]) -> Self::NonconsensusPrefixRawStream {
         if tracked(prefix) {
-            self.scan(N, prefix, None)
+            self.records(prefix, None)
         } else {
             self.snap.nonverifiable_prefix_raw(prefix).boxed()
         }
@@ -389,7 +472,7 @@ impl StateRead for PastState {
         let p = prefix.unwrap_or_default();
         let bounds = (range.start_bound().cloned(), range.end_bound().cloned());
         if tracked(p) {
-            Ok(self.scan(N, p, Some(bounds)))
+            Ok(self.records(p, Some(bounds)))
         } else {
             Ok(self.snap.nonverifiable_range_raw(prefix, bounds)?.boxed())
         }

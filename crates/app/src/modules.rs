@@ -172,6 +172,14 @@ macro_rules! modules {
             v
         }
 
+        /// The appended, sequence-keyed non-verifiable records with their counters, in list
+        /// order.
+        pub fn sequenced_nonverifiable() -> Vec<(&'static [u8], &'static str)> {
+            let mut v: Vec<(&'static [u8], &'static str)> = Vec::new();
+            $( $(#[$attr])* v.extend_from_slice(<$module as Module>::SEQUENCED_NONVERIFIABLE); )*
+            v
+        }
+
         /// The verifiable prefixes whose scans the read cache memoizes, in list order.
         pub fn memoized_scans() -> Vec<&'static str> {
             let mut v: Vec<&'static str> = Vec::new();

@@ -150,6 +150,13 @@ pub trait Module: Send + Sync + 'static {
     /// their one entry for good, so it writes no pruning marker for them.
     const WRITE_ONCE_NONVERIFIABLE: &'static [&'static [u8]] = &[];
 
+    /// Records of the non-verifiable store that are appended and never rewritten, each key
+    /// ending with its sequence number (u64 big-endian) drawn from a counter kept under a
+    /// verifiable key: `(prefix, counter key)`. At any height the records are those whose
+    /// sequence is at most the counter's value then, so the node's history keeps none of them
+    /// and reads them at a past height from the latest state (the audit log).
+    const SEQUENCED_NONVERIFIABLE: &'static [(&'static [u8], &'static str)] = &[];
+
     /// Prefixes of the verifiable store whose scans the app's read cache memoizes per version
     /// (small sets that many transactions scan, like the ERC-20 token pairs).
     const MEMOIZED_SCANS: &'static [&'static str] = &[];

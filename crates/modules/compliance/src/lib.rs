@@ -112,9 +112,13 @@ impl lantau_module_api::Module for Compliance {
     /// them); a store that holds them in the tree was written under the older layout.
     const RETIRED_VERIFIABLE: &'static [(&'static str, &'static str)] = &[(state_key::FLAG_PREFIX, "flags"), (state_key::VELOCITY_PREFIX, "velocity windows")];
 
-    /// The audit log's rows and indexes (appended, never rewritten) and the Travel Rule payloads
-    /// (anchored once, under the hash of the transaction that carried them).
-    const WRITE_ONCE_NONVERIFIABLE: &'static [&'static [u8]] = &[state_key::AUDIT_NV_PREFIX, state_key::TRAVEL_RULE_PREFIX];
+    /// The Travel Rule payloads: anchored once, under the hash of the transaction that carried
+    /// them.
+    const WRITE_ONCE_NONVERIFIABLE: &'static [&'static [u8]] = &[state_key::TRAVEL_RULE_PREFIX];
+
+    /// The audit log's rows and indexes: appended, never rewritten, every key ending with the
+    /// row's sequence, which `compliance/audit_seq` counts.
+    const SEQUENCED_NONVERIFIABLE: &'static [(&'static [u8], &'static str)] = &[(state_key::AUDIT_NV_PREFIX, state_key::AUDIT_SEQ)];
 
     /// The audit log's rows (the app hash commits to them through the verifiable hash-chain
     /// head), the flags and velocity windows (committed by the records lattice) and the

@@ -283,6 +283,19 @@ type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
 type BoxFut<T> = Pin<Box<dyn Future<Output = anyhow::Result<T>> + Send + 'static>>;
 type BoxStream<T> = Pin<Box<dyn Stream<Item = anyhow::Result<T>> + Send + 'static>>;
 
+/// The records a read gathers in key order, as a stream (its error, if it failed, as the
+/// stream's one item).
+fn listed(read: impl Future<Output = anyhow::Result<Vec<(Vec<u8>, Vec<u8>)>>> + Send + 'static) -> BoxStream<(Vec<u8>, Vec<u8>)> {
+    Box::pin(
+        futures::stream::once(read)
+            .map(|r| match r {
+                Ok(out) => futures::stream::iter(out.into_iter().map(Ok)).boxed(),
+                Err(e) => futures::stream::iter(vec![Err(e)]).boxed(),
+            })
+            .flatten(),
+    )
+}
+
 /// The state after block `height`, read from the history of the latest snapshot.
 #[derive(Clone)]
 pub struct PastState {
@@ -345,43 +358,36 @@ impl PastState {
             return self.scan(N, prefix, range);
         }
         let (this, prefix) = (self.clone(), prefix.to_vec());
-        Box::pin(
-            futures::stream::once(async move {
-                let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-                if !reached.iter().any(|(p, _)| prefix.starts_with(p)) {
-                    let mut s = this.scan(N, &prefix, range.clone());
-                    while let Some(item) = s.next().await {
-                        let (k, v) = item?;
-                        if !reached.iter().any(|(p, _)| k.starts_with(p)) {
-                            out.push((k, v));
-                        }
+        listed(async move {
+            let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            if !reached.iter().any(|(p, _)| prefix.starts_with(p)) {
+                let mut s = this.scan(N, &prefix, range.clone());
+                while let Some(item) = s.next().await {
+                    let (k, v) = item?;
+                    if !reached.iter().any(|(p, _)| k.starts_with(p)) {
+                        out.push((k, v));
                     }
                 }
-                for (p, counter) in &reached {
-                    let last = this.counter(counter).await?;
-                    let mut s = match &range {
-                        // Under the caller's own prefix a range is the store's range.
-                        Some(r) if p.len() <= prefix.len() => this.snap.nonverifiable_range_raw(Some(prefix.as_slice()), r.clone())?.boxed(),
-                        _ => this.snap.nonverifiable_prefix_raw(if p.len() > prefix.len() { p } else { &prefix }).boxed(),
-                    };
-                    while let Some(item) = s.next().await {
-                        let (k, v) = item?;
-                        let counted = sequence_of(&k).is_some_and(|s| s <= last);
-                        let in_range = range.as_ref().is_none_or(|r| r.contains(&k.get(prefix.len()..).unwrap_or_default().to_vec()));
-                        if counted && in_range {
-                            out.push((k, v));
-                        }
+            }
+            for (p, counter) in &reached {
+                let last = this.counter(counter).await?;
+                let mut s = match &range {
+                    // Under the caller's own prefix a range is the store's range.
+                    Some(r) if p.len() <= prefix.len() => this.snap.nonverifiable_range_raw(Some(prefix.as_slice()), r.clone())?.boxed(),
+                    _ => this.snap.nonverifiable_prefix_raw(if p.len() > prefix.len() { p } else { &prefix }).boxed(),
+                };
+                while let Some(item) = s.next().await {
+                    let (k, v) = item?;
+                    let counted = sequence_of(&k).is_some_and(|s| s <= last);
+                    let in_range = range.as_ref().is_none_or(|r| r.contains(&k.get(prefix.len()..).unwrap_or_default().to_vec()));
+                    if counted && in_range {
+                        out.push((k, v));
                     }
                 }
-                out.sort_by(|a, b| a.0.cmp(&b.0));
-                Ok::<_, anyhow::Error>(futures::stream::iter(out.into_iter().map(Ok)))
-            })
-            .map(|r: anyhow::Result<_>| match r {
-                Ok(s) => s.boxed(),
-                Err(e) => futures::stream::iter(vec![Err(e)]).boxed(),
-            })
-            .flatten(),
-        )
+            }
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+            Ok(out)
+        })
     }
 
     /// Every key under `prefix` in `space` with its value at this height, in key order,
@@ -390,37 +396,30 @@ impl PastState {
         let (snap, height, prefix_len) = (self.snap.clone(), self.height, prefix.len());
         let mut p = space.to_vec();
         escape(prefix, &mut p);
-        Box::pin(
-            futures::stream::once(async move {
-                let mut out = Vec::new();
-                let mut current: Option<Vec<u8>> = None;
-                let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&p));
-                while let Some(item) = stream.next().await {
-                    let (k, v) = item?;
-                    let Some((key, h)) = parse_entry(k.get(space.len()..).unwrap_or_default()) else { continue };
-                    if h > height || current.as_ref() == Some(&key) {
+        listed(async move {
+            let mut out = Vec::new();
+            let mut current: Option<Vec<u8>> = None;
+            let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&p));
+            while let Some(item) = stream.next().await {
+                let (k, v) = item?;
+                let Some((key, h)) = parse_entry(k.get(space.len()..).unwrap_or_default()) else { continue };
+                if h > height || current.as_ref() == Some(&key) {
+                    continue;
+                }
+                // The first entry at or below the height is the key's value then.
+                current = Some(key.clone());
+                // Range bounds are relative to the prefix, as cnidarium's are.
+                if let Some(r) = &range {
+                    if !r.contains(&key.get(prefix_len..).unwrap_or_default().to_vec()) {
                         continue;
                     }
-                    // The first entry at or below the height is the key's value then.
-                    current = Some(key.clone());
-                    // Range bounds are relative to the prefix, as cnidarium's are.
-                    if let Some(r) = &range {
-                        if !r.contains(&key.get(prefix_len..).unwrap_or_default().to_vec()) {
-                            continue;
-                        }
-                    }
-                    if let Some(v) = decode_value(&v) {
-                        out.push(Ok((key, v)));
-                    }
                 }
-                Ok::<_, anyhow::Error>(futures::stream::iter(out))
-            })
-            .map(|r: anyhow::Result<_>| match r {
-                Ok(s) => s.boxed(),
-                Err(e) => futures::stream::iter(vec![Err(e)]).boxed(),
-            })
-            .flatten(),
-        )
+                if let Some(v) = decode_value(&v) {
+                    out.push((key, v));
+                }
+            }
+            Ok(out)
+        })
     }
 }
 

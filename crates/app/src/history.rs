@@ -14,9 +14,13 @@
 //!                                        sequenced records (`Module::SEQUENCED_NONVERIFIABLE`,
 //!                                        the audit log), read at a past height from the latest
 //!                                        state when their sequence was counted by then
-//! history/h/<height><v|n><key>           what the height changed (for pruning) → empty; none
-//!                                        for records written once (`Module::WRITE_ONCE_NONVERIFIABLE`),
-//!                                        whose one entry no newer entry supersedes
+//! history/c/<height><chunk>              what the height changed (for pruning): up to 4,096
+//!                                        keys a row (u32 BE chunk), each `v|n ‖ u32 BE length
+//!                                        ‖ key`; none for records written once
+//!                                        (`Module::WRITE_ONCE_NONVERIFIABLE`), whose one entry
+//!                                        no newer entry supersedes
+//! history/h/<height><v|n><key>           the same, one empty row per key, as stores written
+//!                                        before the lists kept it (still pruned)
 //! history/meta/start                     the first height the history holds (u64 BE)
 //! history/meta/floor                     the earliest height it still answers (u64 BE)
 //! ```
@@ -43,7 +47,12 @@ use crate::state_key;
 
 const V: &[u8] = b"history/v/";
 const N: &[u8] = b"history/n/";
+/// What a height changed, one row per key (the layout before `C`; pruning still reads it).
 const H: &[u8] = b"history/h/";
+/// What a height changed, in rows of [`CHANGED_PER_ROW`] keys.
+const C: &[u8] = b"history/c/";
+/// Keys listed per row of `C`: one row per block for most blocks, bounded for the largest.
+const CHANGED_PER_ROW: usize = 4096;
 const START: &[u8] = b"history/meta/start";
 const FLOOR: &[u8] = b"history/meta/floor";
 /// Everything the history writes starts with this.
@@ -159,20 +168,14 @@ fn u64_at(v: Option<Vec<u8>>) -> anyhow::Result<Option<u64>> {
     v.map(|b| <[u8; 8]>::try_from(b.as_slice()).map(u64::from_be_bytes).map_err(|_| anyhow::anyhow!("corrupt history record of {} bytes", b.len()))).transpose()
 }
 
-/// The writes that record a block's changes at `height`.
+/// The writes that record a block's changes at `height`: an entry per key and the list of
+/// what it changed, which pruning reads.
 pub(crate) fn rows(height: u64, verifiable: &BTreeMap<String, Option<Vec<u8>>>, nonverifiable: &BTreeMap<Vec<u8>, Option<Vec<u8>>>) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut out = Vec::with_capacity(verifiable.len().saturating_add(nonverifiable.len()).saturating_mul(2));
-    let changed = |kind: u8, key: &[u8]| {
-        let mut k = Vec::with_capacity(H.len().saturating_add(9).saturating_add(key.len()));
-        k.extend_from_slice(H);
-        k.extend_from_slice(&height.to_be_bytes());
-        k.push(kind);
-        k.extend_from_slice(key);
-        (k, Vec::new())
-    };
+    let mut out = Vec::with_capacity(verifiable.len().saturating_add(nonverifiable.len()).saturating_add(1));
+    let mut changed = Changed::new(height);
     for (k, v) in verifiable {
         out.push((entry_key(V, k.as_bytes(), height), encode_value(v.as_ref())));
-        out.push(changed(b'v', k.as_bytes()));
+        changed.push(b'v', k.as_bytes(), &mut out);
     }
     // A record written once is never superseded, so its entry is never pruned: no marker.
     let once = crate::modules::write_once_nonverifiable();
@@ -181,10 +184,83 @@ pub(crate) fn rows(height: u64, verifiable: &BTreeMap<String, Option<Vec<u8>>>, 
     for (k, v) in nonverifiable.iter().filter(|(k, _)| tracked(k) && !sequenced.iter().any(|(p, _)| k.starts_with(p))) {
         out.push((entry_key(N, k, height), encode_value(v.as_ref())));
         if !once.iter().any(|p| k.starts_with(p)) {
-            out.push(changed(b'n', k));
+            changed.push(b'n', k, &mut out);
         }
     }
+    changed.finish(&mut out);
     out
+}
+
+/// The rows of `C` listing what one height changed, as they fill.
+struct Changed {
+    height: u64,
+    chunk: u32,
+    keys: usize,
+    row: Vec<u8>,
+}
+
+impl Changed {
+    fn new(height: u64) -> Self {
+        Self { height, chunk: 0, keys: 0, row: Vec::new() }
+    }
+
+    fn push(&mut self, kind: u8, key: &[u8], out: &mut Vec<(Vec<u8>, Vec<u8>)>) {
+        self.row.push(kind);
+        self.row.extend_from_slice(&u32::try_from(key.len()).unwrap_or(u32::MAX).to_be_bytes());
+        self.row.extend_from_slice(key);
+        self.keys = self.keys.saturating_add(1);
+        if self.keys == CHANGED_PER_ROW {
+            self.finish(out);
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<(Vec<u8>, Vec<u8>)>) {
+        if self.keys == 0 {
+            return;
+        }
+        let mut k = Vec::with_capacity(C.len().saturating_add(12));
+        k.extend_from_slice(C);
+        k.extend_from_slice(&self.height.to_be_bytes());
+        k.extend_from_slice(&self.chunk.to_be_bytes());
+        out.push((k, std::mem::take(&mut self.row)));
+        self.chunk = self.chunk.saturating_add(1);
+        self.keys = 0;
+    }
+}
+
+/// The keys a row of `C` lists, `(kind, key)`; an error when it is not one.
+fn parse_changed(row: &[u8]) -> anyhow::Result<Vec<(u8, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut rest = row;
+    while let Some((kind, tail)) = rest.split_first() {
+        let (len, tail) = tail.split_first_chunk::<4>().ok_or_else(|| anyhow::anyhow!("corrupt history change list"))?;
+        let len = usize::try_from(u32::from_be_bytes(*len))?;
+        let (key, tail) = tail.split_at_checked(len).ok_or_else(|| anyhow::anyhow!("corrupt history change list"))?;
+        out.push((*kind, key.to_vec()));
+        rest = tail;
+    }
+    Ok(out)
+}
+
+/// What the committed `snap` records height `p` changed, `(kind, key)`, and the rows that
+/// say so (both layouts: a row of `C` per chunk, or a row of `H` per key).
+async fn changed_at(snap: &Snapshot, p: u64) -> anyhow::Result<(Vec<(u8, Vec<u8>)>, Vec<Vec<u8>>)> {
+    let (mut keys, mut rows) = (Vec::new(), Vec::new());
+    for space in [C, H] {
+        let mut prefix = space.to_vec();
+        prefix.extend_from_slice(&p.to_be_bytes());
+        let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(&prefix));
+        while let Some(item) = stream.next().await {
+            let (row, value) = item?;
+            if space == C {
+                keys.extend(parse_changed(&value)?);
+            } else if let Some((kind, key)) = row.get(prefix.len()..).and_then(<[u8]>::split_first) {
+                keys.push((*kind, key.to_vec()));
+            }
+            rows.push(row);
+        }
+    }
+    Ok((keys, rows))
 }
 
 /// What the block at `height` writes besides its changes' entries: a baseline when the history
@@ -233,20 +309,8 @@ pub(crate) async fn upkeep(prev: &Snapshot, height: u64, retention: Retention) -
     }
     let until = horizon.min(floor.saturating_add(PRUNE_PER_BLOCK));
     for p in floor..until {
-        let mut prefix = H.to_vec();
-        prefix.extend_from_slice(&p.to_be_bytes());
-        let mut changed = Vec::new();
-        {
-            let mut stream = std::pin::pin!(prev.nonverifiable_prefix_raw(&prefix));
-            while let Some(item) = stream.next().await {
-                changed.push(item?.0);
-            }
-        }
-        for c in changed {
-            let (kind, key) = match c.get(prefix.len()..).and_then(<[u8]>::split_first) {
-                Some((k, key)) => (*k, key.to_vec()),
-                None => continue,
-            };
+        let (changed, rows) = changed_at(prev, p).await?;
+        for (kind, key) in changed {
             let space = if kind == b'v' { V } else { N };
             // The newest entry at or below the horizon: if it is newer than `p`, the entry at
             // `p` is superseded for every height the history still answers.
@@ -262,8 +326,8 @@ pub(crate) async fn upkeep(prev: &Snapshot, height: u64, retention: Retention) -
             if newest.is_some_and(|h| h > p) {
                 out.push((entry_key(space, &key, p), None));
             }
-            out.push((c, None));
         }
+        out.extend(rows.into_iter().map(|r| (r, None)));
     }
     out.push((FLOOR.to_vec(), Some(until.to_be_bytes().to_vec())));
     Ok(out)
@@ -561,5 +625,82 @@ impl StateRead for StateView {
             StateView::Live(s) => Ok(s.nonverifiable_range_raw(prefix, range)?.boxed()),
             StateView::Past(p) => p.nonverifiable_range_raw(prefix, range),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cnidarium::{StateDelta, StateWrite, Storage};
+
+    /// Writes `rows` as one committed version.
+    async fn commit(storage: &Storage, rows: Vec<(Vec<u8>, Vec<u8>)>) {
+        let mut delta = StateDelta::new(storage.latest_snapshot());
+        for (k, v) in rows {
+            delta.nonverifiable_put_raw(k, v);
+        }
+        storage.commit(delta).await.unwrap();
+    }
+
+    async fn all(snap: &Snapshot, prefix: &[u8]) -> Vec<Vec<u8>> {
+        snap.nonverifiable_prefix_raw(prefix).map(|r| r.unwrap().0).collect().await
+    }
+
+    #[test]
+    fn a_change_list_reads_back_as_written_in_rows_of_bounded_size() {
+        let verifiable: BTreeMap<String, Option<Vec<u8>>> = (0..CHANGED_PER_ROW + 10).map(|i| (format!("app/k{i:05}"), Some(vec![1]))).collect();
+        let nonverifiable = BTreeMap::from([(b"compliance/flag/\x00x".to_vec(), None)]);
+        let out = rows(7, &verifiable, &nonverifiable);
+        let lists: Vec<&(Vec<u8>, Vec<u8>)> = out.iter().filter(|(k, _)| k.starts_with(C)).collect();
+        assert_eq!(lists.len(), 2, "two rows for {} keys", CHANGED_PER_ROW + 11);
+        let keys: Vec<(u8, Vec<u8>)> = lists.iter().flat_map(|(_, v)| parse_changed(v).unwrap()).collect();
+        let want: Vec<(u8, Vec<u8>)> =
+            verifiable.keys().map(|k| (b'v', k.as_bytes().to_vec())).chain(std::iter::once((b'n', b"compliance/flag/\x00x".to_vec()))).collect();
+        assert_eq!(keys, want);
+        assert!(parse_changed(&[b'v', 0, 0, 0, 9, b'a']).is_err(), "a truncated list is refused");
+    }
+
+    #[tokio::test]
+    async fn pruning_reads_what_each_height_changed_in_either_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::load(dir.path().to_path_buf(), vec![]).await.unwrap();
+        // Heights 1 and 2 as the per-key layout recorded them, 3 and 4 as this one does; the
+        // key changes at every height, so each entry but the newest is superseded.
+        let key = b"app/x".to_vec();
+        let mut written = vec![(START.to_vec(), 1u64.to_be_bytes().to_vec()), (FLOOR.to_vec(), 1u64.to_be_bytes().to_vec())];
+        for h in 1..=4u64 {
+            written.push((entry_key(V, &key, h), vec![1, h as u8]));
+            if h <= 2 {
+                let mut m = H.to_vec();
+                m.extend_from_slice(&h.to_be_bytes());
+                m.push(b'v');
+                m.extend_from_slice(&key);
+                written.push((m, Vec::new()));
+            } else {
+                let verifiable = BTreeMap::from([("app/x".to_string(), Some(vec![h as u8]))]);
+                written.extend(rows(h, &verifiable, &BTreeMap::new()));
+            }
+        }
+        commit(&storage, written).await;
+        // At height 6 keeping 2: heights 1 to 3 are at or below the horizon (4); their entries
+        // are superseded by height 4's, and their change lists go.
+        let snap = storage.latest_snapshot();
+        let out = upkeep(&snap, 6, Retention::Recent(2)).await.unwrap();
+        let mut delta = StateDelta::new(snap);
+        for (k, v) in out {
+            match v {
+                Some(v) => delta.nonverifiable_put_raw(k, v),
+                None => delta.nonverifiable_delete(k),
+            }
+        }
+        storage.commit(delta).await.unwrap();
+        let snap = storage.latest_snapshot();
+        let heights: Vec<u64> = all(&snap, V).await.iter().filter_map(|k| parse_entry(&k[V.len()..]).map(|(_, h)| h)).collect();
+        assert_eq!(heights, vec![4], "the superseded entries of both layouts are pruned");
+        assert!(all(&snap, H).await.is_empty(), "the per-key markers are gone");
+        let lists = all(&snap, C).await;
+        assert_eq!(lists.len(), 1, "only height 4's change list is left");
+        assert!(lists[0].starts_with(&[C, &4u64.to_be_bytes()].concat()));
+        assert_eq!(u64_at(snap.nonverifiable_get_raw(FLOOR).await.unwrap()).unwrap(), Some(4));
     }
 }

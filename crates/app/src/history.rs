@@ -177,7 +177,7 @@ pub(crate) fn rows(height: u64, verifiable: &BTreeMap<String, Option<Vec<u8>>>, 
         out.push((entry_key(V, k.as_bytes(), height), encode_value(v.as_ref())));
         changed.push(b'v', k.as_bytes(), &mut out);
     }
-    // A record written once is never superseded, so its entry is never pruned: no marker.
+    // A record written once is never superseded, so its entry is never pruned: not listed.
     let once = crate::modules::write_once_nonverifiable();
     // Sequenced records are read at past heights from the latest state: no entries.
     let sequenced = crate::modules::sequenced_nonverifiable();

@@ -147,7 +147,7 @@ pub trait Module: Send + Sync + 'static {
 
     /// Prefixes of the non-verifiable store whose records are written once and never changed
     /// or deleted (the audit log's rows and indexes): the node's history of past heights keeps
-    /// their one entry for good, so it writes no pruning marker for them.
+    /// their one entry for good, so it does not list them for pruning.
     const WRITE_ONCE_NONVERIFIABLE: &'static [&'static [u8]] = &[];
 
     /// Records of the non-verifiable store that are appended and never rewritten, each key

@@ -94,8 +94,8 @@ async fn pruning_keeps_the_last_heights_and_refuses_older_ones_clearly() {
     group.extend_from_slice(&[0, 0]);
     let entries = h.app.snapshot().nonverifiable_prefix_raw(&group).count().await;
     assert!(entries <= keep as usize + 2, "{entries} entries of app/height");
-    // Records written once (anchored Travel Rule payloads) keep their one entry and get no
-    // pruning marker; keys that change (the height) get both; the audit log's rows and indexes
+    // Records written once (anchored Travel Rule payloads) keep their one entry and are not
+    // listed for pruning; keys that change (the height) get both; the audit log's rows and indexes
     // (sequenced: read at past heights from the latest state) get neither, and every past
     // height above still answered its audit log as it did then.
     let snap = h.app.snapshot();

@@ -114,7 +114,7 @@ pub(crate) struct Admission {
     /// The context admissions run in (next height, last block time), refreshed at every
     /// commit so that CheckTx does not read it from the store each time.
     ctx: parking_lot::RwLock<Option<BlockCtx>>,
-    /// The fee collector's native balance key (credited by every admission; see
+    /// The fee collector's balance record key (credited by every admission; see
     /// [`crate::footprint`]).
     collector_balance: String,
     /// The decodings and footprints of the transactions CometBFT's mempool holds (ABCI
@@ -129,9 +129,9 @@ pub(crate) fn internal(e: AppError) -> TxError {
     SdkError::Internal(e.to_string()).into()
 }
 
-/// The fee payer's native balance key.
+/// The fee payer's balance record key.
 fn payer_balance(tx: &DecodedTx) -> String {
-    lantau_bank::state_key::balance(&tx.signer, lantau_primitives::NATIVE_DENOM)
+    lantau_bank::state_key::balances(&tx.signer)
 }
 
 impl Admission {
@@ -140,7 +140,7 @@ impl Admission {
             check: tokio::sync::Mutex::new(Overlay::on(store.cached_snapshot())),
             blocks: BlockWrites::default(),
             ctx: parking_lot::RwLock::new(None),
-            collector_balance: lantau_bank::state_key::balance(&crate::ante::fee_collector(), lantau_primitives::NATIVE_DENOM),
+            collector_balance: lantau_bank::state_key::balances(&crate::ante::fee_collector()),
             comet_footprints: parking_lot::Mutex::new(Default::default()),
         }
     }

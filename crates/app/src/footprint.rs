@@ -22,8 +22,14 @@
 //! that balance is no smaller than what the admission read (an Ethereum transaction's gas
 //! refund, an incoming payment), the replay takes the same fee from what is there now; a
 //! smaller balance (a native send moved coin out) makes the transaction run again. Both values
-//! must be present and the debit must leave coin, so the replay also reads and writes records
-//! of the same length (the same gas). And the fee collector's balance, which the ante only
+//! must be present and the debit must leave coin. The native balance is one denom of the
+//! payer's balance record, which the bank logs by the denoms a run takes from it
+//! ([`lantau_module_api::reads::PartRead`]): the other denoms the admission took must hold what
+//! they held, those it did not take (so did not change) may have moved since (the stablecoin
+//! of the sender's transfer the block included) and keep what they hold now, and the record
+//! must have the same length, so the replay reads and writes what the admission would (the
+//! same gas). When some read took the record whole, every other denom must hold what it held.
+//! And the fee collector's balance, which the ante only
 //! credits (which cannot fail): it is neither compared nor replayed, so the collector's
 //! balance in the check overlay omits the fees of replayed transactions. Nothing in admission
 //! reads it for a verdict, and queries read committed state.
@@ -44,7 +50,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use cnidarium::{Cache, StateRead};
+use lantau_bank::Balances;
 use lantau_module_api::reads::{ReadSet, StoreKey};
+use lantau_primitives::{Amount, NATIVE_DENOM};
 
 /// A set of store keys by fingerprint ([`key_hash`]), only looked up, never iterated into state
 /// or events. Two keys with one fingerprint make a key look written when it was not: it is then
@@ -163,9 +171,12 @@ pub struct Footprint {
     writes: Vec<(String, Option<Vec<u8>>)>,
     /// What each written key held before the admission, in the order of `writes`.
     before: Vec<Option<Vec<u8>>>,
-    /// The index in `writes` of the fee payer's native balance, when the admission took a fee
-    /// from it (see the module's notes).
+    /// The index in `writes` of the fee payer's balance record, when the admission took a fee
+    /// from its native balance (see the module's notes).
     debit: Option<usize>,
+    /// The denoms the admission took from the payer's record, when it read the record only by
+    /// its parts (`None`: some read took it whole).
+    debit_denoms: Option<Vec<String>>,
     /// The reads of keys it did not write (a written key is compared by `before`), without
     /// the fee collector's balance.
     reads: ReadSet,
@@ -196,9 +207,20 @@ impl Footprint {
         payer_balance: &str,
     ) -> Self {
         let mut replayable = cache.nonverifiable_changes().is_empty() && !reads.opaque;
+        let written = |k: &str| k == collector_balance || cache.unwritten_changes().contains_key(k);
+        let payer_read_whole = reads.points.iter().any(|(k, _)| matches!(k, StoreKey::Verifiable(k) if k == payer_balance));
         reads.points.retain(|(k, _)| match k {
-            StoreKey::Verifiable(k) => k != collector_balance && !cache.unwritten_changes().contains_key(k),
+            StoreKey::Verifiable(k) => !written(k),
             StoreKey::NonVerifiable(_) => true,
+        });
+        // The parts of a written key are compared by what it held before (the payer's record:
+        // by the denoms taken from it).
+        let mut payer_denoms = Vec::new();
+        reads.parts.retain(|p| {
+            if p.key == payer_balance {
+                payer_denoms.push(String::from_utf8_lossy(&p.part).into_owned());
+            }
+            !written(&p.key)
         });
         let mut writes = Vec::new();
         let mut before = Vec::new();
@@ -216,13 +238,14 @@ impl Footprint {
                     None
                 }
             };
-            if k.as_str() == payer_balance && matches!((amount(&old), amount(v)), (Some(b), Some(w)) if w <= b) {
+            if k.as_str() == payer_balance && matches!((native(&old), native(v)), (Some(b), Some(w)) if w <= b) {
                 debit = Some(writes.len());
             }
             before.push(old);
             writes.push((k.clone(), v.clone()));
         }
-        Self { writes, before, debit, reads, made_on: MadeOn::on(made_on), replayable }
+        let debit_denoms = (!payer_read_whole).then_some(payer_denoms);
+        Self { writes, before, debit, debit_denoms, reads, made_on: MadeOn::on(made_on), replayable }
     }
 
     /// The footprint a replay on `state` has (its writes are the replay's), when a replay
@@ -249,13 +272,9 @@ impl Footprint {
             if self.debit != Some(i) {
                 return None;
             }
-            let (held, before, paid_from) = (amount(&held)?, amount(old)?, amount(wrote)?);
-            if held < before {
-                return None;
-            }
-            let after = held.checked_sub(before.checked_sub(paid_from)?)?;
-            *old = Some(held.to_be_bytes().to_vec());
-            *wrote = Some(after.to_be_bytes().to_vec());
+            // The payer's record: its native balance may be larger, and pays the same fee.
+            *wrote = Some(self.rebased_debit(&held, old, wrote)?.encode().ok()?);
+            *old = held;
         }
         // Only the keys that may have changed since are read again: which, decided before any
         // read, under one lock of each set in turn (never two at once: another thread may
@@ -267,7 +286,8 @@ impl Footprint {
                 Some(1) => Some(blocks.of(now.base)?),
                 _ => return None,
             };
-            let hashes: Vec<u64> = self.reads.points.iter().map(|(k, _)| key_hash(k)).collect();
+            let parts = self.reads.parts.iter().map(|p| fingerprint(0, p.key.as_bytes()));
+            let hashes: Vec<u64> = self.reads.points.iter().map(|(k, _)| key_hash(k)).chain(parts).collect();
             let mut skip: Vec<bool> = hashes.iter().map(|h| !block.as_ref().is_some_and(|b| b.contains(h))).collect();
             let mut unwritten_in = |g: &Generation| {
                 let w = g.written.lock();
@@ -295,10 +315,101 @@ impl Footprint {
     pub(crate) fn writes(&self) -> &[(String, Option<Vec<u8>>)] {
         &self.writes
     }
+
+    /// What the payer's record is after the replay, when it holds `held` where the admission
+    /// read `old` and wrote `wrote`: the native balance no smaller than it was, the other
+    /// denoms the admission took unchanged, and a record of the same length (the same gas).
+    /// The fee comes out of the native balance now held; the denoms the admission did not take
+    /// (which it therefore did not change) keep what they hold now.
+    fn rebased_debit(&self, held: &Option<Vec<u8>>, old: &Option<Vec<u8>>, wrote: &Option<Vec<u8>>) -> Option<Balances> {
+        let (held_record, old_record, wrote_record) = (record(held)?, record(old)?, record(wrote)?);
+        let (now, before, paid_from) = (native(held)?, native(old)?, native(wrote)?);
+        if now < before || held.as_ref()?.len() != old.as_ref()?.len() {
+            return None;
+        }
+        let mut after = match &self.debit_denoms {
+            // Read whole: everything but the native balance must hold what it held.
+            None => {
+                let mut others = held_record;
+                others.set(NATIVE_DENOM, Amount(before));
+                if others != old_record {
+                    return None;
+                }
+                wrote_record
+            }
+            Some(taken) => {
+                let is_taken = |d: &str| d == NATIVE_DENOM || taken.iter().any(|t| t == d);
+                // A denom the admission did not take it did not change.
+                let mut denoms = old_record.entries().chain(wrote_record.entries()).map(|(d, _)| d);
+                if denoms.any(|d| !is_taken(d) && old_record.get(d) != wrote_record.get(d)) {
+                    return None;
+                }
+                let mut after = held_record.clone();
+                for d in taken.iter().filter(|d| d.as_str() != NATIVE_DENOM) {
+                    if held_record.get(d) != old_record.get(d) {
+                        return None;
+                    }
+                    after.set(d, wrote_record.get(d));
+                }
+                after
+            }
+        };
+        after.set(NATIVE_DENOM, Amount(now.checked_sub(before.checked_sub(paid_from)?)?));
+        Some(after)
+    }
 }
 
-/// A native balance record's amount (16 big-endian bytes; absent means none).
-fn amount(v: &Option<Vec<u8>>) -> Option<u128> {
-    let bytes: [u8; 16] = v.as_deref()?.try_into().ok()?;
-    Some(u128::from_be_bytes(bytes))
+/// A balance record (`lantau_bank::Balances`; absent or malformed means none).
+fn record(v: &Option<Vec<u8>>) -> Option<Balances> {
+    Balances::decode(v.as_deref()?)
+}
+
+/// A balance record's native amount, when it holds some.
+fn native(v: &Option<Vec<u8>>) -> Option<u128> {
+    Some(record(v)?.get(NATIVE_DENOM).0).filter(|a| *a > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn rec(entries: &[(&str, u128)]) -> Option<Vec<u8>> {
+        let mut b = Balances::default();
+        for (d, a) in entries {
+            b.set(d, Amount(*a));
+        }
+        Some(b.encode().unwrap())
+    }
+
+    fn debit(taken: Option<&[&str]>) -> Footprint {
+        Footprint { debit_denoms: taken.map(|t| t.iter().map(|d| d.to_string()).collect()), ..Footprint::default() }
+    }
+
+    #[test]
+    fn the_payers_record_pays_the_same_fee_when_what_the_admission_took_from_it_holds() {
+        // The admission found 100 alantau and 50 hkd.demo and took a fee of 10.
+        let (old, wrote) = (rec(&[("alantau", 100), ("hkd.demo", 50)]), rec(&[("alantau", 90), ("hkd.demo", 50)]));
+        let fee_only = debit(Some(&["alantau"]));
+        // The stablecoin moved since: the fee comes out of the record as it is now.
+        let moved = rec(&[("alantau", 100), ("hkd.demo", 20)]);
+        assert_eq!(fee_only.rebased_debit(&moved, &old, &wrote), record(&rec(&[("alantau", 90), ("hkd.demo", 20)])));
+        // More native coin: the same fee from it. Less: runs again.
+        let more = rec(&[("alantau", 130), ("hkd.demo", 20)]);
+        assert_eq!(fee_only.rebased_debit(&more, &old, &wrote), record(&rec(&[("alantau", 120), ("hkd.demo", 20)])));
+        assert_eq!(fee_only.rebased_debit(&rec(&[("alantau", 99), ("hkd.demo", 50)]), &old, &wrote), None);
+        // A record of another length (another gas): runs again.
+        assert_eq!(fee_only.rebased_debit(&rec(&[("alantau", 100)]), &old, &wrote), None);
+        assert_eq!(fee_only.rebased_debit(&rec(&[("alantau", 100), ("hkd.demo", 50), ("hkd.x", 1)]), &old, &wrote), None);
+        // The admission took the stablecoin too, or read the record whole: it must hold.
+        for strict in [debit(Some(&["alantau", "hkd.demo"])), debit(None)] {
+            assert_eq!(strict.rebased_debit(&moved, &old, &wrote), None);
+            assert_eq!(strict.rebased_debit(&more, &old, &rec(&[("alantau", 90), ("hkd.demo", 50)])), None);
+            let richer = rec(&[("alantau", 130), ("hkd.demo", 50)]);
+            assert_eq!(strict.rebased_debit(&richer, &old, &wrote), record(&rec(&[("alantau", 120), ("hkd.demo", 50)])));
+        }
+        // An admission that changed a denom it did not log as taken is never rebased.
+        let odd = rec(&[("alantau", 90), ("hkd.demo", 49)]);
+        assert_eq!(fee_only.rebased_debit(&old, &old, &odd), None);
+    }
 }

@@ -630,6 +630,8 @@ impl StateRead for StateView {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
     use super::*;
     use cnidarium::{StateDelta, StateWrite, Storage};
 

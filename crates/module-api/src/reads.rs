@@ -11,6 +11,12 @@
 //! reach it and are not logged: they depend on the run's own writes, not on the state below.
 //! A gate that cannot change the verdict (an advisory one) reads under [`ReadLog::unlogged`],
 //! so a key only it reads does not make every verdict that met it stale.
+//!
+//! A key whose value is a record of several parts (an address's balances, one per denom) can
+//! be logged by the parts a run took from it instead of whole ([`PartRead`]): the module that
+//! owns the record finds the run's log ([`log_of`]), reads the record unlogged and logs each
+//! part with a function that takes that part from any value of the key. A change to another
+//! part of the record then leaves the run's verdict standing.
 
 use std::any::Any;
 use std::ops::RangeBounds;
@@ -42,6 +48,58 @@ pub enum ScanOf {
     NonVerifiable(Vec<u8>),
 }
 
+/// How a part is taken from a key's value: `(value, part)` gives what the run would take from
+/// that value (`None` when the value cannot be read as the record). The function must give
+/// everything about the value the run's outcome depends on, the gas of reading it included.
+pub type Extract = fn(Option<&[u8]>, &[u8]) -> Option<Vec<u8>>;
+
+/// A part of a verifiable key's value that a run took, and what it found there.
+#[derive(Debug, Clone)]
+pub struct PartRead {
+    /// The key.
+    pub key: String,
+    /// Which part (the owning module's name for it, such as a denom).
+    pub part: Vec<u8>,
+    /// What `extract` gave on the value the run read.
+    pub found: Option<Vec<u8>>,
+    /// How the part is taken from a value of the key.
+    pub extract: Extract,
+}
+
+/// Two part reads are equal when they read the same part and found the same (the extractor
+/// belongs to the key's owner, one per kind of record).
+impl PartialEq for PartRead {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key && self.part == other.part && self.found == other.found
+    }
+}
+
+impl Eq for PartRead {}
+
+impl PartRead {
+    /// Whether the part holds on `state` what it held (a failed read is a store fault,
+    /// reported, and counts as changed).
+    async fn holds_on<S: StateRead>(&self, state: &S) -> bool {
+        match state.get_raw(&self.key).await {
+            Ok(now) => (self.extract)(now.as_deref(), &self.part) == self.found,
+            Err(e) => {
+                crate::store::fault(format_args!("reading {}", self.key), e);
+                false
+            }
+        }
+    }
+}
+
+/// The object key under which a [`Recording`] answers with its log
+/// (`Arc<ReadLog>`), for a module that logs the parts of a record itself ([`log_of`]).
+pub const LOG_OBJECT: &str = "lantau/reads/log";
+
+/// The log the reads of `state` go into, when they are logged (the state is, or stands on, a
+/// [`Recording`]).
+pub fn log_of<S: StateRead + ?Sized>(state: &S) -> Option<Arc<ReadLog>> {
+    state.object_get::<Arc<ReadLog>>(LOG_OBJECT)
+}
+
 /// A prefix scan and what of it the run consumed, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scan {
@@ -61,6 +119,8 @@ pub struct ReadSet {
     pub points: Vec<(StoreKey, Option<Vec<u8>>)>,
     /// Prefix scans.
     pub scans: Vec<Scan>,
+    /// Parts of records (the first read of each part).
+    pub parts: Vec<PartRead>,
     /// The run made a read the log cannot compare later (a range scan, a failed read): a
     /// verdict with such a read is never taken as still valid.
     pub opaque: bool,
@@ -112,6 +172,18 @@ impl ReadLog {
                 }
             }
             Err(_) => set.opaque = true,
+        }
+    }
+
+    /// Logs that the run took `part` of the record under `key` and found `found` there (the
+    /// first read of a part is kept). Nothing is logged while unlogged.
+    pub fn part(&self, key: &str, part: &[u8], found: Option<Vec<u8>>, extract: Extract) {
+        if !self.logging() {
+            return;
+        }
+        let mut set = self.set.lock();
+        if !set.parts.iter().any(|p| p.key == key && p.part == part) {
+            set.parts.push(PartRead { key: key.to_string(), part: part.to_vec(), found, extract });
         }
     }
 
@@ -239,10 +311,16 @@ impl<S: StateRead> StateRead for Recording<S> {
     }
 
     fn object_get<T: Any + Send + Sync + Clone>(&self, key: &'static str) -> Option<T> {
+        if key == LOG_OBJECT {
+            return (&self.log as &dyn Any).downcast_ref::<T>().cloned();
+        }
         self.inner.object_get(key)
     }
 
     fn object_type(&self, key: &'static str) -> Option<std::any::TypeId> {
+        if key == LOG_OBJECT {
+            return Some(std::any::TypeId::of::<Arc<ReadLog>>());
+        }
         self.inner.object_type(key)
     }
 
@@ -266,8 +344,9 @@ impl<S: StateRead> StateRead for Recording<S> {
 
 impl ReadSet {
     /// Whether every read finds on `state` what it found when it was logged; `skip` names
-    /// point reads (by their index in `points`, and key) the caller need not compare. A read
-    /// that fails on `state` is a store fault (reported) and counts as changed.
+    /// point reads and part reads (by their index in `points`, then `points.len()` plus their
+    /// index in `parts`, and key) the caller need not compare. A read that fails on `state` is
+    /// a store fault (reported) and counts as changed.
     pub async fn holds_on<S: StateRead>(&self, state: &S, skip: impl Fn(usize, &StoreKey) -> bool) -> bool {
         if self.opaque {
             return false;
@@ -287,6 +366,11 @@ impl ReadSet {
                     crate::store::fault(format_args!("reading {k:?}"), e);
                     return false;
                 }
+            }
+        }
+        for (i, p) in self.parts.iter().enumerate() {
+            if !skip(self.points.len().saturating_add(i), &StoreKey::Verifiable(p.key.clone())) && !p.holds_on(state).await {
+                return false;
             }
         }
         for s in &self.scans {
@@ -357,6 +441,54 @@ mod tests {
         let mut d3 = StateDelta::new(&d);
         d3.put_raw("a/0".into(), b"first".to_vec());
         assert!(!set.holds_on(&d3, |_, _| false).await, "the scan's first entry changed");
+        storage.release().await;
+    }
+
+    /// Takes the byte at index `part[0]` of a value.
+    fn byte_at(v: Option<&[u8]>, part: &[u8]) -> Option<Vec<u8>> {
+        Some(v.and_then(|v| v.get(usize::from(*part.first()?))).map(|b| vec![*b]).unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn a_record_read_by_its_parts_is_compared_by_those_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::load(dir.path().to_path_buf(), vec![]).await.unwrap();
+        let mut d = StateDelta::new(storage.latest_snapshot());
+        d.put_raw("r".into(), b"xy".to_vec());
+
+        let log = ReadLog::new();
+        let rec = Recording::new(&d, log.clone());
+        // A run standing on the recording finds its log; a state without one finds none.
+        let run = StateDelta::new(&rec);
+        let found = log_of(&run).expect("the recording's log");
+        assert!(Arc::ptr_eq(&found, &log));
+        assert!(log_of(&d).is_none());
+        // The owner reads the record unlogged and logs the part it took (the first read of a
+        // part is kept).
+        let v = {
+            let _q = found.unlogged();
+            run.get_raw("r").await.unwrap()
+        };
+        found.part("r", &[0], byte_at(v.as_deref(), &[0]), byte_at);
+        found.part("r", &[0], Some(b"other".to_vec()), byte_at);
+        {
+            let _q = found.unlogged();
+            found.part("r", &[1], None, byte_at);
+        }
+        let set = log.take();
+        assert!(set.points.is_empty(), "{set:?}");
+        assert_eq!(set.parts.len(), 1);
+        assert_eq!(set.parts[0].found, Some(b"x".to_vec()));
+        assert!(set.holds_on(&d, |_, _| false).await);
+
+        // Another part changes: still holds. The part read changes: stale (unless skipped).
+        let mut d2 = StateDelta::new(&d);
+        d2.put_raw("r".into(), b"xz".to_vec());
+        assert!(set.holds_on(&d2, |_, _| false).await);
+        let mut d3 = StateDelta::new(&d);
+        d3.put_raw("r".into(), b"wy".to_vec());
+        assert!(!set.holds_on(&d3, |_, _| false).await);
+        assert!(set.holds_on(&d3, |i, k| i == 0 && *k == StoreKey::Verifiable("r".into())).await);
         storage.release().await;
     }
 }

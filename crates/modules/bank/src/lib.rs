@@ -1,7 +1,8 @@
 //! The bank module: balances, supply, stablecoin denoms and their issuers, `MsgSend` and
 //! `MsgMultiSend`.
 //!
-//! It owns one balance per (address, denom), the total supply per denom, the stablecoin denom
+//! It owns the balances of every address (one record per address holding each denom's
+//! balance, [`Balances`]), the total supply per denom, the stablecoin denom
 //! records (display, decimals, issuer; one denom per issuer) with their pause flag, and the
 //! frozen addresses, as the Cosmos SDK's x/bank owns denom metadata and send-enabled flags. The
 //! stablecoin module's messages create, mint, burn, pause and freeze through it. Every balance
@@ -86,18 +87,21 @@
 //! }
 //! ```
 //!
-//! Invariants: a balance is never negative (checked arithmetic, zero balances are deleted); the
+//! Invariants: a balance is never negative (checked arithmetic, zero balances are removed, an
+//! address that holds nothing has no record); the
 //! sum of all balances of a denom equals its supply; a transfer conserves supply; a stablecoin's
 //! supply changes only by its issuer's mint and burn (and genesis); a denom record is written
 //! once and its issuer never changes.
 //!
-//! Layout: `msg.rs` (validated messages), `handler.rs`, `state.rs`, `state_key.rs`, `query.rs`,
+//! Layout: `msg.rs` (validated messages), `handler.rs`, `state.rs`, `state_key.rs`,
+//! `balances.rs` (the balance record), `query.rs`,
 //! `genesis.rs`, `event.rs`, `error.rs`, `deps.rs` (what it needs from auth), `tests/` (handler
 //! unit tests on a temporary store).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
+pub mod balances;
 pub mod deps;
 pub mod error;
 pub mod event;
@@ -111,6 +115,7 @@ pub mod state_key;
 mod features;
 pub use features::{Feature, Features};
 
+pub use balances::Balances;
 pub use error::BankError;
 pub use lantau_proto::chain::stablecoin::v1::Denom as DenomRecord;
 pub use msg::{coins_from_proto, coins_to_string, MultiSendMsg, SendMsg};
@@ -229,5 +234,21 @@ impl lantau_module_api::Module for Bank {
 
     async fn query<S: cnidarium::StateRead + Sync>(state: &S, method: &str, request: &[u8]) -> Option<Result<Vec<u8>, lantau_module_api::QueryError>> {
         query::grpc(state, method, request).await
+    }
+
+    /// Version 2 keeps one record of every balance per address (`bank/balances/<address>`),
+    /// where version 1 kept a key per address and denom (`bank/bal/<address>/<denom>`).
+    const STATE_VERSION: u64 = 2;
+
+    async fn migrate<S: cnidarium::StateWrite + Send + Sync>(
+        state: &mut S,
+        from: u64,
+        gas: &lantau_module_api::GasMeter,
+        _block: &lantau_module_api::BlockCtx,
+    ) -> Result<(), lantau_module_api::TxError> {
+        match from {
+            1 => state::migrate_balances_to_records(state, gas).await,
+            _ => Err(lantau_module_api::error::internal(format!("the bank module has no migration from state version {from}"))),
+        }
     }
 }

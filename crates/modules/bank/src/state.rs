@@ -6,10 +6,10 @@ use cnidarium::{StateRead, StateWrite};
 use futures::StreamExt;
 use lantau_compliance::audit::{AuditEntry, AuditWrite};
 use lantau_compliance::screening::Screened;
-use lantau_module_api::{error::internal, pb_coin, store, BlockCtx, Event, GasMeter, SdkError, TxError};
+use lantau_module_api::{error::internal, pb_coin, reads, store, BlockCtx, Event, GasMeter, SdkError, TxError};
 use lantau_primitives::{Address, Amount, Coin};
 
-use crate::{event, msg::coins_to_string, state_key, BankError, DenomRecord};
+use crate::{event, msg::coins_to_string, state_key, Balances, BankError, DenomRecord};
 
 pub(crate) fn decode_amount(bytes: &[u8]) -> Result<Amount, TxError> {
     Amount::from_be_slice(bytes).ok_or_else(|| internal("corrupt balance record"))
@@ -17,16 +17,25 @@ pub(crate) fn decode_amount(bytes: &[u8]) -> Result<Amount, TxError> {
 
 /// Reads of bank state.
 pub trait BankRead: StateRead {
-    /// The balance of `addr` in `denom` (zero when absent).
+    /// The balance of `addr` in `denom` (zero when absent). A run whose reads are logged logs
+    /// it as the denom's part of the record ([`RecordRead`]).
     fn balance(&self, gas: &GasMeter, addr: &Address, denom: &str) -> impl Future<Output = Result<Amount, TxError>> + Send
     where
         Self: Sync,
     {
+        async move { Ok(RecordRead::of(self, gas, addr).await?.take(denom)) }
+    }
+
+    /// Every non-zero balance of `addr`: its record, or, in a state of version 1 (a height
+    /// before the upgrade that migrated it), its keys of that layout.
+    fn balances(&self, gas: &GasMeter, addr: &Address) -> impl Future<Output = Result<Balances, TxError>> + Send
+    where
+        Self: Sync,
+    {
         async move {
-            match store::get(self, gas, &state_key::balance(addr, denom)).await? {
-                Some(b) => decode_amount(&b),
-                None => Ok(Amount::ZERO),
-            }
+            let key = state_key::balances(addr);
+            let raw = store::get(self, gas, &key).await?;
+            balances_from(self, addr, &key, raw).await
         }
     }
 
@@ -35,18 +44,7 @@ pub trait BankRead: StateRead {
     where
         Self: Sync,
     {
-        async move {
-            let prefix = state_key::balance_prefix(addr);
-            let mut stream = std::pin::pin!(self.prefix_raw(&prefix));
-            let mut out = Vec::new();
-            while let Some(item) = stream.next().await {
-                let (key, value) = item.map_err(|e| store::read_failed(&prefix, e))?;
-                let denom = key.strip_prefix(&prefix).unwrap_or(&key).to_string();
-                out.push(Coin::new(denom, decode_amount(&value)?));
-            }
-            out.sort();
-            Ok(out)
-        }
+        async move { Ok(self.balances(&GasMeter::infinite(), addr).await?.coins()) }
     }
 
     /// The supply of `denom`.
@@ -355,10 +353,74 @@ impl Leg {
     }
 }
 
+/// The balances of `addr` given what its record key `key` holds (`raw`): the record, or, when
+/// there is none in a state of version 1 (a height before the upgrade that migrated it), the
+/// keys of that layout.
+async fn balances_from<S: StateRead + Sync + ?Sized>(s: &S, addr: &Address, key: &str, raw: Option<Vec<u8>>) -> Result<Balances, TxError> {
+    if let Some(b) = raw {
+        return Balances::decode_at(key, &b);
+    }
+    let meta = GasMeter::infinite();
+    if lantau_upgrade::UpgradeRead::module_version(s, &meta, crate::MODULE_NAME).await? >= 2 {
+        return Ok(Balances::default());
+    }
+    let prefix = state_key::v1_balance_prefix(addr);
+    let mut stream = std::pin::pin!(s.prefix_raw(&prefix));
+    let mut out = Balances::default();
+    while let Some(item) = stream.next().await {
+        let (key, value) = item.map_err(|e| store::read_failed(&prefix, e))?;
+        out.set(key.strip_prefix(&prefix).unwrap_or(&key), decode_amount(&value)?);
+    }
+    Ok(out)
+}
+
+/// An address's balance record as a run reads it to take single balances from it. When the
+/// run's reads are logged ([`reads::log_of`]: an admission, whose verdict is kept while what
+/// it read holds), the record is read unlogged and each balance taken from it is logged as
+/// that denom's part ([`crate::balances::part`]: the amount and the record's length, which
+/// the read's gas depends on). So a block that moves another denom of the record (the
+/// stablecoin a sender's earlier transfer moved, when the admission only took the fee) leaves
+/// the verdict standing. The reads of the version-1 fallback are logged as they happen.
+#[derive(Default)]
+struct RecordRead {
+    balances: Balances,
+    /// The run's log, the record's key and the length of what it held (`None`: absent).
+    log: Option<(std::sync::Arc<reads::ReadLog>, String, Option<usize>)>,
+}
+
+impl RecordRead {
+    async fn of<S: StateRead + Sync + ?Sized>(s: &S, gas: &GasMeter, addr: &Address) -> Result<Self, TxError> {
+        let key = state_key::balances(addr);
+        let Some(log) = reads::log_of(s) else {
+            let raw = store::get(s, gas, &key).await?;
+            return Ok(Self { balances: balances_from(s, addr, &key, raw).await?, log: None });
+        };
+        let raw = {
+            let _unlogged = log.unlogged();
+            store::get(s, gas, &key).await?
+        };
+        let len = raw.as_ref().map(Vec::len);
+        Ok(Self { balances: balances_from(s, addr, &key, raw).await?, log: Some((log, key, len)) })
+    }
+
+    /// The balance of `denom`, logged as taken (the first take of a denom is what the record
+    /// held as read; a later one may follow the run's own change and is not logged again).
+    fn take(&self, denom: &str) -> Amount {
+        let v = self.balances.get(denom);
+        if let Some((log, key, len)) = &self.log {
+            log.part(key, denom.as_bytes(), Some(crate::balances::part_value(*len, v)), crate::balances::part);
+        }
+        v
+    }
+}
+
 /// Balances and supplies as a movement computes them, before anything is written.
 #[derive(Default)]
 struct Ledger {
-    balances: std::collections::BTreeMap<(Address, String), Amount>,
+    /// The balance records of the addresses read, as the legs leave them.
+    balances: std::collections::BTreeMap<Address, RecordRead>,
+    /// The addresses whose balances the legs changed.
+    moved: std::collections::BTreeSet<Address>,
     supplies: std::collections::BTreeMap<String, Amount>,
     paused: std::collections::BTreeMap<String, crate::Features>,
     frozen: std::collections::BTreeMap<Address, bool>,
@@ -366,13 +428,19 @@ struct Ledger {
 
 impl Ledger {
     async fn balance<S: StateRead + Sync + ?Sized>(&mut self, s: &S, gas: &GasMeter, a: &Address, denom: &str) -> Result<Amount, TxError> {
-        let k = (*a, denom.to_string());
-        if let Some(v) = self.balances.get(&k) {
-            return Ok(*v);
+        if let Some(b) = self.balances.get(a) {
+            return Ok(b.take(denom));
         }
-        let v = s.balance(gas, a, denom).await?;
-        self.balances.insert(k, v);
+        let b = RecordRead::of(s, gas, a).await?;
+        let v = b.take(denom);
+        self.balances.insert(*a, b);
         Ok(v)
+    }
+
+    /// Sets a balance the legs computed (its record was read by [`Ledger::balance`]).
+    fn set(&mut self, a: &Address, denom: &str, amount: Amount) {
+        self.balances.entry(*a).or_default().balances.set(denom, amount);
+        self.moved.insert(*a);
     }
 
     async fn supply<S: StateRead + Sync + ?Sized>(&mut self, s: &S, gas: &GasMeter, denom: &str) -> Result<Amount, TxError> {
@@ -427,14 +495,14 @@ impl Ledger {
     }
 }
 
-/// Sets a balance; a zero balance deletes the key so state holds no empty rows. Private: a
+/// Writes the balances of `addr`; an address that holds nothing has no record. Private: a
 /// balance changes only through [`BankWrite::transfer`].
-fn write_balance<S: StateWrite + ?Sized>(s: &mut S, gas: &GasMeter, addr: &Address, denom: &str, amount: Amount) -> Result<(), TxError> {
-    let key = state_key::balance(addr, denom);
-    if amount.is_zero() {
+fn write_balances<S: StateWrite + ?Sized>(s: &mut S, gas: &GasMeter, addr: &Address, balances: &Balances) -> Result<(), TxError> {
+    let key = state_key::balances(addr);
+    if balances.is_empty() {
         store::delete(s, gas, key)
     } else {
-        store::put(s, gas, key, amount.to_be_bytes().to_vec())
+        store::put(s, gas, key, balances.encode()?)
     }
 }
 
@@ -462,12 +530,12 @@ pub trait BankWrite: StateWrite + BankRead {
                     let left = have
                         .checked_sub(c.amount)
                         .map_err(|_| SdkError::InsufficientFunds(format!("spendable balance {have}{} is smaller than {c}", c.denom)))?;
-                    ledger.balances.insert((*from, c.denom.clone()), left);
+                    ledger.set(from, &c.denom, left);
                 }
                 if let Some(to) = e.to {
                     let have = ledger.balance(self, gas, to, &c.denom).await?;
                     let new = have.checked_add(c.amount).map_err(|_| internal("balance overflow"))?;
-                    ledger.balances.insert((*to, c.denom.clone()), new);
+                    ledger.set(to, &c.denom, new);
                 }
                 match (e.from, e.to) {
                     (None, _) => {
@@ -490,8 +558,10 @@ pub trait BankWrite: StateWrite + BankRead {
                     crate::deps::AccountKeeper::ensure_account_exists(self, gas, to).await?;
                 }
             }
-            for ((addr, denom), amount) in &ledger.balances {
-                write_balance(self, gas, addr, denom, *amount)?;
+            for addr in &ledger.moved {
+                if let Some(b) = ledger.balances.get(addr) {
+                    write_balances(self, gas, addr, &b.balances)?;
+                }
             }
             for (denom, supply) in &ledger.supplies {
                 store::put(self, gas, state_key::supply(denom), supply.to_be_bytes().to_vec())?;
@@ -820,4 +890,31 @@ fn emit_events(legs: &[Leg], events: &mut Vec<Event>) {
         }
         i = j;
     }
+}
+
+/// The migration to state version 2: every address's version-1 balance keys
+/// (`bank/bal/<address>/<denom>`) become its one record (`bank/balances/<address>`), and the
+/// old keys go. Reads the whole prefix once (an upgrade block's work), in key order, so the
+/// records are written in address order.
+pub(crate) async fn migrate_balances_to_records<S: StateWrite + Send + Sync + ?Sized>(state: &mut S, gas: &GasMeter) -> Result<(), TxError> {
+    let prefix = state_key::V1_BALANCE_PREFIX;
+    let mut old: Vec<(String, Vec<u8>)> = Vec::new();
+    {
+        let mut stream = std::pin::pin!(state.prefix_raw(prefix));
+        while let Some(item) = stream.next().await {
+            old.push(item.map_err(|e| store::read_failed(prefix, e))?);
+        }
+    }
+    let mut records: std::collections::BTreeMap<String, Balances> = std::collections::BTreeMap::new();
+    for (key, value) in &old {
+        let (hex, denom) = key.strip_prefix(prefix).and_then(|rest| rest.split_once('/')).ok_or_else(|| internal(format!("corrupt balance key {key}")))?;
+        records.entry(hex.to_string()).or_default().set(denom, decode_amount(value)?);
+    }
+    for (key, _) in old {
+        store::delete(state, gas, key)?;
+    }
+    for (hex, balances) in records.into_iter().filter(|(_, b)| !b.is_empty()) {
+        store::put(state, gas, format!("{}{hex}", state_key::BALANCES_PREFIX), balances.encode()?)?;
+    }
+    Ok(())
 }

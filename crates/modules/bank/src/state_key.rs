@@ -2,15 +2,24 @@
 
 use lantau_primitives::Address;
 
-/// `bank/bal/<lower-hex address>/<denom>` → u128 big-endian (absent means zero).
-pub fn balance(addr: &Address, denom: &str) -> String {
-    format!("bank/bal/{}/{denom}", addr.to_key_hex())
+/// `bank/balances/<lower-hex address>` → every non-zero balance of the address
+/// ([`crate::Balances`]; absent when it holds nothing).
+pub fn balances(addr: &Address) -> String {
+    format!("{BALANCES_PREFIX}{}", addr.to_key_hex())
 }
 
-/// Prefix of every balance of `addr`; the suffix after it is the denom.
-pub fn balance_prefix(addr: &Address) -> String {
-    format!("bank/bal/{}/", addr.to_key_hex())
+/// Prefix of every balance record.
+pub const BALANCES_PREFIX: &str = "bank/balances/";
+
+/// Prefix of the version-1 balance keys of `addr`. State version 1 kept a key per address and
+/// denom, `bank/bal/<lower-hex address>/<denom>` → u128 big-endian; they are read at heights
+/// before the upgrade that migrated them, and by that migration.
+pub fn v1_balance_prefix(addr: &Address) -> String {
+    format!("{V1_BALANCE_PREFIX}{}/", addr.to_key_hex())
 }
+
+/// Prefix of every version-1 balance key.
+pub const V1_BALANCE_PREFIX: &str = "bank/bal/";
 
 /// `bank/supply/<denom>` → u128 big-endian.
 pub fn supply(denom: &str) -> String {

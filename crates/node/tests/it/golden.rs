@@ -345,6 +345,17 @@ async fn the_previous_release_golden_store_upgrades_and_answers_as_before() {
         assert!(extends(result, &now), "{method} {params} answers differently after the upgrade:\nbefore {result}\nnow {now}");
     }
     assert!(answers.rest.len() > 100 && answers.eth.len() > 40);
+    // Below the upgrade the state keeps its old layout (the bank's balances before their
+    // migration to one record per address): the balances at the fixture's last height answer
+    // as they did.
+    let mut balances = 0;
+    for (path, status, body) in answers.rest.iter().filter(|(p, _, _)| p.starts_with("/cosmos/bank/v1beta1/balances/")) {
+        let r = reqwest::Client::new().get(format!("{}{path}", n.rest_url)).header("x-cosmos-block-height", answers.height.to_string()).send().await.unwrap();
+        let (s, then) = (r.status().as_u16(), r.json::<Value>().await.unwrap_or(Value::Null));
+        assert!(s == *status && extends(body, &then), "{path} at height {} answers differently:\nbefore {status} {body}\nnow {s} {then}", answers.height);
+        balances += 1;
+    }
+    assert!(balances >= 5, "{balances} balance queries recorded");
 
     // The reserve module's migration recorded the issuer's latest ATTESTED attestation: the
     // issuer mints against it.

@@ -277,3 +277,46 @@ async fn only_the_issuer_the_denom_record_names_gets_the_proof_that_mints_and_bu
         ]
     );
 }
+
+#[tokio::test]
+async fn the_migration_to_version_2_makes_one_record_per_address_and_version_1_reads_as_before() {
+    use cnidarium::{StateRead, StateWrite};
+    use futures::StreamExt;
+    use lantau_module_api::Module;
+    use lantau_upgrade::UpgradeWrite;
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::load(dir.path().to_path_buf(), vec![]).await.unwrap();
+    // A store of state version 1: a key per address and denom.
+    let v1 = |a: &Address, d: &str| format!("bank/bal/{}/{d}", a.to_key_hex());
+    let mut d = StateDelta::new(storage.latest_snapshot());
+    d.put_raw(v1(&ALICE, "alantau"), 1000u128.to_be_bytes().to_vec());
+    d.put_raw(v1(&ALICE, STABLE), 500u128.to_be_bytes().to_vec());
+    d.put_raw(v1(&BOB, "alantau"), 10u128.to_be_bytes().to_vec());
+    storage.commit(d).await.unwrap();
+    let before = storage.latest_snapshot();
+    let gas = GasMeter::infinite();
+    let alice = vec![coin("alantau", 1000), coin(STABLE, 500)];
+    assert_eq!(before.all_balances(&ALICE).await.unwrap(), alice, "version 1 reads its own layout");
+    assert_eq!(before.balance(&gas, &BOB, "alantau").await.unwrap(), Amount(10));
+    assert_eq!(before.balance(&gas, &CAROL, "alantau").await.unwrap(), Amount::ZERO);
+
+    let mut d = StateDelta::new(before.clone());
+    lantau_bank::Bank::migrate(&mut d, 1, &gas, &block(7)).await.unwrap();
+    d.set_module_version(&gas, "bank", 2).unwrap();
+    storage.commit(d).await.unwrap();
+    let after = storage.latest_snapshot();
+    assert_eq!(after.prefix_raw("bank/bal/").count().await, 0, "no key of version 1 is left");
+    let records: Vec<String> = after.prefix_raw("bank/balances/").map(|r| r.unwrap().0).collect().await;
+    assert_eq!(records, vec![format!("bank/balances/{}", ALICE.to_key_hex()), format!("bank/balances/{}", BOB.to_key_hex())]);
+    assert_eq!(after.all_balances(&ALICE).await.unwrap(), alice);
+    assert_eq!(after.balance(&gas, &BOB, "alantau").await.unwrap(), Amount(10));
+    assert_eq!(after.balance(&gas, &CAROL, "alantau").await.unwrap(), Amount::ZERO);
+    // The balances move as before on the new layout.
+    run(&storage, BankMsg::Send(SendMsg { from: BOB, to: CAROL, amount: vec![coin("alantau", 10)] })).await.unwrap();
+    let now = storage.latest_snapshot();
+    assert_eq!(now.all_balances(&BOB).await.unwrap(), vec![]);
+    assert!(now.get_raw(&format!("bank/balances/{}", BOB.to_key_hex())).await.unwrap().is_none(), "an empty record is deleted");
+    assert_eq!(now.all_balances(&CAROL).await.unwrap(), vec![coin("alantau", 10)]);
+    // The snapshot before the upgrade still reads as version 1 did.
+    assert_eq!(before.all_balances(&ALICE).await.unwrap(), alice);
+}

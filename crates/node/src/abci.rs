@@ -66,14 +66,18 @@ impl std::fmt::Display for AbciAddr {
 }
 
 /// Serves `app` to CometBFT on `addr` until the future is dropped or the listener fails.
-/// Each committed block goes to `committed` (the node interface's subscribers), when given.
+/// Each committed block goes to `committed` (the node interface's subscribers) when given and
+/// someone listens.
 /// With `pool` (the app-side mempool, and the most transactions a block takes from it),
 /// proposals are filled from it and commits go through it; CometBFT's mempool must be off.
+/// Without `send_events`, CometBFT's copy of each FinalizeBlock answer leaves out the events
+/// (`[cometbft] send_events`).
 pub async fn serve(
     app: Arc<App>,
     metrics: Arc<Metrics>,
-    committed: Option<mpsc::UnboundedSender<crate::comet::Committed>>,
+    committed: Option<crate::comet::CommitFeed>,
     pool: Option<(Arc<TxPool>, usize)>,
+    send_events: bool,
     addr: &AbciAddr,
 ) -> anyhow::Result<()> {
     // A failed consensus call (a block the app cannot execute or persist) ends the serving:
@@ -84,10 +88,11 @@ pub async fn serve(
         .consensus(Consensus {
             app: app.clone(),
             metrics: metrics.clone(),
-            committed,
+            committed: committed.map(Arc::new),
             pending: Arc::new(parking_lot::Mutex::new(None)),
             finalized: Arc::new(parking_lot::Mutex::new(None)),
             pool: pool.clone(),
+            send_events,
             halt,
         })
         .mempool(Mempool::start(app.clone(), metrics, pool.is_some()))
@@ -130,7 +135,9 @@ type Finalized = (u64, Vec<[u8; 32]>);
 struct Consensus {
     app: Arc<App>,
     metrics: Arc<Metrics>,
-    committed: Option<mpsc::UnboundedSender<crate::comet::Committed>>,
+    committed: Option<Arc<crate::comet::CommitFeed>>,
+    /// Whether CometBFT's copy of FinalizeBlock's answer carries the events.
+    send_events: bool,
     /// The finalized block waiting for its Commit.
     pending: Arc<parking_lot::Mutex<Option<crate::comet::Committed>>>,
     /// Its height and transactions' hashes (what the app-side mempool drops at the commit).
@@ -153,7 +160,7 @@ impl Service<ConsensusRequest> for Consensus {
     fn call(&mut self, req: ConsensusRequest) -> Self::Future {
         let (app, metrics, committed, pending, halt) =
             (self.app.clone(), self.metrics.clone(), self.committed.clone(), self.pending.clone(), self.halt.clone());
-        let (finalized, pool) = (self.finalized.clone(), self.pool.clone());
+        let (finalized, pool, send_events) = (self.finalized.clone(), self.pool.clone(), self.send_events);
         Box::pin(async move {
             let t = std::time::Instant::now();
             Ok(match req {
@@ -185,11 +192,17 @@ impl Service<ConsensusRequest> for Consensus {
                     if pool.is_some() {
                         *finalized.lock() = Some((r.height.value(), r.txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect()));
                     }
-                    let kept = committed.as_ref().map(|_| r.clone());
+                    let kept = committed.as_ref().filter(|f| (f.wanted)()).map(|_| r.clone());
                     let resp = app.finalize_block(r).await.map_err(|e| fatal(&halt, "FinalizeBlock", e))?;
                     metrics.block(&resp, t.elapsed().as_secs_f64());
-                    *pending.lock() = kept.map(|req| crate::comet::Committed { req, resp: resp.clone() });
-                    ConsensusResponse::FinalizeBlock(resp)
+                    let (for_comet, kept) = if send_events {
+                        let kept = kept.map(|req| crate::comet::Committed { req, resp: resp.clone() });
+                        (resp, kept)
+                    } else {
+                        (without_events(&resp), kept.map(|req| crate::comet::Committed { req, resp }))
+                    };
+                    *pending.lock() = kept;
+                    ConsensusResponse::FinalizeBlock(for_comet)
                 }
                 ConsensusRequest::Commit => {
                     let resp = match &pool {
@@ -203,8 +216,8 @@ impl Service<ConsensusRequest> for Consensus {
                         None => app.commit().await.map_err(|e| fatal(&halt, "Commit", e))?,
                     };
                     metrics.commit(app.queries().last_height().await.unwrap_or(0), t.elapsed().as_secs_f64());
-                    if let (Some(tx), Some(c)) = (committed.as_ref(), pending.lock().take()) {
-                        let _ = tx.send(c);
+                    if let (Some(feed), Some(c)) = (committed.as_ref(), pending.lock().take()) {
+                        let _ = feed.tx.send(c);
                     }
                     ConsensusResponse::Commit(resp)
                 }
@@ -213,6 +226,32 @@ impl Service<ConsensusRequest> for Consensus {
                 ConsensusRequest::VerifyVoteExtension(_) => ConsensusResponse::VerifyVoteExtension(response::VerifyVoteExtension::Accept),
             })
         })
+    }
+}
+
+/// FinalizeBlock's answer without its events: each result's code, codespace, data, log, info
+/// and gas (what CometBFT's results hash covers and its `/block_results` shows), the app hash
+/// and the updates.
+fn without_events(resp: &response::FinalizeBlock) -> response::FinalizeBlock {
+    response::FinalizeBlock {
+        events: Vec::new(),
+        tx_results: resp
+            .tx_results
+            .iter()
+            .map(|r| lantau_app::tendermint::abci::types::ExecTxResult {
+                code: r.code,
+                data: r.data.clone(),
+                log: r.log.clone(),
+                info: r.info.clone(),
+                gas_wanted: r.gas_wanted,
+                gas_used: r.gas_used,
+                events: Vec::new(),
+                codespace: r.codespace.clone(),
+            })
+            .collect(),
+        validator_updates: resp.validator_updates.clone(),
+        consensus_param_updates: resp.consensus_param_updates.clone(),
+        app_hash: resp.app_hash.clone(),
     }
 }
 

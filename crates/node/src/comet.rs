@@ -35,6 +35,21 @@ pub struct Committed {
     pub resp: response::FinalizeBlock,
 }
 
+/// Where the ABCI server hands committed blocks to the node interface.
+pub struct CommitFeed {
+    /// The node interface's end.
+    pub tx: mpsc::UnboundedSender<Committed>,
+    /// Whether anyone listens now: a block is copied for the feed only then (its results and
+    /// events are the largest thing a block makes).
+    pub wanted: Box<dyn Fn() -> bool + Send + Sync>,
+}
+
+impl std::fmt::Debug for CommitFeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommitFeed").finish_non_exhaustive()
+    }
+}
+
 /// The node interface of an app driven by CometBFT.
 pub struct CometNode {
     app: Arc<App>,
@@ -75,6 +90,11 @@ impl CometNode {
             }
         });
         node
+    }
+
+    /// Whether any subscriber (a WebSocket session) listens for committed blocks.
+    pub fn listened(&self) -> bool {
+        self.events.receiver_count() > 0
     }
 
     /// One CometBFT JSON-RPC call; its `result`. No answer (no connection, no JSON) is

@@ -207,11 +207,18 @@ pub struct CometbftConfig {
     /// here, CometBFT's own transaction indexer can be off (`[tx_index] indexer = "null"`),
     /// which spares it ~500 µs of CPU per gated transfer (docs/operations.md).
     pub rpc_front: String,
+    /// Whether FinalizeBlock's answer to CometBFT carries the events of the block and of each
+    /// transaction. Off, CometBFT gets each result's code, codespace, data, log and gas (what
+    /// its results hash covers and its `/block_results` shows) without events, which the app
+    /// indexes and serves itself (`rpc_front`, REST, JSON-RPC): CometBFT then neither stores
+    /// them nor publishes them on its own WebSocket, which was most of its CPU per transaction
+    /// (docs/performance.md). Networks `lantaud testnet` writes turn it off with the front on.
+    pub send_events: bool,
 }
 
 impl Default for CometbftConfig {
     fn default() -> Self {
-        Self { rpc: "http://127.0.0.1:26657".into(), rpc_front: String::new() }
+        Self { rpc: "http://127.0.0.1:26657".into(), rpc_front: String::new(), send_events: true }
     }
 }
 

@@ -58,6 +58,9 @@ pub struct Metrics {
     mempool_txs: Gauge,
     mempool_bytes: Gauge,
     gates: Family<GateLabels, Counter>,
+    /// The gate counters already made, by gate name, then phase and status: a verdict is one
+    /// lookup, with no label built (each transaction reports every gate twice).
+    gate_counters: parking_lot::RwLock<std::collections::HashMap<String, Vec<(&'static str, i32, Counter)>>>,
     flags: Family<FlagLabels, Counter>,
     store_bytes: Gauge,
     store_dir: Option<PathBuf>,
@@ -93,6 +96,7 @@ impl Metrics {
             mempool_txs: Gauge::default(),
             mempool_bytes: Gauge::default(),
             gates: Family::default(),
+            gate_counters: parking_lot::RwLock::default(),
             flags: Family::default(),
             store_bytes: Gauge::default(),
             store_dir,
@@ -153,11 +157,24 @@ impl Metrics {
     /// Each gate's verdict in a trace.
     pub fn verdict(&self, phase: &'static str, trace: &lantau_proto::chain::compliance::v1::GateTrace) {
         for g in &trace.results {
+            let known =
+                self.gate_counters.read().get(g.name.as_str()).and_then(|c| c.iter().find(|(p, s, _)| *p == phase && *s == g.status)).map(|(.., c)| c.clone());
+            if let Some(c) = known {
+                c.inc();
+                continue;
+            }
             let status = match lantau_proto::chain::compliance::v1::DecoratorResult::try_from(g.status) {
                 Ok(s) => s.as_str_name().trim_start_matches("DECORATOR_RESULT_").to_ascii_lowercase(),
                 Err(_) => g.status.to_string(),
             };
-            self.gates.get_or_create(&GateLabels { phase: phase.into(), gate: g.name.clone(), status }).inc();
+            // The family's counter, shared (a counter is a handle on one atomic).
+            let c = self.gates.get_or_create(&GateLabels { phase: phase.into(), gate: g.name.clone(), status }).clone();
+            c.inc();
+            let mut made = self.gate_counters.write();
+            let slot = made.entry(g.name.clone()).or_default();
+            if !slot.iter().any(|(p, s, _)| *p == phase && *s == g.status) {
+                slot.push((phase, g.status, c));
+            }
         }
     }
 

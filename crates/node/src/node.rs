@@ -468,7 +468,20 @@ pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOp
     if pool.is_some() {
         tracing::info!(peers = cfg.mempool.peers.len(), "the app keeps the mempool (CometBFT's must be mempool.type = \"nop\")");
     }
-    let node: Arc<dyn NodeApi> = crate::comet::CometNode::new(app.clone(), cfg.cometbft.rpc.clone(), committed_rx, pool.clone());
+    if !cfg.cometbft.send_events && cfg.cometbft.rpc_front.is_empty() {
+        tracing::warn!(
+            "[cometbft] send_events = false without rpc_front: CometBFT RPC clients see results without events (REST and JSON-RPC still serve them)"
+        );
+    }
+    let comet = crate::comet::CometNode::new(app.clone(), cfg.cometbft.rpc.clone(), committed_rx, pool.clone());
+    let feed = crate::comet::CommitFeed {
+        tx: committed_tx,
+        wanted: Box::new({
+            let comet = Arc::downgrade(&comet);
+            move || comet.upgrade().is_some_and(|c| c.listened())
+        }),
+    };
+    let node: Arc<dyn NodeApi> = comet;
     let bind = |what: &'static str, a: String| async move { tokio::net::TcpListener::bind(&a).await.map_err(|e| anyhow::anyhow!("bind {what} {a}: {e}")) };
     let api_listener = bind("REST", cfg.api.address.clone()).await?;
     let eth_listener = bind("JSON-RPC", cfg.json_rpc.address.clone()).await?;
@@ -497,7 +510,7 @@ pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOp
     // A store fault stops the process (and with it the ABCI connections, so CometBFT stops
     // too): it never serves queries from a store it cannot read.
     let served = tokio::select! {
-        r = crate::abci::serve(app.clone(), metrics, Some(committed_tx), pool.map(|p| (p, cfg.consensus.max_block_txs)), addr) => r,
+        r = crate::abci::serve(app.clone(), metrics, Some(feed), pool.map(|p| (p, cfg.consensus.max_block_txs)), cfg.cometbft.send_events, addr) => r,
         f = lantau_app::module_api::store::faulted() => Err(f.into()),
         () = stop => Ok(()),
     };

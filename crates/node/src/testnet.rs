@@ -204,6 +204,8 @@ pub fn init(out: &Path, opts: &TestnetOptions) -> anyhow::Result<Testnet> {
         cfg.grpc.address = format!("127.0.0.1:{}", port(opts.base_port, i, 7)?);
         cfg.cometbft.rpc = format!("http://127.0.0.1:{}", port(opts.base_port, i, 1)?);
         cfg.cometbft.rpc_front = format!("127.0.0.1:{}", port(opts.base_port, i, 8)?);
+        // Clients read results and events from the front: CometBFT need not keep them too.
+        cfg.cometbft.send_events = false;
         cfg.state_sync.snapshot_interval = opts.snapshot_interval;
         cfg.mempool.app_side = opts.app_mempool;
         if opts.app_mempool {

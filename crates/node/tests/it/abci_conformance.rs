@@ -88,6 +88,8 @@ struct Replica {
     consensus: Option<Conn>,
     /// Where it writes state-sync snapshots, when it takes them.
     snapshots: Option<lantau_app::statesync::SnapshotSettings>,
+    /// Whether its FinalizeBlock answers carry the events (`[cometbft] send_events`).
+    send_events: bool,
 }
 
 fn free_addr() -> std::net::SocketAddr {
@@ -100,7 +102,7 @@ impl Replica {
     }
 
     async fn start_with(dir: &Path, threads: usize, snapshots: Option<lantau_app::statesync::SnapshotSettings>) -> Self {
-        let mut r = Replica { dir: dir.to_path_buf(), threads, addr: free_addr(), runtime: None, app: None, consensus: None, snapshots };
+        let mut r = Replica { dir: dir.to_path_buf(), threads, addr: free_addr(), runtime: None, app: None, consensus: None, snapshots, send_events: true };
         r.boot().await;
         r
     }
@@ -113,9 +115,9 @@ impl Replica {
             app.enable_snapshots(s.clone());
         }
         self.addr = free_addr();
-        let (a, addr) = (app.clone(), AbciAddr::Tcp(self.addr));
+        let (a, addr, send_events) = (app.clone(), AbciAddr::Tcp(self.addr), self.send_events);
         runtime.spawn(async move {
-            let _ = lantau_node::abci::serve(a, lantau_node::metrics::Metrics::new(None), None, None, &addr).await;
+            let _ = lantau_node::abci::serve(a, lantau_node::metrics::Metrics::new(None), None, None, send_events, &addr).await;
         });
         self.runtime = Some(runtime);
         self.app = Some(app);
@@ -600,4 +602,41 @@ async fn a_replica_fed_another_block_reports_another_app_hash_at_that_height() {
     assert_eq!(ib.last_block_app_hash.to_vec(), hb);
     a.crash().await;
     b.crash().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_events_cometbft_gets_the_same_results_and_hashes_less_the_events() {
+    let DevChain { app_state, numbers, payload } = dev_chain();
+    let (d0, d1) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut full = Replica::start(d0.path(), 2).await;
+    let mut lean = Replica::start(d1.path(), 1).await;
+    // Served again without events (`[cometbft] send_events = false`).
+    lean.crash().await;
+    lean.send_events = false;
+    lean.boot().await;
+    for r in [&mut full, &mut lean] {
+        let pb::response::Value::InitChain(_) = r.call(init_req(&app_state)).await else { panic!() };
+    }
+    let mut seqs = std::collections::BTreeMap::new();
+    let mut events = 0;
+    for h in 1..=3u64 {
+        let txs = block_txs(h, &mut seqs, &numbers, &payload);
+        let mut got = Vec::new();
+        for r in [&mut full, &mut lean] {
+            got.push(finalized(r.call(finalize_req(i64::try_from(h).unwrap(), &txs)).await));
+            let pb::response::Value::Commit(_) = r.call(pb::request::Value::Commit(pb::RequestCommit {})).await else { panic!() };
+        }
+        let (mut expected, lean_resp) = (got[0].clone(), got[1].clone());
+        events += expected.tx_results.iter().map(|t| t.events.len()).sum::<usize>();
+        assert!(lean_resp.events.is_empty() && lean_resp.tx_results.iter().all(|t| t.events.is_empty()), "height {h}: events sent");
+        expected.events.clear();
+        for t in &mut expected.tx_results {
+            t.events.clear();
+        }
+        assert_eq!(lean_resp, expected, "height {h}: the results differ beyond the events");
+        assert_eq!(lean_resp.tx_results.len(), txs.len());
+    }
+    assert!(events > 0, "the full replica sent no events to compare");
+    full.crash().await;
+    lean.crash().await;
 }

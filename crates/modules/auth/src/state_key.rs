@@ -4,7 +4,7 @@ use lantau_primitives::Address;
 
 /// `auth/acct/<lower-hex address>` → `StoredAccount` (protobuf).
 pub fn account(addr: &Address) -> String {
-    format!("auth/acct/{}", addr.to_key_hex())
+    addr.key_under("auth/acct/")
 }
 
 /// Prefix of every account key.

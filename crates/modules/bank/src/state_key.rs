@@ -5,7 +5,7 @@ use lantau_primitives::Address;
 /// `bank/balances/<lower-hex address>` → every non-zero balance of the address
 /// ([`crate::Balances`]; absent when it holds nothing).
 pub fn balances(addr: &Address) -> String {
-    format!("{BALANCES_PREFIX}{}", addr.to_key_hex())
+    addr.key_under(BALANCES_PREFIX)
 }
 
 /// Prefix of every balance record.
@@ -39,7 +39,7 @@ pub fn paused(denom: &str) -> String {
 /// `bank/frozen/<lower-hex address>` → `[1]`: the address may neither send nor receive
 /// stablecoins. Absent means not frozen.
 pub fn frozen(addr: &Address) -> String {
-    format!("bank/frozen/{}", addr.to_key_hex())
+    addr.key_under("bank/frozen/")
 }
 
 /// `bank/denom/<denom>` → `chain.stablecoin.v1.Denom` record (protobuf): the stablecoin's
@@ -53,5 +53,5 @@ pub const DENOM_PREFIX: &str = "bank/denom/";
 
 /// `bank/issuer/<lower-hex address>` → the denom the address issues (UTF-8).
 pub fn issuer(addr: &Address) -> String {
-    format!("bank/issuer/{}", addr.to_key_hex())
+    addr.key_under("bank/issuer/")
 }

@@ -13,7 +13,7 @@ pub const SANCTIONS: &str = "compliance/sanctions";
 /// → the block times (unix seconds, i64 big-endian, oldest first) of the sender's last
 /// `velocity_tx_limit` screened transfers.
 pub fn velocity(addr: &lantau_primitives::Address) -> String {
-    format!("{VELOCITY_PREFIX}{}", addr.to_key_hex())
+    addr.key_under(VELOCITY_PREFIX)
 }
 
 /// Prefix of every velocity window (non-verifiable).
@@ -46,12 +46,16 @@ pub const FLAG_PREFIX: &str = "compliance/flag/";
 
 /// `compliance/sub/<lower-hex sub_addr>` → `SubRoleBinding` (a sub-key has at most one parent).
 pub fn binding(sub: &lantau_primitives::Address) -> String {
-    format!("compliance/sub/{}", sub.to_key_hex())
+    sub.key_under("compliance/sub/")
 }
 
 /// Prefix of the parent index of `parent`: `compliance/parent/<lower-hex parent>/`.
 pub fn sub_keys_prefix(parent: &lantau_primitives::Address) -> String {
-    format!("compliance/parent/{}/", parent.to_key_hex())
+    {
+        let mut k = parent.key_under("compliance/parent/");
+        k.push('/');
+        k
+    }
 }
 
 /// `compliance/parent/<lower-hex parent>/<lower-hex sub_addr>` → one byte, the role: the
@@ -62,12 +66,12 @@ pub fn sub_key_of(parent: &lantau_primitives::Address, sub: &lantau_primitives::
 
 /// `compliance/policy/<lower-hex sub_addr>` → `AgentPolicy`.
 pub fn policy(sub: &lantau_primitives::Address) -> String {
-    format!("compliance/policy/{}", sub.to_key_hex())
+    sub.key_under("compliance/policy/")
 }
 
 /// `compliance/window/<lower-hex sub_addr>` → `AgentWindow`.
 pub fn window(sub: &lantau_primitives::Address) -> String {
-    format!("compliance/window/{}", sub.to_key_hex())
+    sub.key_under("compliance/window/")
 }
 
 // === audit log ===

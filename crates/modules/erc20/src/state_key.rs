@@ -12,5 +12,5 @@ pub const PAIR_PREFIX: &str = "erc20/pair/";
 
 /// `erc20/by_address/<lower-hex address>` → denom (UTF-8).
 pub fn by_address(addr: &Address) -> String {
-    format!("erc20/by_address/{}", addr.to_key_hex())
+    addr.key_under("erc20/by_address/")
 }

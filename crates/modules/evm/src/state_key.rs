@@ -15,7 +15,7 @@ pub const DEV_IMPERSONATION: &str = "evm/dev_impersonation";
 /// `evm/code_hash/<lower-hex address>` → the 32-byte keccak256 of the account's code; absent
 /// for an account without code.
 pub fn code_hash(addr: &Address) -> String {
-    format!("evm/code_hash/{}", addr.to_key_hex())
+    addr.key_under("evm/code_hash/")
 }
 
 /// `evm/code/<lower-hex code hash>` → the code bytes (shared by every account with that code).

@@ -15,7 +15,7 @@ pub fn group(id: u64) -> String {
 
 /// `group/addr/<lower-hex group address>` → u64 big-endian: the group's id.
 pub fn address(group: &Address) -> String {
-    format!("group/addr/{}", group.to_key_hex())
+    group.key_under("group/addr/")
 }
 
 /// `group/member/<lower-hex member>/<group id, 20 digits>` → empty: the groups an address is
@@ -26,7 +26,11 @@ pub fn member(member: &Address, group_id: u64) -> String {
 
 /// The prefix of an address's memberships.
 pub fn member_prefix(member: &Address) -> String {
-    format!("group/member/{}/", member.to_key_hex())
+    {
+        let mut k = member.key_under("group/member/");
+        k.push('/');
+        k
+    }
 }
 
 /// `group/proposal/<id, 20 digits>` → `Proposal` (protobuf).
@@ -41,7 +45,11 @@ pub fn by_group(group: &Address, proposal_id: u64) -> String {
 
 /// The prefix of a group's proposals.
 pub fn by_group_prefix(group: &Address) -> String {
-    format!("group/by_group/{}/", group.to_key_hex())
+    {
+        let mut k = group.key_under("group/by_group/");
+        k.push('/');
+        k
+    }
 }
 
 /// `group/vote/<proposal id, 20 digits>/<lower-hex voter>` → `Vote` (protobuf).

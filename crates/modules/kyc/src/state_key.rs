@@ -4,7 +4,7 @@ use lantau_primitives::Address;
 
 /// `kyc/id/<lower-hex address>` → `Identity` (protobuf).
 pub fn identity(addr: &Address) -> String {
-    format!("kyc/id/{}", addr.to_key_hex())
+    addr.key_under("kyc/id/")
 }
 
 /// Prefix of every identity record.

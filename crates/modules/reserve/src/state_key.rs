@@ -15,13 +15,13 @@ pub fn attestation(id: u64) -> String {
 
 /// `reserve/latest/<lower-hex issuer>` → u64 big-endian: the issuer's latest attestation id.
 pub fn latest(issuer: &Address) -> String {
-    format!("reserve/latest/{}", issuer.to_key_hex())
+    issuer.key_under("reserve/latest/")
 }
 
 /// `reserve/latest_attested/<lower-hex issuer>` → u64 big-endian: the id of the issuer's
 /// latest ATTESTED attestation (what its mints are measured against).
 pub fn latest_attested(issuer: &Address) -> String {
-    format!("reserve/latest_attested/{}", issuer.to_key_hex())
+    issuer.key_under("reserve/latest_attested/")
 }
 
 /// Prefix of every attestation record.

@@ -60,13 +60,16 @@ pub struct Metrics {
     gates: Family<GateLabels, Counter>,
     /// The gate counters already made, by gate name, then phase and status: a verdict is one
     /// lookup, with no label built (each transaction reports every gate twice).
-    gate_counters: parking_lot::RwLock<std::collections::HashMap<String, Vec<(&'static str, i32, Counter)>>>,
+    gate_counters: parking_lot::RwLock<GateCounters>,
     flags: Family<FlagLabels, Counter>,
     store_bytes: Gauge,
     store_dir: Option<PathBuf>,
     /// Reads the mempool's (transactions, bytes) at each scrape (the embedded engine's).
     mempool_source: parking_lot::Mutex<Option<MempoolSource>>,
 }
+
+/// Gate counters by gate name, then (phase, status).
+type GateCounters = std::collections::HashMap<String, Vec<(&'static str, i32, Counter)>>;
 
 type MempoolSource = Box<dyn Fn() -> (usize, usize) + Send + Sync>;
 

@@ -195,11 +195,13 @@ impl Service<ConsensusRequest> for Consensus {
                     let kept = committed.as_ref().filter(|f| (f.wanted)()).map(|_| r.clone());
                     let resp = app.finalize_block(r).await.map_err(|e| fatal(&halt, "FinalizeBlock", e))?;
                     metrics.block(&resp, t.elapsed().as_secs_f64());
-                    let (for_comet, kept) = if send_events {
-                        let kept = kept.map(|req| crate::comet::Committed { req, resp: resp.clone() });
-                        (resp, kept)
-                    } else {
-                        (without_events(&resp), kept.map(|req| crate::comet::Committed { req, resp }))
+                    let (for_comet, kept) = match (send_events, kept) {
+                        (true, kept) => {
+                            let kept = kept.map(|req| crate::comet::Committed { req, resp: resp.clone() });
+                            (resp, kept)
+                        }
+                        (false, Some(req)) => (without_events(resp.clone()), Some(crate::comet::Committed { req, resp })),
+                        (false, None) => (without_events(resp), None),
                     };
                     *pending.lock() = kept;
                     ConsensusResponse::FinalizeBlock(for_comet)
@@ -232,27 +234,12 @@ impl Service<ConsensusRequest> for Consensus {
 /// FinalizeBlock's answer without its events: each result's code, codespace, data, log, info
 /// and gas (what CometBFT's results hash covers and its `/block_results` shows), the app hash
 /// and the updates.
-fn without_events(resp: &response::FinalizeBlock) -> response::FinalizeBlock {
-    response::FinalizeBlock {
-        events: Vec::new(),
-        tx_results: resp
-            .tx_results
-            .iter()
-            .map(|r| lantau_app::tendermint::abci::types::ExecTxResult {
-                code: r.code,
-                data: r.data.clone(),
-                log: r.log.clone(),
-                info: r.info.clone(),
-                gas_wanted: r.gas_wanted,
-                gas_used: r.gas_used,
-                events: Vec::new(),
-                codespace: r.codespace.clone(),
-            })
-            .collect(),
-        validator_updates: resp.validator_updates.clone(),
-        consensus_param_updates: resp.consensus_param_updates.clone(),
-        app_hash: resp.app_hash.clone(),
+fn without_events(mut resp: response::FinalizeBlock) -> response::FinalizeBlock {
+    resp.events = Vec::new();
+    for r in &mut resp.tx_results {
+        r.events = Vec::new();
     }
+    resp
 }
 
 type CheckJob = (request::CheckTx, oneshot::Sender<response::CheckTx>);

@@ -129,7 +129,11 @@ impl Replica {
     async fn crash(&mut self) {
         self.consensus = None;
         if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
+            // Its tasks are dropped where they stand, but work already handed to its blocking
+            // threads (a commit's RocksDB write) runs to its end, as a dying process's last write
+            // lands or not. Wait (bounded) for those threads: one of them may hold the store
+            // open, writing and compacting, while the reboot reads it.
+            tokio::task::spawn_blocking(move || rt.shutdown_timeout(Duration::from_secs(30))).await.unwrap();
         }
         let app = self.app.take().unwrap();
         // The server's tasks held the app; wait (bounded) until only this handle is left.

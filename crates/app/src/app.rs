@@ -29,6 +29,7 @@ use crate::error::AppError;
 use crate::footprint::Footprint;
 use crate::genesis::AppGenesis;
 use crate::hooks::BlockHook;
+use crate::optimistic::EarlyRun;
 use crate::proposal::Proposals;
 use crate::query::Queries;
 use crate::readcache::CachedSnapshot;
@@ -45,6 +46,8 @@ pub struct App {
     admission: Admission,
     proposals: Proposals,
     blocks: Blocks,
+    /// A block's execution started at ProcessProposal, for its FinalizeBlock.
+    optimistic: crate::optimistic::Optimistic,
     sync: StateSync,
     /// The node's queries (the tx index, blocks), when a node installed them.
     query_ext: std::sync::OnceLock<Arc<dyn crate::grpc::QueryExtension>>,
@@ -90,6 +93,7 @@ impl App {
             store,
             proposals: Proposals::default(),
             blocks: Blocks::default(),
+            optimistic: Default::default(),
             sync: StateSync::default(),
             query_ext: std::sync::OnceLock::new(),
         })
@@ -358,7 +362,34 @@ impl App {
         self.proposals.process(&self.shared, &self.store, &self.admission, req).await
     }
 
+    /// ABCI ProcessProposal under CometBFT with optimistic execution: as
+    /// [`App::process_proposal`], and an accepted block starts executing at once, while the
+    /// validators vote on it; [`App::finalize_decided`] takes the result when that block is
+    /// decided (docs/decisions.md, "A proposal executes while it is voted on").
+    pub async fn process_proposal_executing(self: &Arc<Self>, req: request::ProcessProposal) -> response::ProcessProposal {
+        // A run of another round's proposal at this height ends first: it may stage a commit.
+        self.optimistic.drop_running().await;
+        let decided = crate::optimistic::decided(&req);
+        let verdict = self.process_proposal(req).await;
+        if let (response::ProcessProposal::Accept, Some(fb)) = (&verdict, decided) {
+            let (app, run) = (self.clone(), fb.clone());
+            self.optimistic.start(fb, tokio::spawn(async move { app.finalize_block(run).await }));
+        }
+        verdict
+    }
+
     // === FinalizeBlock / Commit ===
+
+    /// ABCI FinalizeBlock under CometBFT with optimistic execution: the answer of the block's
+    /// execution started at ProcessProposal when it executed this very request, else
+    /// [`App::finalize_block`] (after any early run of another block has ended); with what
+    /// became of the early run.
+    pub async fn finalize_decided(self: &Arc<Self>, req: request::FinalizeBlock) -> (Result<response::FinalizeBlock, AppError>, EarlyRun) {
+        match self.optimistic.take_for(&req).await {
+            Ok(answer) => (answer, EarlyRun::Taken),
+            Err(outcome) => (self.finalize_block(req).await, outcome),
+        }
+    }
 
     /// ABCI FinalizeBlock: executes every transaction, writes the block's records, and prepares
     /// (but does not persist) the commit, whose root is the returned app hash.

@@ -38,6 +38,7 @@ pub mod history;
 pub mod hooks;
 pub mod modules;
 pub mod msg;
+pub mod optimistic;
 pub mod pipeline;
 #[cfg(test)]
 mod probe;

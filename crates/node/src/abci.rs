@@ -32,6 +32,23 @@ use crate::txpool::TxPool;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send + 'static>>;
 
+/// How the consensus connection answers (`[cometbft]` in the app's config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answering {
+    /// Whether CometBFT's copy of each FinalizeBlock answer carries the events
+    /// (`send_events`).
+    pub send_events: bool,
+    /// Whether a block accepted in ProcessProposal starts executing before it is decided
+    /// (`optimistic_execution`).
+    pub optimistic_execution: bool,
+}
+
+impl Default for Answering {
+    fn default() -> Self {
+        Self { send_events: true, optimistic_execution: true }
+    }
+}
+
 /// Where the ABCI server listens: `tcp://host:port` or `unix:///path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AbciAddr {
@@ -70,14 +87,13 @@ impl std::fmt::Display for AbciAddr {
 /// someone listens.
 /// With `pool` (the app-side mempool, and the most transactions a block takes from it),
 /// proposals are filled from it and commits go through it; CometBFT's mempool must be off.
-/// Without `send_events`, CometBFT's copy of each FinalizeBlock answer leaves out the events
-/// (`[cometbft] send_events`).
+/// `opts` are the `[cometbft]` settings of how blocks are answered.
 pub async fn serve(
     app: Arc<App>,
     metrics: Arc<Metrics>,
     committed: Option<crate::comet::CommitFeed>,
     pool: Option<(Arc<TxPool>, usize)>,
-    send_events: bool,
+    opts: Answering,
     addr: &AbciAddr,
 ) -> anyhow::Result<()> {
     // A failed consensus call (a block the app cannot execute or persist) ends the serving:
@@ -92,7 +108,7 @@ pub async fn serve(
             pending: Arc::new(parking_lot::Mutex::new(None)),
             finalized: Arc::new(parking_lot::Mutex::new(None)),
             pool: pool.clone(),
-            send_events,
+            opts,
             halt,
         })
         .mempool(Mempool::start(app.clone(), metrics, pool.is_some()))
@@ -136,8 +152,8 @@ struct Consensus {
     app: Arc<App>,
     metrics: Arc<Metrics>,
     committed: Option<Arc<crate::comet::CommitFeed>>,
-    /// Whether CometBFT's copy of FinalizeBlock's answer carries the events.
-    send_events: bool,
+    /// How blocks are answered.
+    opts: Answering,
     /// The finalized block waiting for its Commit.
     pending: Arc<parking_lot::Mutex<Option<crate::comet::Committed>>>,
     /// Its height and transactions' hashes (what the app-side mempool drops at the commit).
@@ -160,7 +176,7 @@ impl Service<ConsensusRequest> for Consensus {
     fn call(&mut self, req: ConsensusRequest) -> Self::Future {
         let (app, metrics, committed, pending, halt) =
             (self.app.clone(), self.metrics.clone(), self.committed.clone(), self.pending.clone(), self.halt.clone());
-        let (finalized, pool, send_events) = (self.finalized.clone(), self.pool.clone(), self.send_events);
+        let (finalized, pool, opts) = (self.finalized.clone(), self.pool.clone(), self.opts);
         Box::pin(async move {
             let t = std::time::Instant::now();
             Ok(match req {
@@ -186,16 +202,27 @@ impl Service<ConsensusRequest> for Consensus {
                         Some((pool, _)) => pool.offer_waiting(&r.txs),
                         None => app.offer_checked(&r.txs),
                     }
-                    ConsensusResponse::ProcessProposal(app.process_proposal(r).await)
+                    ConsensusResponse::ProcessProposal(if opts.optimistic_execution {
+                        app.process_proposal_executing(r).await
+                    } else {
+                        app.process_proposal(r).await
+                    })
                 }
                 ConsensusRequest::FinalizeBlock(r) => {
                     if pool.is_some() {
                         *finalized.lock() = Some((r.height.value(), r.txs.iter().map(|t| lantau_app::tx::tx_hash(t)).collect()));
                     }
                     let kept = committed.as_ref().filter(|f| (f.wanted)()).map(|_| r.clone());
-                    let resp = app.finalize_block(r).await.map_err(|e| fatal(&halt, "FinalizeBlock", e))?;
+                    let resp = if opts.optimistic_execution {
+                        let (resp, early) = app.finalize_decided(r).await;
+                        metrics.early_run(early);
+                        resp
+                    } else {
+                        app.finalize_block(r).await
+                    };
+                    let resp = resp.map_err(|e| fatal(&halt, "FinalizeBlock", e))?;
                     metrics.block(&resp, t.elapsed().as_secs_f64());
-                    let (for_comet, kept) = match (send_events, kept) {
+                    let (for_comet, kept) = match (opts.send_events, kept) {
                         (true, kept) => {
                             let kept = kept.map(|req| crate::comet::Committed { req, resp: resp.clone() });
                             (resp, kept)

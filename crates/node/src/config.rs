@@ -214,11 +214,16 @@ pub struct CometbftConfig {
     /// them nor publishes them on its own WebSocket, which was most of its CPU per transaction
     /// (docs/performance.md). Networks `lantaud testnet` writes turn it off with the front on.
     pub send_events: bool,
+    /// Whether a block this node accepts in ProcessProposal starts executing at once, while the
+    /// validators vote on it, so FinalizeBlock of that block only waits for what is left
+    /// (docs/decisions.md, "A proposal executes while it is voted on"). A block decided
+    /// otherwise is executed as decided.
+    pub optimistic_execution: bool,
 }
 
 impl Default for CometbftConfig {
     fn default() -> Self {
-        Self { rpc: "http://127.0.0.1:26657".into(), rpc_front: String::new(), send_events: true }
+        Self { rpc: "http://127.0.0.1:26657".into(), rpc_front: String::new(), send_events: true, optimistic_execution: true }
     }
 }
 

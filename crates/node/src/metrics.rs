@@ -38,6 +38,13 @@ pub struct GateLabels {
     pub status: String,
 }
 
+/// What FinalizeBlock made of a block's early execution.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EarlyLabels {
+    /// `taken`, `dropped`, `none`.
+    pub outcome: String,
+}
+
 /// A flag's decorator.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct FlagLabels {
@@ -62,6 +69,7 @@ pub struct Metrics {
     /// lookup, with no label built (each transaction reports every gate twice).
     gate_counters: parking_lot::RwLock<GateCounters>,
     flags: Family<FlagLabels, Counter>,
+    early_runs: Family<EarlyLabels, Counter>,
     store_bytes: Gauge,
     store_dir: Option<PathBuf>,
     /// Reads the mempool's (transactions, bytes) at each scrape (the embedded engine's).
@@ -101,6 +109,7 @@ impl Metrics {
             gates: Family::default(),
             gate_counters: parking_lot::RwLock::default(),
             flags: Family::default(),
+            early_runs: Family::default(),
             store_bytes: Gauge::default(),
             store_dir,
             mempool_source: parking_lot::Mutex::new(None),
@@ -117,6 +126,11 @@ impl Metrics {
         registry.register("mempool_bytes", "Bytes waiting in the mempool", m.mempool_bytes.clone());
         registry.register("gate_verdicts", "Gate verdicts, by phase, gate and status", m.gates.clone());
         registry.register("flags_raised", "Flags raised, by decorator", m.flags.clone());
+        registry.register(
+            "early_executions",
+            "Blocks executed while voted on (optimistic execution), by what FinalizeBlock made of the run: taken, dropped (another block was decided) or none",
+            m.early_runs.clone(),
+        );
         registry.register("store_bytes", "Size of the state store on disk", m.store_bytes.clone());
         Arc::new(Metrics { registry, ..m })
     }
@@ -144,6 +158,11 @@ impl Metrics {
                 self.flags.get_or_create(&FlagLabels { decorator }).inc();
             }
         }
+    }
+
+    /// What FinalizeBlock made of its block's early execution.
+    pub fn early_run(&self, early: lantau_app::optimistic::EarlyRun) {
+        self.early_runs.get_or_create(&EarlyLabels { outcome: early.as_str().to_string() }).inc();
     }
 
     /// A commit of block `height`.

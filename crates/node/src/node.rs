@@ -510,7 +510,7 @@ pub async fn serve_abci(home: &Path, addr: &crate::abci::AbciAddr, opts: StartOp
     // A store fault stops the process (and with it the ABCI connections, so CometBFT stops
     // too): it never serves queries from a store it cannot read.
     let served = tokio::select! {
-        r = crate::abci::serve(app.clone(), metrics, Some(feed), pool.map(|p| (p, cfg.consensus.max_block_txs)), cfg.cometbft.send_events, addr) => r,
+        r = crate::abci::serve(app.clone(), metrics, Some(feed), pool.map(|p| (p, cfg.consensus.max_block_txs)), crate::abci::Answering { send_events: cfg.cometbft.send_events, optimistic_execution: cfg.cometbft.optimistic_execution }, addr) => r,
         f = lantau_app::module_api::store::faulted() => Err(f.into()),
         () = stop => Ok(()),
     };

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use lantau_app::{App, AppConfig, NoHook};
 use lantau_client::{msg_send, SignerData, TxBuilder};
-use lantau_node::abci::AbciAddr;
+use lantau_node::abci::{AbciAddr, Answering};
 use lantau_node::home::{init_home, InitOptions};
 use lantau_primitives::{Coin, NATIVE_DENOM};
 use lantau_test_utils::{dev_addr, dev_key};
@@ -88,8 +88,10 @@ struct Replica {
     consensus: Option<Conn>,
     /// Where it writes state-sync snapshots, when it takes them.
     snapshots: Option<lantau_app::statesync::SnapshotSettings>,
-    /// Whether its FinalizeBlock answers carry the events (`[cometbft] send_events`).
-    send_events: bool,
+    /// How it answers blocks (`[cometbft] send_events`, `optimistic_execution`).
+    answering: Answering,
+    /// Its metrics (kept across reboots).
+    metrics: Arc<lantau_node::metrics::Metrics>,
 }
 
 fn free_addr() -> std::net::SocketAddr {
@@ -102,9 +104,21 @@ impl Replica {
     }
 
     async fn start_with(dir: &Path, threads: usize, snapshots: Option<lantau_app::statesync::SnapshotSettings>) -> Self {
-        let mut r = Replica { dir: dir.to_path_buf(), threads, addr: free_addr(), runtime: None, app: None, consensus: None, snapshots, send_events: true };
+        Self::start_answering(dir, threads, snapshots, Answering::default()).await
+    }
+
+    async fn start_answering(dir: &Path, threads: usize, snapshots: Option<lantau_app::statesync::SnapshotSettings>, answering: Answering) -> Self {
+        let metrics = lantau_node::metrics::Metrics::new(None);
+        let mut r = Replica { dir: dir.to_path_buf(), threads, addr: free_addr(), runtime: None, app: None, consensus: None, snapshots, answering, metrics };
         r.boot().await;
         r
+    }
+
+    /// How many blocks' early executions FinalizeBlock met with `outcome` (`taken`, `dropped`,
+    /// `none`), from its metrics.
+    fn early(&self, outcome: &str) -> u64 {
+        let line = format!("lantau_early_executions_total{{outcome=\"{outcome}\"}} ");
+        self.metrics.render().lines().find_map(|l| l.strip_prefix(line.as_str())).map_or(0, |v| v.trim().parse().unwrap())
     }
 
     async fn boot(&mut self) {
@@ -115,9 +129,9 @@ impl Replica {
             app.enable_snapshots(s.clone());
         }
         self.addr = free_addr();
-        let (a, addr, send_events) = (app.clone(), AbciAddr::Tcp(self.addr), self.send_events);
+        let (a, addr, answering, metrics) = (app.clone(), AbciAddr::Tcp(self.addr), self.answering, self.metrics.clone());
         runtime.spawn(async move {
-            let _ = lantau_node::abci::serve(a, lantau_node::metrics::Metrics::new(None), None, None, send_events, &addr).await;
+            let _ = lantau_node::abci::serve(a, metrics, None, None, answering, &addr).await;
         });
         self.runtime = Some(runtime);
         self.app = Some(app);
@@ -177,6 +191,21 @@ fn init_req(app_state: &[u8]) -> pb::request::Value {
         validators: vec![],
         app_state_bytes: app_state.to_vec().into(),
         initial_height: 1,
+    })
+}
+
+/// ProcessProposal of block `h` carrying `txs`, as CometBFT sends it: what FinalizeBlock of the
+/// decided block ([`finalize_req`]) will carry.
+fn process_req(h: u64, txs: &[Vec<u8>]) -> pb::request::Value {
+    pb::request::Value::ProcessProposal(pb::RequestProcessProposal {
+        txs: txs.iter().map(|t| t.clone().into()).collect(),
+        proposed_last_commit: Some(pb::CommitInfo { round: 0, votes: vec![] }),
+        misbehavior: vec![],
+        hash: vec![7; 32].into(),
+        height: i64::try_from(h).unwrap(),
+        time: block_time(h),
+        next_validators_hash: vec![0; 32].into(),
+        proposer_address: vec![0; 20].into(),
     })
 }
 
@@ -276,8 +305,11 @@ async fn replicas_agree_at_every_height_and_replay_to_the_same_hashes_after_a_cr
 
     let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let mut replicas = Vec::new();
+    // Replicas 0 and 2 execute an accepted proposal while it is voted on; replica 1 only
+    // once it is decided. Their answers must not differ.
     for (k, d) in dirs.iter().enumerate() {
-        replicas.push(Replica::start(d.path(), [1, 2, 4][k]).await);
+        let answering = Answering { optimistic_execution: k != 1, ..Answering::default() };
+        replicas.push(Replica::start_answering(d.path(), [1, 2, 4][k], None, answering).await);
     }
 
     // Handshake on a clean start: Info says nothing is there; InitChain gives one app hash.
@@ -293,7 +325,7 @@ async fn replicas_agree_at_every_height_and_replay_to_the_same_hashes_after_a_cr
     let mut hashes: Vec<Vec<u8>> = Vec::new();
     let mut seqs = std::collections::BTreeMap::new();
     // Where replica 2 crashes: (height, boundary).
-    let crashes = [(2u64, "after FinalizeBlock"), (4, "during Commit"), (6, "after Commit")];
+    let crashes = [(2u64, "after FinalizeBlock"), (4, "during Commit"), (6, "after Commit"), (7, "after ProcessProposal")];
     for h in 1..=8u64 {
         let proposed = block_txs(h, &mut seqs, &numbers, &payload);
         // The proposer prepares; every replica accepts the proposal.
@@ -313,22 +345,17 @@ async fn replicas_agree_at_every_height_and_replay_to_the_same_hashes_after_a_cr
         };
         let txs: Vec<Vec<u8>> = pp.txs.iter().map(|t| t.to_vec()).collect();
         assert_eq!(txs, proposed, "the proposer dropped a valid transaction at {h}");
-        for r in &mut replicas {
-            let pb::response::Value::ProcessProposal(v) = r
-                .call(pb::request::Value::ProcessProposal(pb::RequestProcessProposal {
-                    txs: txs.iter().map(|t| t.clone().into()).collect(),
-                    height: i64::try_from(h).unwrap(),
-                    time: block_time(h),
-                    hash: vec![7; 32].into(),
-                    next_validators_hash: vec![0; 32].into(),
-                    proposer_address: vec![0; 20].into(),
-                    ..Default::default()
-                }))
-                .await
-            else {
-                panic!()
-            };
+        let crash = crashes.iter().find(|(ch, _)| *ch == h).map(|(_, b)| *b);
+        for (k, r) in replicas.iter_mut().enumerate() {
+            let pb::response::Value::ProcessProposal(v) = r.call(process_req(h, &txs)).await else { panic!() };
             assert_eq!(v.status, pb::response_process_proposal::ProposalStatus::Accept as i32, "height {h}");
+            // The block is executing when the process dies: the reboot has only height h - 1,
+            // and FinalizeBlock (without a ProcessProposal) executes the block.
+            if k == 2 && crash == Some("after ProcessProposal") {
+                r.crash().await;
+                r.boot().await;
+                assert_eq!(r.info().await.last_block_height, i64::try_from(h - 1).unwrap());
+            }
         }
         // FinalizeBlock everywhere: byte-identical responses.
         let mut first: Option<Vec<u8>> = None;
@@ -344,7 +371,6 @@ async fn replicas_agree_at_every_height_and_replay_to_the_same_hashes_after_a_cr
         blocks.push(txs.clone());
         hashes.push(app_hash.clone());
 
-        let crash = crashes.iter().find(|(ch, _)| *ch == h).map(|(_, b)| *b);
         for (k, r) in replicas.iter_mut().enumerate() {
             if k == 2 && crash == Some("after FinalizeBlock") {
                 r.crash().await;
@@ -367,7 +393,7 @@ async fn replicas_agree_at_every_height_and_replay_to_the_same_hashes_after_a_cr
             }
         }
         // A crashed replica restarts; the handshake replays what its app did not commit.
-        if let Some(boundary) = crash {
+        if let Some(boundary) = crash.filter(|b| *b != "after ProcessProposal") {
             let r = &mut replicas[2];
             r.boot().await;
             let info = r.info().await;
@@ -388,6 +414,12 @@ async fn replicas_agree_at_every_height_and_replay_to_the_same_hashes_after_a_cr
             assert_eq!(info.last_block_app_hash.to_vec(), app_hash, "height {h}");
         }
     }
+    // FinalizeBlock took the early execution of every block its replica processed, and the
+    // replica without it executed every block when decided.
+    assert_eq!((replicas[0].early("taken"), replicas[0].early("dropped"), replicas[0].early("none")), (8, 0, 0));
+    assert_eq!((replicas[1].early("taken"), replicas[1].early("none")), (0, 0));
+    assert_eq!(replicas[2].early("taken"), 7, "all but the block whose ProcessProposal the crash lost");
+    assert!(replicas[2].early("none") >= 2, "the replays and the block after the crash");
     // The audit log agrees too (the gated transfers' rows and the threshold flags'), read
     // through abci_query on each replica.
     let req = lantau_proto::chain::compliance::v1::QueryAuditLogRequest::default().encode_to_vec();
@@ -616,7 +648,7 @@ async fn without_events_cometbft_gets_the_same_results_and_hashes_less_the_event
     let mut lean = Replica::start(d1.path(), 1).await;
     // Served again without events (`[cometbft] send_events = false`).
     lean.crash().await;
-    lean.send_events = false;
+    lean.answering.send_events = false;
     lean.boot().await;
     for r in [&mut full, &mut lean] {
         let pb::response::Value::InitChain(_) = r.call(init_req(&app_state)).await else { panic!() };
@@ -643,4 +675,66 @@ async fn without_events_cometbft_gets_the_same_results_and_hashes_less_the_event
     assert!(events > 0, "the full replica sent no events to compare");
     full.crash().await;
     lean.crash().await;
+}
+
+/// A block executed while it was voted on answers as one executed when decided: with
+/// optimistic execution on, a later round's proposal replaces the early run of an earlier one,
+/// and a decided block other than the one this node processed (another hash) drops the early
+/// run and executes as decided. Every answer equals a replica's without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_executed_while_voted_on_answers_as_one_executed_when_decided() {
+    let DevChain { app_state, numbers, payload } = dev_chain();
+    let (d0, d1) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut eager = Replica::start_answering(d0.path(), 2, None, Answering::default()).await;
+    let mut plain = Replica::start_answering(d1.path(), 1, None, Answering { optimistic_execution: false, ..Answering::default() }).await;
+    for r in [&mut eager, &mut plain] {
+        let pb::response::Value::InitChain(_) = r.call(init_req(&app_state)).await else { panic!() };
+    }
+    // Another proposal of the same transactions: another hash and a later time.
+    let reproposed = |v: pb::request::Value| match v {
+        pb::request::Value::ProcessProposal(mut p) => {
+            p.hash = vec![9; 32].into();
+            p.time.as_mut().unwrap().seconds += 1;
+            pb::request::Value::ProcessProposal(p)
+        }
+        pb::request::Value::FinalizeBlock(mut f) => {
+            f.hash = vec![9; 32].into();
+            f.time.as_mut().unwrap().seconds += 1;
+            pb::request::Value::FinalizeBlock(f)
+        }
+        other => other,
+    };
+    let mut seqs = std::collections::BTreeMap::new();
+    for h in 1..=4u64 {
+        let txs = block_txs(h, &mut seqs, &numbers, &payload);
+        let mut answers = Vec::new();
+        for r in [&mut eager, &mut plain] {
+            let proposals = match h {
+                // Round 0's proposal, then round 1's, which is decided.
+                2 => vec![process_req(h, &txs), reproposed(process_req(h, &txs))],
+                _ => vec![process_req(h, &txs)],
+            };
+            for p in proposals {
+                let pb::response::Value::ProcessProposal(v) = r.call(p).await else { panic!() };
+                assert_eq!(v.status, pb::response_process_proposal::ProposalStatus::Accept as i32, "height {h}");
+            }
+            // At heights 2 and 3 the decided block has the other hash (and time); at 3 no
+            // proposal of it reached this node.
+            let decided = match h {
+                2 | 3 => reproposed(finalize_req(i64::try_from(h).unwrap(), &txs)),
+                _ => finalize_req(i64::try_from(h).unwrap(), &txs),
+            };
+            let f = finalized(r.call(decided).await);
+            for t in &f.tx_results {
+                assert_eq!(t.code, 0, "height {h}: {}", t.log);
+            }
+            answers.push(f.encode_to_vec());
+            let pb::response::Value::Commit(_) = r.call(pb::request::Value::Commit(pb::RequestCommit {})).await else { panic!() };
+        }
+        assert_eq!(answers[0], answers[1], "height {h}: the early execution answered otherwise");
+    }
+    assert_eq!((eager.early("taken"), eager.early("dropped"), eager.early("none")), (3, 1, 0));
+    assert_eq!(plain.early("taken") + plain.early("dropped") + plain.early("none"), 0);
+    eager.crash().await;
+    plain.crash().await;
 }

@@ -20,6 +20,8 @@ struct Running {
     /// The FinalizeBlock request it answers.
     req: request::FinalizeBlock,
     task: JoinHandle<Result<response::FinalizeBlock, AppError>>,
+    /// When it started.
+    started: crate::stopwatch::Stopwatch,
 }
 
 /// The early run, if one was started and not yet taken.
@@ -45,7 +47,7 @@ impl Optimistic {
     /// Keeps `task`, the execution of `req`'s block. An earlier run must have been dropped
     /// ([`Optimistic::drop_running`]).
     pub(crate) fn start(&self, req: request::FinalizeBlock, task: JoinHandle<Result<response::FinalizeBlock, AppError>>) {
-        *self.0.lock() = Some(Running { req, task });
+        *self.0.lock() = Some(Running { req, task, started: crate::stopwatch::Stopwatch::start() });
     }
 
     /// Waits for a run still held to end and drops its result (it may have staged a commit,
@@ -71,7 +73,13 @@ impl Optimistic {
             tracing::debug!(%height, decided = %req.height, "the decided block is not the one executed early: executing it now");
             return Err(EarlyRun::Dropped);
         }
-        match running.task.await {
+        // How long the block had been executing when it was decided, and how long
+        // FinalizeBlock still waited for it.
+        let ahead_ms = running.started.ms();
+        let waiting = crate::stopwatch::Stopwatch::start();
+        let answer = running.task.await;
+        tracing::debug!(height = %req.height, ahead_ms, waited_ms = waiting.ms(), "FinalizeBlock took the early execution");
+        match answer {
             Ok(answer) => Ok(answer),
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => Err(EarlyRun::Dropped),

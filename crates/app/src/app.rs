@@ -372,8 +372,10 @@ impl App {
         let decided = crate::optimistic::decided(&req);
         let verdict = self.process_proposal(req).await;
         if let (response::ProcessProposal::Accept, Some(fb)) = (&verdict, decided) {
-            let (app, run) = (self.clone(), fb.clone());
-            self.optimistic.start(fb, tokio::spawn(async move { app.finalize_block(run).await }));
+            let superseded = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (app, run, stop) = (self.clone(), fb.clone(), superseded.clone());
+            let task = tokio::spawn(async move { app.blocks.finalize(&app.shared, &app.store, &app.proposals, run, Some(&stop)).await });
+            self.optimistic.start(fb, task, superseded);
         }
         verdict
     }
@@ -394,7 +396,7 @@ impl App {
     /// ABCI FinalizeBlock: executes every transaction, writes the block's records, and prepares
     /// (but does not persist) the commit, whose root is the returned app hash.
     pub async fn finalize_block(&self, req: request::FinalizeBlock) -> Result<response::FinalizeBlock, AppError> {
-        self.blocks.finalize(&self.shared, &self.store, &self.proposals, req).await
+        self.blocks.finalize(&self.shared, &self.store, &self.proposals, req, None).await
     }
 
     /// ABCI Commit: persists the staged block atomically (state, tx index, block records), then

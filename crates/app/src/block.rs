@@ -94,6 +94,7 @@ impl Blocks {
         store: &Store,
         proposals: &Proposals,
         req: request::FinalizeBlock,
+        superseded: Option<&std::sync::atomic::AtomicBool>,
     ) -> Result<response::FinalizeBlock, AppError> {
         // A store that failed a read is not executed on (nor committed to): the driver stops.
         AppError::faulted()?;
@@ -116,6 +117,11 @@ impl Blocks {
         // the transactions past the limit fail (code 11) without executing, on every replica.
         let mut block_gas = 0u64;
         for t in &req.txs {
+            // An early execution of a block another was decided over stops here (nothing it
+            // did is kept: the block's state is dropped unstaged).
+            if superseded.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+                return Err(AppError::Superseded);
+            }
             let decoded = proposals.decode(shared, t);
             let wanted = decoded.as_ref().map(|d| d.gas_limit).unwrap_or(0);
             block_gas = block_gas.saturating_add(wanted);

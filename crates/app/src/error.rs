@@ -63,6 +63,10 @@ pub enum AppError {
     /// Commit without a FinalizeBlock before it.
     #[error("commit without finalize_block")]
     CommitWithoutFinalize,
+    /// An early execution of a block that was not decided stopped before its end (it is
+    /// never an answer: docs/decisions.md, "A proposal executes while it is voted on").
+    #[error("the early execution of a block that was not decided stopped")]
+    Superseded,
     /// A value does not fit CometBFT's types (a height over i64, an app hash of a wrong size).
     #[error("consensus type: {0}")]
     Consensus(String),

@@ -10,7 +10,10 @@
 //! or one this node did not process) waits for the early run to end, drops it, and is
 //! executed as decided.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use tendermint::abci::{request, response};
+
 use tokio::task::JoinHandle;
 
 use crate::error::AppError;
@@ -20,6 +23,8 @@ struct Running {
     /// The FinalizeBlock request it answers.
     req: request::FinalizeBlock,
     task: JoinHandle<Result<response::FinalizeBlock, AppError>>,
+    /// Set when another block is decided: the run stops before its next transaction.
+    superseded: Arc<AtomicBool>,
     /// When it started.
     started: crate::stopwatch::Stopwatch,
 }
@@ -46,17 +51,17 @@ pub(crate) fn decided(p: &request::ProcessProposal) -> Option<request::FinalizeB
 impl Optimistic {
     /// Keeps `task`, the execution of `req`'s block. An earlier run must have been dropped
     /// ([`Optimistic::drop_running`]).
-    pub(crate) fn start(&self, req: request::FinalizeBlock, task: JoinHandle<Result<response::FinalizeBlock, AppError>>) {
-        *self.0.lock() = Some(Running { req, task, started: crate::stopwatch::Stopwatch::start() });
+    /// `superseded` stops it (see [`Running::stop`]).
+    pub(crate) fn start(&self, req: request::FinalizeBlock, task: JoinHandle<Result<response::FinalizeBlock, AppError>>, superseded: Arc<AtomicBool>) {
+        *self.0.lock() = Some(Running { req, task, superseded, started: crate::stopwatch::Stopwatch::start() });
     }
 
-    /// Waits for a run still held to end and drops its result (it may have staged a commit,
-    /// which the next execution replaces).
+    /// Stops a run still held and waits for it to end, dropping its result.
     pub(crate) async fn drop_running(&self) {
         let running = self.0.lock().take();
         if let Some(r) = running {
             let height = r.req.height;
-            let _dropped = r.task.await;
+            r.stop().await;
             tracing::debug!(%height, "dropped an early execution of a block that was not decided");
         }
     }
@@ -69,7 +74,7 @@ impl Optimistic {
         let Some(running) = self.0.lock().take() else { return Err(EarlyRun::None) };
         if running.req != *req {
             let height = running.req.height;
-            let _dropped = running.task.await;
+            running.stop().await;
             tracing::debug!(%height, decided = %req.height, "the decided block is not the one executed early: executing it now");
             return Err(EarlyRun::Dropped);
         }
@@ -84,6 +89,16 @@ impl Optimistic {
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => Err(EarlyRun::Dropped),
         }
+    }
+}
+
+impl Running {
+    /// Stops the run before its next transaction and waits for it to end: one execution at a
+    /// time, and a stopped run stages nothing. A run that had already ended may have staged
+    /// its commit, which the next execution replaces.
+    async fn stop(self) {
+        self.superseded.store(true, Ordering::Relaxed);
+        let _dropped = self.task.await;
     }
 }
 

@@ -374,7 +374,7 @@ impl App {
         if let (response::ProcessProposal::Accept, Some(fb)) = (&verdict, decided) {
             let superseded = Arc::new(std::sync::atomic::AtomicBool::new(false));
             let (app, run, stop) = (self.clone(), fb.clone(), superseded.clone());
-            let task = tokio::spawn(async move { app.blocks.finalize(&app.shared, &app.store, &app.proposals, run, Some(&stop)).await });
+            let task = tokio::spawn(async move { app.execute_block(run, Some(&stop)).await });
             self.optimistic.start(fb, task, superseded);
         }
         verdict
@@ -396,7 +396,16 @@ impl App {
     /// ABCI FinalizeBlock: executes every transaction, writes the block's records, and prepares
     /// (but does not persist) the commit, whose root is the returned app hash.
     pub async fn finalize_block(&self, req: request::FinalizeBlock) -> Result<response::FinalizeBlock, AppError> {
-        self.blocks.finalize(&self.shared, &self.store, &self.proposals, req, None).await
+        self.execute_block(req, None).await
+    }
+
+    /// FinalizeBlock's execution; `superseded` stops it before its next transaction.
+    async fn execute_block(
+        &self,
+        req: request::FinalizeBlock,
+        superseded: Option<&std::sync::atomic::AtomicBool>,
+    ) -> Result<response::FinalizeBlock, AppError> {
+        self.blocks.finalize(&self.shared, &self.store, &self.proposals, req, superseded).await
     }
 
     /// ABCI Commit: persists the staged block atomically (state, tx index, block records), then

@@ -149,14 +149,14 @@ impl BlockHook for Indexer {
         };
         out.push((results_key(height), pb::abci::ResponseFinalizeBlock::from(block_part).encode_to_vec()));
         // Attribute value → the block's transactions carrying it (with the attribute's id).
-        let mut rows: std::collections::HashMap<&str, Vec<u8>> = std::collections::HashMap::new();
-        let mut ids: std::collections::HashMap<(&str, &str), [u8; 4]> = std::collections::HashMap::new();
+        // Looked up by value, never read in order (each row is a key of its own).
+        let mut rows: std::collections::HashMap<&str, Vec<u8>, foldhash::fast::RandomState> = Default::default();
+        let mut ids: std::collections::HashMap<(&str, &str), [u8; 4], foldhash::fast::RandomState> = Default::default();
         let mut hashes = Vec::with_capacity(req.txs.len().saturating_mul(32));
         for (i, (tx, result)) in req.txs.iter().zip(resp.tx_results.iter()).enumerate() {
             let index = u32::try_from(i).unwrap_or(u32::MAX);
             let hash = lantau_app::tx::tx_hash(tx);
-            let rec = pb::abci::TxResult { height: i64::try_from(height).unwrap_or(i64::MAX), index, tx: tx.clone(), result: Some(result.clone().into()) };
-            out.push((tx_key(&hash), rec.encode_to_vec()));
+            out.push((tx_key(&hash), tx_result::encode(i64::try_from(height).unwrap_or(i64::MAX), index, tx, result)));
             // An Ethereum transaction that ran has the evm module's receipt in its result; one
             // whose Cosmos result failed after its ante took the fee (the ante's `ethereum_tx`
             // event stands) has a receipt all the same, status 0.
@@ -199,6 +199,117 @@ impl BlockHook for Indexer {
             out.push((key, list));
         }
         out
+    }
+}
+
+/// A `t/` row's value, CometBFT's protobuf `TxResult`, encoded from the response by reference.
+///
+/// The bytes are those of `pb::abci::TxResult { height, index, tx, result: Some(result.into()) }`
+/// (prost's encoding: fields in number order, proto3 defaults left out, an attribute of the
+/// v0.34 form left out as the v0.38 conversion leaves it), without the copy of every event
+/// that building the owned message took: that copy was most of the index's time on the
+/// EVM path (docs/performance.md, "Under CometBFT").
+mod tx_result {
+    use prost::encoding::{encode_key, encode_varint, encoded_len_varint, key_len, WireType};
+    use tendermint::abci::{types::ExecTxResult, Event, EventAttribute};
+
+    use lantau_app::tendermint;
+
+    fn len_field(tag: u32, len: usize) -> usize {
+        key_len(tag).saturating_add(encoded_len_varint(len as u64)).saturating_add(len)
+    }
+    fn bytes_len(tag: u32, b: &[u8]) -> usize {
+        if b.is_empty() {
+            0
+        } else {
+            len_field(tag, b.len())
+        }
+    }
+    fn varint_len(tag: u32, v: u64) -> usize {
+        if v == 0 {
+            0
+        } else {
+            key_len(tag).saturating_add(encoded_len_varint(v))
+        }
+    }
+    fn put_bytes(tag: u32, b: &[u8], buf: &mut Vec<u8>) {
+        if !b.is_empty() {
+            put_len(tag, b.len(), buf);
+            buf.extend_from_slice(b);
+        }
+    }
+    fn put_varint(tag: u32, v: u64, buf: &mut Vec<u8>) {
+        if v != 0 {
+            encode_key(tag, WireType::Varint, buf);
+            encode_varint(v, buf);
+        }
+    }
+    fn put_len(tag: u32, len: usize, buf: &mut Vec<u8>) {
+        encode_key(tag, WireType::LengthDelimited, buf);
+        encode_varint(len as u64, buf);
+    }
+
+    /// The attributes the v0.38 conversion keeps, as (key, value, index).
+    fn attributes(e: &Event) -> impl Iterator<Item = (&str, &str, bool)> {
+        e.attributes.iter().filter_map(|a| match a {
+            EventAttribute::V037(a) => Some((a.key.as_str(), a.value.as_str(), a.index)),
+            EventAttribute::V034(_) => None,
+        })
+    }
+    fn attribute_len(k: &str, v: &str, index: bool) -> usize {
+        bytes_len(1, k.as_bytes()).saturating_add(bytes_len(2, v.as_bytes())).saturating_add(varint_len(3, u64::from(index)))
+    }
+    fn event_len(e: &Event) -> usize {
+        attributes(e).fold(bytes_len(1, e.kind.as_bytes()), |n, (k, v, i)| n.saturating_add(len_field(2, attribute_len(k, v, i))))
+    }
+    // Protobuf's int64 is the two's complement as a varint: the casts are the encoding.
+    #[allow(clippy::cast_sign_loss, clippy::as_conversions)]
+    fn int64(v: i64) -> u64 {
+        v as u64
+    }
+    fn result_len(r: &ExecTxResult) -> usize {
+        [
+            varint_len(1, u64::from(r.code.value())),
+            bytes_len(2, &r.data),
+            bytes_len(3, r.log.as_bytes()),
+            bytes_len(4, r.info.as_bytes()),
+            varint_len(5, int64(r.gas_wanted)),
+            varint_len(6, int64(r.gas_used)),
+            r.events.iter().fold(0usize, |n, e| n.saturating_add(len_field(7, event_len(e)))),
+            bytes_len(8, r.codespace.as_bytes()),
+        ]
+        .iter()
+        .fold(0usize, |n, l| n.saturating_add(*l))
+    }
+
+    /// `TxResult { height, index, tx, result }`'s protobuf bytes.
+    pub(super) fn encode(height: i64, index: u32, tx: &[u8], r: &ExecTxResult) -> Vec<u8> {
+        let rlen = result_len(r);
+        let total =
+            varint_len(1, int64(height)).saturating_add(varint_len(2, u64::from(index))).saturating_add(bytes_len(3, tx)).saturating_add(len_field(4, rlen));
+        let mut buf = Vec::with_capacity(total);
+        put_varint(1, int64(height), &mut buf);
+        put_varint(2, u64::from(index), &mut buf);
+        put_bytes(3, tx, &mut buf);
+        put_len(4, rlen, &mut buf);
+        put_varint(1, u64::from(r.code.value()), &mut buf);
+        put_bytes(2, &r.data, &mut buf);
+        put_bytes(3, r.log.as_bytes(), &mut buf);
+        put_bytes(4, r.info.as_bytes(), &mut buf);
+        put_varint(5, int64(r.gas_wanted), &mut buf);
+        put_varint(6, int64(r.gas_used), &mut buf);
+        for e in &r.events {
+            put_len(7, event_len(e), &mut buf);
+            put_bytes(1, e.kind.as_bytes(), &mut buf);
+            for (k, v, i) in attributes(e) {
+                put_len(2, attribute_len(k, v, i), &mut buf);
+                put_bytes(1, k.as_bytes(), &mut buf);
+                put_bytes(2, v.as_bytes(), &mut buf);
+                put_varint(3, u64::from(i), &mut buf);
+            }
+        }
+        put_bytes(8, r.codespace.as_bytes(), &mut buf);
+        buf
     }
 }
 
@@ -524,6 +635,37 @@ mod tests {
             time: Time::unix_epoch(),
             next_validators_hash: Hash::None,
             proposer_address: account::Id::new([0; 20]),
+        }
+    }
+
+    /// The `t/` row encoded by reference is byte for byte the owned message's encoding: every
+    /// field set and unset, negative gas, an empty event, an empty attribute, an unindexed one,
+    /// and a v0.34 attribute (which the v0.38 message leaves out).
+    #[test]
+    fn a_tx_row_encodes_as_the_owned_message_does() {
+        use lantau_app::tendermint::abci::{v0_34, Code, EventAttribute};
+        let mut old_form = Event::new("legacy", [("kept", "yes", true)]);
+        old_form.attributes.push(EventAttribute::V034(v0_34::EventAttribute { key: b"k".to_vec(), value: b"v".to_vec(), index: true }));
+        let full = ExecTxResult {
+            code: Code::from(18),
+            data: vec![1, 2, 3].into(),
+            log: "the log".into(),
+            info: "info".into(),
+            gas_wanted: 200_000,
+            gas_used: -5,
+            events: vec![
+                transfer("lantau1alice", "lantau1bob"),
+                Event::new("empty", Vec::<(&str, &str, bool)>::new()),
+                Event::new("", [("", "", false), ("unindexed", "value", false)]),
+                old_form,
+            ],
+            codespace: "compliance".into(),
+        };
+        let cases =
+            [(7, 3, b"tx bytes".to_vec(), full), (0, 0, vec![], ExecTxResult::default()), (i64::MAX, u32::MAX, vec![0; 300], result(vec![transfer("a", "b")]))];
+        for (height, index, tx, r) in cases {
+            let owned = pb::abci::TxResult { height, index, tx: tx.clone().into(), result: Some(r.clone().into()) }.encode_to_vec();
+            assert_eq!(tx_result::encode(height, index, &tx, &r), owned, "height {height} index {index}");
         }
     }
 

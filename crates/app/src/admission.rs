@@ -12,7 +12,7 @@ use lantau_primitives::Address;
 use tendermint::abci::{request, response, Code};
 
 use crate::error::AppError;
-use crate::footprint::{BlockWrites, Footprint, Generation};
+use crate::footprint::{BlockWrites, Footprint, Generation, Replay};
 use crate::pipeline::Mode;
 use crate::readcache::CachedSnapshot;
 use crate::shared::Shared;
@@ -349,10 +349,17 @@ impl Admission {
             Some(fp) if tx.timeout_height == 0 => fp.replay_on(&overlay.state, &overlay.gen, &self.blocks).await.map(|r| (fp, r)),
             _ => None,
         };
-        if let Some((footprint, replayed)) = replay {
-            overlay.replay(&replayed);
-            // Unchanged, or the fee came out of a larger balance (a new footprint).
-            return Ok((if replayed == **footprint { footprint.clone() } else { Arc::new(replayed) }, true));
+        match replay {
+            Some((footprint, Replay::Unchanged)) => {
+                overlay.replay(footprint);
+                return Ok((footprint.clone(), true));
+            }
+            // The fee came out of a larger balance: a new footprint.
+            Some((_, Replay::Rebased(replayed))) => {
+                overlay.replay(&replayed);
+                return Ok((Arc::new(replayed), true));
+            }
+            None => {}
         }
         Ok((self.admit_on(shared, overlay, tx, block, gas, Mode::Recheck, |_| Ok(())).await?, false))
     }

@@ -164,6 +164,15 @@ impl PartialEq for MadeOn {
 
 impl Eq for MadeOn {}
 
+/// A replay that stands ([`Footprint::replay_on`]).
+#[derive(Debug)]
+pub(crate) enum Replay {
+    /// It writes what the footprint wrote.
+    Unchanged,
+    /// The fee came out of a larger balance: this footprint's writes.
+    Rebased(Footprint),
+}
+
 /// The writes of one admission, without the fee collector's credit, with what each key held
 /// before it, and what else it read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -252,13 +261,14 @@ impl Footprint {
     /// there stands for a recheck: every key the admission wrote holds what it held before the
     /// admission, except the fee payer's balance, which may hold more (it then pays the same
     /// fee from what is there), and every other key it read holds what it found. `state` is
-    /// the overlay `now`, on which the keys of `blocks` are known.
-    pub(crate) async fn replay_on<S: StateRead>(&self, state: &S, now: &Arc<Generation>, blocks: &BlockWrites) -> Option<Footprint> {
+    /// the overlay `now`, on which the keys of `blocks` are known. The footprint is copied only
+    /// when the replay changes it ([`Replay::Rebased`]).
+    pub(crate) async fn replay_on<S: StateRead>(&self, state: &S, now: &Arc<Generation>, blocks: &BlockWrites) -> Option<Replay> {
         if !self.replayable || self.writes.is_empty() {
             return None;
         }
-        let mut out = self.clone();
-        for (i, ((k, wrote), old)) in out.writes.iter_mut().zip(out.before.iter_mut()).enumerate() {
+        let mut rebased: Option<Footprint> = None;
+        for (i, ((k, wrote), old)) in self.writes.iter().zip(self.before.iter()).enumerate() {
             let held = match state.get_raw(k).await {
                 Ok(v) => v,
                 Err(e) => {
@@ -273,8 +283,11 @@ impl Footprint {
                 return None;
             }
             // The payer's record: its native balance may be larger, and pays the same fee.
-            *wrote = Some(self.rebased_debit(&held, old, wrote)?.encode().ok()?);
-            *old = held;
+            let paid = self.rebased_debit(&held, old, wrote)?.encode().ok()?;
+            let out = rebased.get_or_insert_with(|| self.clone());
+            let (Some(w), Some(b)) = (out.writes.get_mut(i), out.before.get_mut(i)) else { return None };
+            w.1 = Some(paid);
+            *b = held;
         }
         // Only the keys that may have changed since are read again: which, decided before any
         // read, under one lock of each set in turn (never two at once: another thread may
@@ -307,8 +320,13 @@ impl Footprint {
         // Every read now holds on `now` what it logged: the replay stands as an admission made
         // on it, so the next round compares only what changed since.
         self.made_on.set(now);
-        out.made_on.set(now);
-        Some(out)
+        Some(match rebased {
+            Some(out) => {
+                out.made_on.set(now);
+                Replay::Rebased(out)
+            }
+            None => Replay::Unchanged,
+        })
     }
 
     /// The writes.

@@ -187,8 +187,9 @@ pub struct Footprint {
     /// its parts (`None`: some read took it whole).
     debit_denoms: Option<Vec<String>>,
     /// The reads of keys it did not write (a written key is compared by `before`), without
-    /// the fee collector's balance.
-    reads: ReadSet,
+    /// the fee collector's balance. Shared with the footprints of the replays that rebase the
+    /// fee (they change only the payer's write).
+    reads: Arc<ReadSet>,
     /// The overlay it was made on.
     made_on: MadeOn,
     /// False when the admission wrote something a replay cannot reproduce (non-verifiable
@@ -254,7 +255,7 @@ impl Footprint {
             writes.push((k.clone(), v.clone()));
         }
         let debit_denoms = (!payer_read_whole).then_some(payer_denoms);
-        Self { writes, before, debit, debit_denoms, reads, made_on: MadeOn::on(made_on), replayable }
+        Self { writes, before, debit, debit_denoms, reads: Arc::new(reads), made_on: MadeOn::on(made_on), replayable }
     }
 
     /// The footprint a replay on `state` has (its writes are the replay's), when a replay

@@ -352,16 +352,15 @@ impl Admission {
         match replay {
             Some((footprint, Replay::Unchanged)) => {
                 overlay.replay(footprint);
-                return Ok((footprint.clone(), true));
+                Ok((footprint.clone(), true))
             }
             // The fee came out of a larger balance: a new footprint.
             Some((_, Replay::Rebased(replayed))) => {
                 overlay.replay(&replayed);
-                return Ok((Arc::new(replayed), true));
+                Ok((Arc::new(replayed), true))
             }
-            None => {}
+            None => Ok((self.admit_on(shared, overlay, tx, block, gas, Mode::Recheck, |_| Ok(())).await?, false)),
         }
-        Ok((self.admit_on(shared, overlay, tx, block, gas, Mode::Recheck, |_| Ok(())).await?, false))
     }
 
     /// A new overlay on `snap`, to re-admit waiting transactions on (a rebuild, or the checks

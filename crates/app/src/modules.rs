@@ -187,6 +187,14 @@ macro_rules! modules {
             v
         }
 
+        /// The verifiable prefixes whose point reads the read cache answers from a scan, in
+        /// list order.
+        pub fn sparse_prefixes() -> Vec<&'static str> {
+            let mut v: Vec<&'static str> = Vec::new();
+            $( $(#[$attr])* v.extend_from_slice(<$module as Module>::SPARSE_PREFIXES); )*
+            v
+        }
+
         /// The non-verifiable prefixes whose records the read cache keeps, in list order.
         pub fn cached_nonverifiable() -> Vec<&'static str> {
             let mut v: Vec<&'static str> = Vec::new();

@@ -30,6 +30,14 @@
 //! [`ReadCache::memoizing_scans_of`] (small sets that every transaction of a kind scans, such
 //! as the ERC-20 token pairs every Ethereum transaction looks up) are kept whole, per version
 //! (a snapshot never changes). Other prefix scans and non-verifiable reads go to the snapshot.
+//!
+//! Point reads under the prefixes registered with [`ReadCache::answering_from_scans`] (few keys,
+//! mostly read where they are absent: the frozen addresses, read for both parties of every
+//! stablecoin movement) are answered from one scan of the prefix per version, kept like the
+//! memoized scans: present keys with their values, every other key absent. Without it, the
+//! first read of each address in a block was a read of the store (a blocking-thread hand-off
+//! each) on the path every transfer runs in turn. A prefix that holds more keys than the bound
+//! given there is read key by key at that version, as any other.
 
 #![allow(clippy::disallowed_types)] // a HashMap and a HashSet here are only looked up, never iterated.
 
@@ -49,6 +57,11 @@ use parking_lot::RwLock;
 /// Most keys the cache holds (accounts and balances are ~100 bytes each).
 pub const MAX_ENTRIES: usize = 250_000;
 
+/// Most keys a sparse prefix holds for its scan to answer point reads
+/// ([`ReadCache::answering_from_scans`]): one scan per block then costs about what a few dozen
+/// first reads of keys cost.
+pub const MAX_SPARSE_SCAN: usize = 1_024;
+
 type Value = Option<Vec<u8>>;
 
 /// A kept prefix scan: its entries in key order.
@@ -61,8 +74,13 @@ pub struct ReadCache {
     max_entries: usize,
     /// Prefixes whose scans are kept whole.
     memo_prefixes: Vec<String>,
-    /// Kept scans: the version they belong to, and each prefix's entries in key order.
-    scans: parking_lot::Mutex<(Option<u64>, std::collections::BTreeMap<String, Scan>)>,
+    /// Kept scans: the version they belong to, and each prefix's entries in key order (`None`:
+    /// a sparse prefix that held more keys than [`ReadCache::max_sparse`] at that version).
+    scans: parking_lot::Mutex<(Option<u64>, std::collections::BTreeMap<String, Option<Scan>>)>,
+    /// Prefixes whose point reads are answered from a kept scan.
+    sparse_prefixes: Vec<String>,
+    /// Most keys a sparse prefix's kept scan holds.
+    max_sparse: usize,
     /// Non-verifiable prefixes whose point reads are cached.
     nv_prefixes: Vec<Vec<u8>>,
 }
@@ -85,6 +103,8 @@ impl ReadCache {
             max_entries,
             memo_prefixes: Vec::new(),
             scans: parking_lot::Mutex::new((None, Default::default())),
+            sparse_prefixes: Vec::new(),
+            max_sparse: 0,
             nv_prefixes: Vec::new(),
         }
     }
@@ -119,24 +139,77 @@ impl ReadCache {
         self
     }
 
+    /// Answers point reads under these verifiable prefixes from one scan of the prefix per
+    /// version, while the prefix holds at most `max_keys` keys.
+    pub fn answering_from_scans(mut self, prefixes: &[&str], max_keys: usize) -> Self {
+        self.sparse_prefixes = prefixes.iter().map(|p| p.to_string()).collect();
+        self.max_sparse = max_keys;
+        self
+    }
+
     fn scan(&self, version: u64, prefix: &str) -> Option<Scan> {
         let g = self.scans.lock();
         if g.0 != Some(version) {
             return None;
         }
-        g.1.get(prefix).cloned()
+        g.1.get(prefix).cloned().flatten()
     }
 
-    fn keep_scan(&self, version: u64, prefix: String, entries: Vec<(String, Vec<u8>)>) {
+    /// `entries` (`None`: too many to keep) is what `prefix` holds at `version`.
+    fn keep_scan(&self, version: u64, prefix: String, entries: Option<Vec<(String, Vec<u8>)>>) {
         let mut g = self.scans.lock();
         match g.0 {
-            Some(v) if v > version => return,
+            Some(v) if later(v, version) => return,
             Some(v) if v == version => {}
             _ => *g = (Some(version), Default::default()),
         }
-        g.1.insert(prefix, Arc::new(entries));
+        g.1.insert(prefix, entries.map(Arc::new));
     }
 
+    /// The sparse prefix `key` falls under, if any.
+    fn sparse_prefix(&self, key: &str) -> Option<&str> {
+        self.sparse_prefixes.iter().find(|p| key.starts_with(p.as_str())).map(String::as_str)
+    }
+
+    /// How a point read under the sparse `prefix` at `version` is answered.
+    fn sparse(&self, version: u64, prefix: &str) -> Sparse {
+        let g = self.scans.lock();
+        match g.0 {
+            Some(v) if v == version => match g.1.get(prefix) {
+                Some(Some(entries)) => Sparse::Kept(entries.clone()),
+                Some(None) => Sparse::KeyByKey,
+                None => Sparse::Scan,
+            },
+            // A scan of an older version would not be kept: read the key.
+            Some(v) if later(v, version) => Sparse::KeyByKey,
+            _ => Sparse::Scan,
+        }
+    }
+}
+
+/// True when version `a` comes after `b`. The version before the first commit is `u64::MAX`
+/// (cnidarium's pre-genesis version; the first commit wraps it to 0), older than every other.
+fn later(a: u64, b: u64) -> bool {
+    a.wrapping_add(1) > b.wrapping_add(1)
+}
+
+/// How a point read under a sparse prefix is answered.
+enum Sparse {
+    /// From the scan kept at the read's version.
+    Kept(Scan),
+    /// By scanning the prefix (then kept).
+    Scan,
+    /// By reading the key (the prefix holds too many keys, or the version is an older one).
+    KeyByKey,
+}
+
+/// The value of `key` in a kept scan (entries in key order): absent when the scan does not
+/// hold it.
+fn in_scan(entries: &[(String, Vec<u8>)], key: &str) -> Value {
+    entries.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok().and_then(|i| entries.get(i)).map(|(_, v)| v.clone())
+}
+
+impl ReadCache {
     /// The value of `key` at `version`, when the cache holds it at that version.
     fn get(&self, version: u64, key: &str) -> Option<Value> {
         let g = self.inner.read();
@@ -235,6 +308,57 @@ pub enum CachedRead {
     Hit(Option<Value>),
     /// Read from the snapshot, then remembered (cache, snapshot version, key) when cacheable.
     Miss(<Snapshot as StateRead>::GetRawFut, Option<(Arc<ReadCache>, u64, String)>),
+    /// A key under a sparse prefix, answered from the prefix's scan (then kept).
+    Scanning(Box<SparseScan>),
+}
+
+/// The scan of a sparse prefix that answers a point read.
+pub struct SparseScan {
+    inner: <Snapshot as StateRead>::PrefixRawStream,
+    seen: Vec<(String, Vec<u8>)>,
+    key: String,
+    prefix: String,
+    snap: Snapshot,
+    cache: Arc<ReadCache>,
+}
+
+/// What a step of a [`SparseScan`] came to.
+enum ScanStep {
+    Done(anyhow::Result<Value>),
+    Pending,
+    /// More keys than the bound: the key is read by itself.
+    TooMany,
+}
+
+impl SparseScan {
+    fn poll_step(&mut self, cx: &mut Context<'_>) -> ScanStep {
+        loop {
+            match futures::Stream::poll_next(Pin::new(&mut self.inner), cx) {
+                Poll::Ready(Some(Ok(kv))) => {
+                    self.seen.push(kv);
+                    if self.seen.len() > self.cache.max_sparse {
+                        self.cache.keep_scan(self.snap.version(), std::mem::take(&mut self.prefix), None);
+                        return ScanStep::TooMany;
+                    }
+                }
+                Poll::Ready(None) => {
+                    let mut entries = std::mem::take(&mut self.seen);
+                    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    let v = in_scan(&entries, &self.key);
+                    self.cache.keep_scan(self.snap.version(), std::mem::take(&mut self.prefix), Some(entries));
+                    return ScanStep::Done(Ok(v));
+                }
+                // A failed scan is not kept; the read fails as a failed read of the key would.
+                Poll::Ready(Some(Err(e))) => return ScanStep::Done(Err(e)),
+                Poll::Pending => return ScanStep::Pending,
+            }
+        }
+    }
+
+    /// The read of the key by itself, remembered like any miss.
+    fn key_read(&self) -> CachedRead {
+        CachedRead::Miss(self.snap.get_raw(&self.key), Some((self.cache.clone(), self.snap.version(), self.key.clone())))
+    }
 }
 
 impl std::fmt::Debug for CachedRead {
@@ -242,6 +366,7 @@ impl std::fmt::Debug for CachedRead {
         match self {
             CachedRead::Hit(_) => f.write_str("CachedRead::Hit"),
             CachedRead::Miss(..) => f.write_str("CachedRead::Miss"),
+            CachedRead::Scanning(..) => f.write_str("CachedRead::Scanning"),
         }
     }
 }
@@ -250,7 +375,8 @@ impl Future for CachedRead {
     type Output = anyhow::Result<Value>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
+        let this = self.get_mut();
+        match this {
             CachedRead::Hit(v) => match v.take() {
                 Some(v) => Poll::Ready(Ok(v)),
                 None => Poll::Ready(Err(anyhow::anyhow!("cached read polled after completion"))),
@@ -263,6 +389,14 @@ impl Future for CachedRead {
                     Poll::Ready(Ok(v))
                 }
                 other => other,
+            },
+            CachedRead::Scanning(scan) => match scan.poll_step(cx) {
+                ScanStep::Done(r) => Poll::Ready(r),
+                ScanStep::Pending => Poll::Pending,
+                ScanStep::TooMany => {
+                    *this = scan.key_read();
+                    Pin::new(this).poll(cx)
+                }
             },
         }
     }
@@ -277,10 +411,26 @@ impl StateRead for CachedSnapshot {
 
     fn get_raw(&self, key: &str) -> Self::GetRawFut {
         let version = self.snap.version();
-        match self.cache.get(version, key) {
-            Some(v) => CachedRead::Hit(Some(v)),
-            None => CachedRead::Miss(self.snap.get_raw(key), Some((self.cache.clone(), version, key.to_string()))),
+        if let Some(v) = self.cache.get(version, key) {
+            return CachedRead::Hit(Some(v));
         }
+        if let Some(prefix) = self.cache.sparse_prefix(key) {
+            match self.cache.sparse(version, prefix) {
+                Sparse::Kept(entries) => return CachedRead::Hit(Some(in_scan(&entries, key))),
+                Sparse::Scan => {
+                    return CachedRead::Scanning(Box::new(SparseScan {
+                        inner: self.snap.prefix_raw(prefix),
+                        seen: Vec::new(),
+                        key: key.to_string(),
+                        prefix: prefix.to_string(),
+                        snap: self.snap.clone(),
+                        cache: self.cache.clone(),
+                    }))
+                }
+                Sparse::KeyByKey => {}
+            }
+        }
+        CachedRead::Miss(self.snap.get_raw(key), Some((self.cache.clone(), version, key.to_string())))
     }
 
     fn nonverifiable_get_raw(&self, key: &[u8]) -> Self::GetRawFut {
@@ -372,7 +522,7 @@ impl futures::Stream for CachedScan {
                 }
                 Poll::Ready(None) => {
                     if let Some((cache, version, prefix)) = keep.take() {
-                        cache.keep_scan(version, prefix, std::mem::take(seen));
+                        cache.keep_scan(version, prefix, Some(std::mem::take(seen)));
                     }
                     Poll::Ready(None)
                 }
@@ -537,6 +687,67 @@ mod tests {
         }
         for (old, expected) in &olds {
             assert_eq!(&scan(old).await.unwrap(), expected, "version {}", old.version());
+        }
+    }
+
+    /// Point reads under a sparse prefix equal the snapshot's at every version, for keys the
+    /// blocks add, change and delete and for keys never written, read after a newer version as
+    /// well; and a prefix that outgrows the bound is read key by key, with the same answers.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sparse_reads_always_equal_snapshot_reads() {
+        for bound in [64, 3] {
+            let storage = TempStorage::new().await.unwrap();
+            let cache = Arc::new(ReadCache::new(1_000).answering_from_scans(&["f/"], bound));
+            cache.reset(storage.latest_version());
+            let mut seed = 5u64;
+            let mut olds = Vec::new();
+            for block in 0..10u64 {
+                let before = storage.latest_snapshot();
+                let mut delta = StateDelta::new(CachedSnapshot::new(before.clone(), cache.clone()));
+                for _ in 0..4 {
+                    let k = format!("f/{:02}", next(&mut seed) % 12);
+                    // Reads through the delta, then a write of the key read.
+                    let _ = delta.get_raw(&k).await.unwrap();
+                    match next(&mut seed) % 3 {
+                        0 => delta.delete(k),
+                        _ => delta.put_raw(k, vec![u8::try_from(block).unwrap(), 1]),
+                    }
+                }
+                delta.put_raw(format!("g/{block}"), vec![0]);
+                let (cached, changes) = delta.flatten();
+                let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                let mut plain = StateDelta::new(cached.snapshot().clone());
+                changes.apply_to(&mut plain);
+                storage.commit(plain).await.unwrap();
+                cache.advance(before.version(), storage.latest_version(), writes.iter().map(|(k, v)| (k, v)));
+
+                let now = storage.latest_snapshot();
+                let through = CachedSnapshot::new(now.clone(), cache.clone());
+                let old = CachedSnapshot::new(before.clone(), cache.clone());
+                for i in 0..14u64 {
+                    let k = format!("f/{i:02}");
+                    // Twice: the scan, then the kept scan.
+                    for _ in 0..2 {
+                        assert_eq!(through.get_raw(&k).await.unwrap(), now.get_raw(&k).await.unwrap(), "{k} after block {block}, bound {bound}");
+                    }
+                    assert_eq!(old.get_raw(&k).await.unwrap(), before.get_raw(&k).await.unwrap(), "{k} at the old version, bound {bound}");
+                }
+                olds.push((before, old));
+            }
+            for (snap, old) in &olds {
+                for i in 0..14u64 {
+                    let k = format!("f/{i:02}");
+                    assert_eq!(old.get_raw(&k).await.unwrap(), snap.get_raw(&k).await.unwrap(), "{k} at version {}", snap.version());
+                }
+            }
+            // With the larger bound the latest scan was kept; with the smaller one the prefix
+            // outgrew it and its keys were read one by one (then cached as any other key, so
+            // the latest version needed no scan).
+            let version = storage.latest_version();
+            match cache.sparse(version, "f/") {
+                Sparse::Kept(entries) => assert!(bound == 64 && entries.len() <= 12, "bound {bound}"),
+                Sparse::KeyByKey | Sparse::Scan => assert_eq!(bound, 3, "the scan at version {version} was not kept"),
+            }
         }
     }
 

@@ -20,11 +20,13 @@ pub(crate) struct Store {
 
 impl Store {
     /// Wraps an opened storage, with a read cache that memoizes and keeps what the modules
-    /// ask it to (`Module::MEMOIZED_SCANS`, `Module::CACHED_NONVERIFIABLE`).
+    /// ask it to (`Module::MEMOIZED_SCANS`, `Module::CACHED_NONVERIFIABLE`,
+    /// `Module::SPARSE_PREFIXES`).
     pub(crate) fn new(storage: Storage) -> Self {
         let reads = Arc::new(
             ReadCache::new(crate::readcache::MAX_ENTRIES)
                 .memoizing_scans_of(&crate::modules::memoized_scans())
+                .answering_from_scans(&crate::modules::sparse_prefixes(), crate::readcache::MAX_SPARSE_SCAN)
                 .caching_nonverifiable(&crate::modules::cached_nonverifiable()),
         );
         reads.reset(storage.latest_version());

@@ -165,6 +165,12 @@ pub trait Module: Send + Sync + 'static {
     /// a transaction reads more than once, like the velocity windows).
     const CACHED_NONVERIFIABLE: &'static [&'static str] = &[];
 
+    /// Prefixes of the verifiable store that hold few keys while their point reads mostly ask
+    /// for keys that are absent (the frozen addresses, read for both parties of every
+    /// stablecoin movement). The app's read cache answers those reads from one scan of the
+    /// prefix per version, so a first read of an address costs no read of the store.
+    const SPARSE_PREFIXES: &'static [&'static str] = &[];
+
     /// Prefixes this module no longer keeps in the verifiable store, each with what lived
     /// there: a store that still holds keys under one was written by an older layout, and the
     /// app refuses to open it rather than misread it.

@@ -207,6 +207,7 @@ impl lantau_module_api::ModuleMsg for BankMsg {
 
 impl lantau_module_api::Module for Bank {
     const NAME: &'static str = MODULE_NAME;
+    const SPARSE_PREFIXES: &'static [&'static str] = &[state_key::FROZEN_PREFIX];
     type Genesis = genesis::GenesisState;
     type Msg = BankMsg;
 

@@ -39,8 +39,11 @@ pub fn paused(denom: &str) -> String {
 /// `bank/frozen/<lower-hex address>` → `[1]`: the address may neither send nor receive
 /// stablecoins. Absent means not frozen.
 pub fn frozen(addr: &Address) -> String {
-    addr.key_under("bank/frozen/")
+    addr.key_under(FROZEN_PREFIX)
 }
+
+/// Prefix of every frozen address.
+pub const FROZEN_PREFIX: &str = "bank/frozen/";
 
 /// `bank/denom/<denom>` → `chain.stablecoin.v1.Denom` record (protobuf): the stablecoin's
 /// display name, decimals and issuer. Written once, when the denom is created.

@@ -67,6 +67,9 @@ type Value = Option<Vec<u8>>;
 /// A kept prefix scan: its entries in key order.
 type Scan = Arc<Vec<(String, Vec<u8>)>>;
 
+/// The kept scans of one version by prefix (`None`: a sparse prefix with too many keys).
+type KeptScans = std::collections::BTreeMap<String, Option<Scan>>;
+
 /// The committed values of recently used keys at one version.
 #[derive(Debug)]
 pub struct ReadCache {
@@ -76,7 +79,7 @@ pub struct ReadCache {
     memo_prefixes: Vec<String>,
     /// Kept scans: the version they belong to, and each prefix's entries in key order (`None`:
     /// a sparse prefix that held more keys than [`ReadCache::max_sparse`] at that version).
-    scans: parking_lot::Mutex<(Option<u64>, std::collections::BTreeMap<String, Option<Scan>>)>,
+    scans: parking_lot::Mutex<(Option<u64>, KeptScans)>,
     /// Prefixes whose point reads are answered from a kept scan.
     sparse_prefixes: Vec<String>,
     /// Most keys a sparse prefix's kept scan holds.

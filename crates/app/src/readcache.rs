@@ -558,6 +558,17 @@ mod tests {
         *seed >> 33
     }
 
+    /// Commits `delta` (made over the cache at `before`) the way `App` commits a block: the
+    /// write set transplanted onto the plain snapshot, then the cache rolled forward with it.
+    async fn commit_as_the_app(storage: &TempStorage, cache: &ReadCache, before: &Snapshot, delta: StateDelta<CachedSnapshot>) {
+        let (cached, changes) = delta.flatten();
+        let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut plain = StateDelta::new(cached.snapshot().clone());
+        changes.apply_to(&mut plain);
+        storage.commit(plain).await.unwrap();
+        cache.advance(before.version(), storage.latest_version(), writes.iter().map(|(k, v)| (k, v)));
+    }
+
     /// Blocks of random writes and deletes, committed the way `App` commits them (execution
     /// over the cache, the write set transplanted onto the plain snapshot, the cache rolled
     /// forward); after every commit every key read through the cache equals the snapshot's
@@ -580,12 +591,7 @@ mod tests {
                     _ => delta.put_raw(k, format!("v{block}-{}", next(&mut seed)).into_bytes()),
                 }
             }
-            let (cached, changes) = delta.flatten();
-            let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            let mut plain = StateDelta::new(cached.snapshot().clone());
-            changes.apply_to(&mut plain);
-            storage.commit(plain).await.unwrap();
-            cache.advance(before.version(), storage.latest_version(), writes.iter().map(|(k, v)| (k, v)));
+            commit_as_the_app(&storage, &cache, &before, delta).await;
 
             let now = storage.latest_snapshot();
             let through = CachedSnapshot::new(now.clone(), cache.clone());
@@ -717,12 +723,7 @@ mod tests {
                     }
                 }
                 delta.put_raw(format!("g/{block}"), vec![0]);
-                let (cached, changes) = delta.flatten();
-                let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                let mut plain = StateDelta::new(cached.snapshot().clone());
-                changes.apply_to(&mut plain);
-                storage.commit(plain).await.unwrap();
-                cache.advance(before.version(), storage.latest_version(), writes.iter().map(|(k, v)| (k, v)));
+                commit_as_the_app(&storage, &cache, &before, delta).await;
 
                 let now = storage.latest_snapshot();
                 let through = CachedSnapshot::new(now.clone(), cache.clone());

@@ -233,6 +233,7 @@ impl Blocks {
         store.reads().advance(staged.base_version, store.storage().latest_version(), staged.writes.iter().chain(&staged.cached_nv_writes).map(|(k, v)| (k, v)));
         // One INFO line per block, under either driver.
         tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, app_hash = %hex::encode_upper(root), "committed block");
+        crate::dropper::drop_later((staged.writes, staged.cached_nv_writes));
         Ok((staged.height, staged.keys))
     }
 }

@@ -18,7 +18,8 @@
 //! `footprint.rs` (what an admission read and wrote), `tx.rs`, `msg.rs`, `ante.rs`,
 //! `screen.rs`, `sigcache.rs`, `readcache.rs`, `genesis.rs`, `state_key.rs`, `grpc.rs` (the
 //! router's shared items), `hooks.rs` (what a driver adds to each block's commit: the tx index,
-//! the block store), `store_check.rs` (the store's verification at open).
+//! the block store), `store_check.rs` (the store's verification at open), `dropper.rs` (a
+//! block's leftovers freed off the block's thread).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 #![cfg_attr(test, allow(unused_crate_dependencies))]
@@ -29,6 +30,7 @@ mod app;
 pub mod audit_export;
 mod block;
 pub mod config;
+pub mod dropper;
 pub mod error;
 pub mod export;
 pub mod footprint;

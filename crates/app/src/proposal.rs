@@ -60,7 +60,8 @@ impl Proposals {
 
     /// The offered decodings served a block.
     pub(crate) fn forget(&self) {
-        self.known.lock().clear();
+        let known = std::mem::take(&mut *self.known.lock());
+        crate::dropper::drop_later(known);
     }
 
     /// Runs each of `txs`, in order, through admission (ante and gates) on a throwaway

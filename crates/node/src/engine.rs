@@ -463,8 +463,11 @@ impl Engine {
 
         *self.last.lock() = Some(LastBlock { height: h, time, id: lantau_rpc::api::block_id(&block), results_hash: results_hash(&resp.tx_results) });
 
+        // What the block leaves behind is freed off this thread, which produces the next block.
+        lantau_app::dropper::drop_later(reaped);
         // Publish after the commit: a subscriber never hears of something that may not persist.
         if self.events.receiver_count() == 0 {
+            lantau_app::dropper::drop_later((resp, txs, block));
             return Ok(Some(height));
         }
         let timestamp = indexer::rfc3339(time);

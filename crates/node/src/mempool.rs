@@ -271,6 +271,8 @@ impl Mempool {
 
     /// Removes entries by hash.
     pub fn remove(&mut self, hashes: impl IntoIterator<Item = [u8; 32]>) {
+        // The entries (decodings, footprints) are freed off the caller's thread and this lock.
+        let mut removed = Vec::new();
         for h in hashes {
             if let Some(id) = self.by_hash.remove(&h) {
                 if let Some(e) = self.order.remove(&id) {
@@ -282,8 +284,12 @@ impl Mempool {
                             self.per_sender.remove(&e.tx.signer);
                         }
                     }
+                    removed.push(e);
                 }
             }
+        }
+        if !removed.is_empty() {
+            lantau_app::dropper::drop_later(removed);
         }
     }
 

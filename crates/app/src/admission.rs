@@ -64,7 +64,7 @@ impl Overlay {
                 None => self.state.delete(k.clone()),
             }
         }
-        self.gen.wrote(footprint.writes().iter().map(|(k, _)| crate::footprint::fingerprint(0, k.as_bytes())));
+        self.gen.wrote(footprint.write_keys().iter().copied());
     }
 }
 

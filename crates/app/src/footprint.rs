@@ -190,6 +190,11 @@ pub struct Footprint {
     /// the fee collector's balance. Shared with the footprints of the replays that rebase the
     /// fee (they change only the payer's write).
     reads: Arc<ReadSet>,
+    /// The fingerprints of the keys in `reads` (its points, then its parts), made once: each
+    /// recheck looks them up in the sets of the keys written since.
+    read_keys: Arc<[u64]>,
+    /// The fingerprints of the keys in `writes`, in their order.
+    write_keys: Arc<[u64]>,
     /// The overlay it was made on.
     made_on: MadeOn,
     /// False when the admission wrote something a replay cannot reproduce (non-verifiable
@@ -255,7 +260,10 @@ impl Footprint {
             writes.push((k.clone(), v.clone()));
         }
         let debit_denoms = (!payer_read_whole).then_some(payer_denoms);
-        Self { writes, before, debit, debit_denoms, reads: Arc::new(reads), made_on: MadeOn::on(made_on), replayable }
+        let parts = reads.parts.iter().map(|p| fingerprint(0, p.key.as_bytes()));
+        let read_keys = reads.points.iter().map(|(k, _)| key_hash(k)).chain(parts).collect();
+        let write_keys = writes.iter().map(|(k, _)| fingerprint(0, k.as_bytes())).collect();
+        Self { writes, before, debit, debit_denoms, reads: Arc::new(reads), read_keys, write_keys, made_on: MadeOn::on(made_on), replayable }
     }
 
     /// The footprint a replay on `state` has (its writes are the replay's), when a replay
@@ -300,12 +308,11 @@ impl Footprint {
                 Some(1) => Some(blocks.of(now.base)?),
                 _ => return None,
             };
-            let parts = self.reads.parts.iter().map(|p| fingerprint(0, p.key.as_bytes()));
-            let hashes: Vec<u64> = self.reads.points.iter().map(|(k, _)| key_hash(k)).chain(parts).collect();
+            let hashes = &self.read_keys;
             let mut skip: Vec<bool> = hashes.iter().map(|h| !block.as_ref().is_some_and(|b| b.contains(h))).collect();
             let mut unwritten_in = |g: &Generation| {
                 let w = g.written.lock();
-                for (s, h) in skip.iter_mut().zip(&hashes) {
+                for (s, h) in skip.iter_mut().zip(hashes.iter()) {
                     *s = *s && !w.contains(h);
                 }
             };
@@ -335,6 +342,11 @@ impl Footprint {
         &self.writes
     }
 
+    /// The fingerprints of the keys the footprint writes.
+    pub(crate) fn write_keys(&self) -> &[u64] {
+        &self.write_keys
+    }
+
     /// What the payer's record is after the replay, when it holds `held` where the admission
     /// read `old` and wrote `wrote`: the native balance no smaller than it was, the other
     /// denoms the admission took unchanged, and a record of the same length (the same gas).
@@ -342,7 +354,7 @@ impl Footprint {
     /// (which it therefore did not change) keep what they hold now.
     fn rebased_debit(&self, held: &Option<Vec<u8>>, old: &Option<Vec<u8>>, wrote: &Option<Vec<u8>>) -> Option<Balances> {
         let (held_record, old_record, wrote_record) = (record(held)?, record(old)?, record(wrote)?);
-        let (now, before, paid_from) = (native(held)?, native(old)?, native(wrote)?);
+        let (now, before, paid_from) = (native_of(&held_record)?, native_of(&old_record)?, native_of(&wrote_record)?);
         if now < before || held.as_ref()?.len() != old.as_ref()?.len() {
             return None;
         }
@@ -385,7 +397,12 @@ fn record(v: &Option<Vec<u8>>) -> Option<Balances> {
 
 /// A balance record's native amount, when it holds some.
 fn native(v: &Option<Vec<u8>>) -> Option<u128> {
-    Some(record(v)?.get(NATIVE_DENOM).0).filter(|a| *a > 0)
+    native_of(&record(v)?)
+}
+
+/// A decoded balance record's native amount, when it holds some.
+fn native_of(b: &Balances) -> Option<u128> {
+    Some(b.get(NATIVE_DENOM).0).filter(|a| *a > 0)
 }
 
 #[cfg(test)]

@@ -41,7 +41,9 @@
 //! admission), the block committed since wrote it, or the overlay it is checked on wrote it;
 //! only those keys are read again. A footprint checked more than one commit after it was made
 //! (or on an unknown block) compares every read. The sets hold fingerprints of the keys: a
-//! collision only makes a key be compared that need not be.
+//! collision only makes a key be compared that need not be. A footprint fingerprints the keys
+//! it read and wrote once, when it is made: a transaction waiting through many blocks is
+//! rechecked after each, and hashing its keys again every time was most of a replay's cost.
 //!
 //! The advisory gates read unlogged ([`lantau_module_api::reads::ReadLog::unlogged`]): what
 //! they read raises flags at execution, never changes whether the transaction passes.

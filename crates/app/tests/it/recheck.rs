@@ -200,3 +200,53 @@ async fn a_senders_next_transaction_replays_when_the_block_wrote_what_its_admiss
     assert_eq!(app.check_tx_bytes(&native(1)).await.result.expect_err("taken").code, 32);
     assert!(app.check_tx_bytes(&native(2)).await.result.is_ok());
 }
+
+/// A sender's waiting transactions replay one after another, each on what the replay before it
+/// wrote, and a transaction run in full after them sees those writes: the overlay a recheck
+/// builds is the same whichever way each transaction was rechecked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_senders_waiting_transactions_replay_on_the_writes_before_them_and_a_full_run_after_them_sees_those_writes() {
+    let keys: Vec<SecretKey> = (0..7).map(key).collect();
+    let (_dir, app, init) = new_chain("recheck-1", genesis(&keys)).await;
+    init.unwrap();
+    let payload = full_payload();
+    let gated = |seq: u64| {
+        signed(
+            &keys[1],
+            1,
+            seq,
+            TxBuilder::new(vec![msg_send(&keys[1].address(), &keys[2].address(), &[Coin::new(DENOM, 100u128)])]).gas(400_000).travel_rule(&payload),
+        )
+    };
+    let admit = |bytes: Vec<u8>| admit_keeping_footprint(&app, bytes);
+    let g0 = gated(0);
+    admit(g0.clone()).await;
+    let mut waiting = Vec::new();
+    for seq in 1..=3 {
+        waiting.push(admit(gated(seq)).await);
+    }
+    let r = app.finalize_block(block_req(1, vec![g0])).await.unwrap();
+    assert!(r.tx_results[0].code.is_ok(), "{}", r.tx_results[0].log);
+    app.commit_keeping_check_state().await.unwrap();
+
+    // The first two replay (the block moved the record's stablecoin: each pays its fee from
+    // the record as the replay before it left it); the third runs in full after them.
+    let mut rebuild = app.begin_check_rebuild().await.unwrap();
+    let mut rechecked = Vec::new();
+    for (tx, fp) in &waiting[..2] {
+        rechecked.push(app.recheck(&mut rebuild, tx, fp).await.unwrap());
+    }
+    assert_eq!(rebuild.counts(), (2, 0), "both replayed");
+    rechecked.push(app.recheck(&mut rebuild, &waiting[2].0, &lantau_app::Footprint::none()).await.expect("sequence 3 is next after the replays"));
+    assert_eq!(rebuild.counts(), (2, 1));
+    // All three run in full write the same.
+    let mut full = app.begin_check_rebuild().await.unwrap();
+    for ((tx, _), got) in waiting.iter().zip(&rechecked) {
+        let rerun = app.recheck(&mut full, tx, &lantau_app::Footprint::none()).await.unwrap();
+        assert_eq!(*rerun, **got, "sequence {}", tx.sequence);
+    }
+    assert!(app.finish_check_rebuild(rebuild, Vec::new).await.0.is_empty());
+    // The rebuilt overlay expects sequence 4.
+    assert_eq!(app.check_tx_bytes(&gated(3)).await.result.expect_err("taken").code, 32);
+    assert!(app.check_tx_bytes(&gated(4)).await.result.is_ok());
+}

@@ -38,62 +38,31 @@ pub struct CheckOutcome {
     pub decoded: Option<Arc<DecodedTx>>,
 }
 
-/// Replayed writes not yet put into an overlay's state, by key ([`Overlay::replay`]). Drained
-/// into the overlay's ordered map, whose content does not depend on the order it is filled
-/// in; never iterated into anything else.
-#[allow(clippy::disallowed_types)]
-type Pending = std::collections::HashMap<String, Option<Vec<u8>>, foldhash::fast::RandomState>;
-
 /// An overlay admissions run on, with its generation (the keys written into it).
 pub(crate) struct Overlay {
-    state: StateDelta<CachedSnapshot>,
+    pub(crate) state: StateDelta<CachedSnapshot>,
     pub(crate) gen: Arc<Generation>,
-    /// Writes of replays not yet in `state`: the last value a replay wrote to each key. A
-    /// recheck replays each sender's waiting transactions one after another, each reading and
-    /// writing the keys the one before wrote (the account, the payer's record); here they are
-    /// found and replaced by hash, and each key goes into `state`'s ordered map once, when
-    /// something other than a replay reads the overlay.
-    pending: Pending,
 }
 
 impl Overlay {
     fn on(snap: CachedSnapshot) -> Self {
         let gen = Generation::new(snap.version());
-        Self { state: StateDelta::new(snap), gen, pending: Pending::default() }
-    }
-
-    /// The overlay's state, with every replayed write in it.
-    pub(crate) fn state(&mut self) -> &mut StateDelta<CachedSnapshot> {
-        for (k, v) in self.pending.drain() {
-            match v {
-                Some(v) => self.state.put_raw(k, v),
-                None => self.state.delete(k),
-            }
-        }
-        &mut self.state
-    }
-
-    /// The value a replay not yet in the state wrote to `key`, if one did.
-    pub(crate) fn pending(&self, key: &str) -> Option<&Option<Vec<u8>>> {
-        self.pending.get(key)
-    }
-
-    /// The overlay's state without the replayed writes not yet in it: what it holds for the
-    /// keys [`Overlay::pending`] does not answer.
-    pub(crate) fn state_below_pending(&self) -> &StateDelta<CachedSnapshot> {
-        &self.state
+        Self { state: StateDelta::new(snap), gen }
     }
 
     /// Applies `changes` (made on this overlay) and notes the keys they write.
     pub(crate) fn apply(&mut self, changes: cnidarium::Cache) {
         self.gen.wrote(crate::footprint::written_keys(&changes));
-        changes.apply_to(self.state());
+        changes.apply_to(&mut self.state);
     }
 
     /// Writes a replayed footprint's writes and notes their keys.
     fn replay(&mut self, footprint: &Footprint) {
         for (k, v) in footprint.writes() {
-            self.pending.insert(k.clone(), v.clone());
+            match v {
+                Some(v) => self.state.put_raw(k.clone(), v.clone()),
+                None => self.state.delete(k.clone()),
+            }
         }
         self.gen.wrote(footprint.write_keys().iter().copied());
     }
@@ -352,13 +321,12 @@ impl Admission {
         admit: impl FnOnce(Arc<Footprint>) -> Result<(), TxError>,
     ) -> Result<Arc<Footprint>, TxError> {
         let log = ReadLog::new();
-        let gen = overlay.gen.clone();
-        let mut run_on = StateDelta::new(Recording::new(overlay.state(), log.clone()));
+        let mut run_on = StateDelta::new(Recording::new(&mut overlay.state, log.clone()));
         let env = crate::pipeline::Env { reads: Some(&log), ..shared.env() };
         crate::pipeline::run(&env, &mut run_on, tx, block, gas, mode).await.result?;
         let (below, changes) = run_on.flatten();
         let state = below.into_inner();
-        let footprint = Arc::new(Footprint::of(&*state, &gen, &changes, log.take(), &self.collector_balance, &payer_balance(tx)).await);
+        let footprint = Arc::new(Footprint::of(&*state, &overlay.gen, &changes, log.take(), &self.collector_balance, &payer_balance(tx)).await);
         admit(footprint.clone())?;
         overlay.apply(changes);
         Ok(footprint)
@@ -378,7 +346,7 @@ impl Admission {
         footprint: Option<&Arc<Footprint>>,
     ) -> Result<(Arc<Footprint>, bool), TxError> {
         let replay = match footprint {
-            Some(fp) if tx.timeout_height == 0 => fp.replay_on(overlay, &self.blocks).await.map(|r| (fp, r)),
+            Some(fp) if tx.timeout_height == 0 => fp.replay_on(&overlay.state, &overlay.gen, &self.blocks).await.map(|r| (fp, r)),
             _ => None,
         };
         match replay {
@@ -448,8 +416,8 @@ impl Admission {
         let gas = GasMeter::new(shared.cfg.max_gas_per_tx);
         // On the check overlay, as CheckTx sees state: a sender with sequence n waiting in the
         // mempool simulates n+1. The layer on top is thrown away.
-        let mut check = self.check.lock().await;
-        let mut state = StateDelta::new(&*check.state());
+        let check = self.check.lock().await;
+        let mut state = StateDelta::new(&check.state);
         let run = crate::pipeline::run(&shared.env(), &mut state, &decoded, &block, &gas, Mode::Simulate).await;
         SimulateOutcome { gas_used: gas.used(), events: run.events, result: run.result }
     }
@@ -469,8 +437,8 @@ impl Admission {
         let decoded = tx::decode_for_simulation(bytes, &shared.cfg)?;
         let block = self.block_ctx(shared, store).await.map_err(internal)?;
         let gas = GasMeter::infinite();
-        let mut check = self.check.lock().await;
-        let mut state = StateDelta::new(&*check.state());
+        let check = self.check.lock().await;
+        let mut state = StateDelta::new(&check.state);
         let run = crate::pipeline::run(&shared.env(), &mut state, &decoded, &block, &gas, Mode::SimulateTrace).await;
         match (run.trace, run.result) {
             (Some(t), _) => Ok(Some(t)),
@@ -483,8 +451,8 @@ impl Admission {
     /// (committed sequence plus the transactions admitted since).
     pub(crate) async fn pending_sequence(&self, addr: &Address) -> Result<u64, AppError> {
         use lantau_auth::AuthRead as _;
-        let mut check = self.check.lock().await;
-        let acct = check.state().account(&GasMeter::infinite(), addr).await.map_err(|e| AppError::Corrupt { key: "auth/account", why: e.log })?;
+        let check = self.check.lock().await;
+        let acct = check.state.account(&GasMeter::infinite(), addr).await.map_err(|e| AppError::Corrupt { key: "auth/account", why: e.log })?;
         Ok(acct.map_or(0, |a| a.sequence))
     }
 }

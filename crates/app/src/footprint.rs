@@ -52,8 +52,6 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use cnidarium::{Cache, StateRead};
-
-use crate::admission::Overlay;
 use lantau_bank::Balances;
 use lantau_module_api::reads::{ReadSet, StoreKey};
 use lantau_primitives::{Amount, NATIVE_DENOM};
@@ -270,28 +268,24 @@ impl Footprint {
         Self { writes, before, debit, debit_denoms, reads: Arc::new(reads), read_keys, write_keys, made_on: MadeOn::on(made_on), replayable }
     }
 
-    /// The footprint a replay on `overlay` has (its writes are the replay's), when a replay
+    /// The footprint a replay on `state` has (its writes are the replay's), when a replay
     /// there stands for a recheck: every key the admission wrote holds what it held before the
     /// admission, except the fee payer's balance, which may hold more (it then pays the same
-    /// fee from what is there), and every other key it read holds what it found. The keys of
-    /// `blocks` are known on the overlay. The footprint is copied only when the replay changes
-    /// it ([`Replay::Rebased`]).
-    pub(crate) async fn replay_on(&self, overlay: &mut Overlay, blocks: &BlockWrites) -> Option<Replay> {
+    /// fee from what is there), and every other key it read holds what it found. `state` is
+    /// the overlay `now`, on which the keys of `blocks` are known. The footprint is copied only
+    /// when the replay changes it ([`Replay::Rebased`]).
+    pub(crate) async fn replay_on<S: StateRead>(&self, state: &S, now: &Arc<Generation>, blocks: &BlockWrites) -> Option<Replay> {
         if !self.replayable || self.writes.is_empty() {
             return None;
         }
         let mut rebased: Option<Footprint> = None;
         for (i, ((k, wrote), old)) in self.writes.iter().zip(self.before.iter()).enumerate() {
-            // What the overlay holds: a replay's write not yet in its state, or its state.
-            let held = match overlay.pending(k) {
-                Some(v) => v.clone(),
-                None => match overlay.state_below_pending().get_raw(k).await {
-                    Ok(v) => v,
-                    Err(e) => {
-                        lantau_module_api::store::fault(format_args!("reading {k}"), e);
-                        return None;
-                    }
-                },
+            let held = match state.get_raw(k).await {
+                Ok(v) => v,
+                Err(e) => {
+                    lantau_module_api::store::fault(format_args!("reading {k}"), e);
+                    return None;
+                }
             };
             if held == *old {
                 continue;
@@ -309,8 +303,6 @@ impl Footprint {
         // Only the keys that may have changed since are read again: which, decided before any
         // read, under one lock of each set in turn (never two at once: another thread may
         // take the same two the other way round).
-        let now = overlay.gen.clone();
-        let now = &now;
         let made_on = self.made_on.get();
         let skip: Option<Vec<bool>> = made_on.as_ref().and_then(|m| {
             let block = match now.base.checked_sub(m.base) {
@@ -332,9 +324,6 @@ impl Footprint {
             }
             Some(skip)
         });
-        // A read to compare goes to the overlay's state with every replayed write in it.
-        let reads_state = skip.as_ref().is_none_or(|s| s.iter().any(|skipped| !skipped)) || !self.reads.scans.is_empty();
-        let state = if reads_state { &*overlay.state() } else { overlay.state_below_pending() };
         if !self.reads.holds_on(state, |i, _| skip.as_ref().and_then(|s| s.get(i)).copied().unwrap_or(false)).await {
             return None;
         }

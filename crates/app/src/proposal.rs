@@ -114,7 +114,7 @@ impl Proposals {
                 continue;
             }
             let gas = GasMeter::new(decoded.gas_limit);
-            let mut run_on = StateDelta::new(r.overlay.state());
+            let mut run_on = StateDelta::new(&mut r.overlay.state);
             let res = crate::pipeline::run(&shared.env(), &mut run_on, &decoded, &r.block, &gas, Mode::Propose).await.result;
             if res.is_ok() {
                 let (_, changes) = run_on.flatten();

@@ -27,6 +27,13 @@ fn full_payload() -> cpb::TravelRulePayload {
     }
 }
 
+/// k1's gated transfer of 100 to k2 with a full Travel Rule payload, at sequence `seq`.
+fn gated_transfer(keys: &[SecretKey], seq: u64) -> Vec<u8> {
+    let (from, to) = (&keys[1], &keys[2]);
+    let msg = msg_send(&from.address(), &to.address(), &[Coin::new(DENOM, 100u128)]);
+    signed(from, 1, seq, TxBuilder::new(vec![msg]).gas(400_000).travel_rule(&full_payload()))
+}
+
 /// Admits `bytes` (it must pass) and returns its decoding and the footprint the mempool keeps.
 async fn admit_keeping_footprint(app: &lantau_app::App, bytes: Vec<u8>) -> (Arc<lantau_app::tx::DecodedTx>, Arc<lantau_app::Footprint>) {
     let got = Arc::new(parking_lot::Mutex::new(None));
@@ -154,15 +161,7 @@ async fn a_senders_next_transaction_replays_when_the_block_wrote_what_its_admiss
     let keys: Vec<SecretKey> = (0..7).map(key).collect();
     let (_dir, app, init) = new_chain("recheck-1", genesis(&keys)).await;
     init.unwrap();
-    let payload = full_payload();
-    let gated = |seq: u64| {
-        signed(
-            &keys[1],
-            1,
-            seq,
-            TxBuilder::new(vec![msg_send(&keys[1].address(), &keys[2].address(), &[Coin::new(DENOM, 100u128)])]).gas(400_000).travel_rule(&payload),
-        )
-    };
+    let gated = |seq: u64| gated_transfer(&keys, seq);
     let native = |seq: u64| {
         signed(&keys[5], 5, seq, TxBuilder::new(vec![msg_send(&keys[5].address(), &keys[6].address(), &[Coin::new("alantau", 5u128)])]).gas(200_000))
     };
@@ -209,15 +208,7 @@ async fn a_senders_waiting_transactions_replay_on_the_writes_before_them_and_a_f
     let keys: Vec<SecretKey> = (0..7).map(key).collect();
     let (_dir, app, init) = new_chain("recheck-1", genesis(&keys)).await;
     init.unwrap();
-    let payload = full_payload();
-    let gated = |seq: u64| {
-        signed(
-            &keys[1],
-            1,
-            seq,
-            TxBuilder::new(vec![msg_send(&keys[1].address(), &keys[2].address(), &[Coin::new(DENOM, 100u128)])]).gas(400_000).travel_rule(&payload),
-        )
-    };
+    let gated = |seq: u64| gated_transfer(&keys, seq);
     let admit = |bytes: Vec<u8>| admit_keeping_footprint(&app, bytes);
     let g0 = gated(0);
     admit(g0.clone()).await;

@@ -1,0 +1,226 @@
+//! Opening the store, staging a version's changes and committing them.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, ensure, Context, Result};
+use cnidarium::{Cache, StateDelta};
+use jmt::KeyHash;
+use parking_lot::RwLock;
+use rocksdb::{IteratorMode, Options, WriteBatch, DB};
+
+use crate::layout::{self, PRE_GENESIS};
+use crate::snapshot::Snapshot;
+
+/// How many recent versions stay open for reads (the latest included).
+const KEPT_VERSIONS: usize = 10;
+
+/// The store: one RocksDB database and the snapshots of its recent versions. Cheap to clone;
+/// clones share the database.
+#[derive(Clone)]
+pub struct Storage(Arc<Inner>);
+
+struct Inner {
+    db: Arc<DB>,
+    /// The recent versions, oldest first; never empty.
+    recent: RwLock<VecDeque<Snapshot>>,
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Storage").field("version", &self.latest_version()).finish_non_exhaustive()
+    }
+}
+
+/// A version's changes, staged: the tree's new root and the write that makes the version.
+pub struct StagedWriteBatch {
+    batch: WriteBatch,
+    version: jmt::Version,
+    root: jmt::RootHash,
+}
+
+impl StagedWriteBatch {
+    /// The version the batch writes.
+    pub fn version(&self) -> jmt::Version {
+        self.version
+    }
+
+    /// The tree's root hash once the batch is written (the app hash).
+    pub fn root_hash(&self) -> &jmt::RootHash {
+        &self.root
+    }
+}
+
+impl std::fmt::Debug for StagedWriteBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StagedWriteBatch").field("version", &self.version).field("root", &hex(&self.root.0)).finish_non_exhaustive()
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The database options: those cnidarium opened with, so a home written by either reads the
+/// same.
+fn options() -> Options {
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.create_missing_column_families(true);
+    opts
+}
+
+/// The latest version written (`PRE_GENESIS` for an empty store): the version of the last
+/// tree node, every version writes at least its root.
+fn latest_version(db: &DB) -> Result<jmt::Version> {
+    let cf = db.cf_handle(layout::NODES).context("the store has no tree column family")?;
+    let mut it = db.raw_iterator_cf(cf);
+    it.seek_to_last();
+    if !it.valid() {
+        it.status()?;
+        return Ok(PRE_GENESIS);
+    }
+    it.key().and_then(layout::node_key_version).context("a tree node key shorter than its version")
+}
+
+fn open(path: &Path) -> Result<DB> {
+    // A new store has no column families to list yet.
+    let existing = DB::list_cf(&options(), path).unwrap_or_default();
+    let unknown: Vec<&str> = existing.iter().map(String::as_str).filter(|c| *c != "default" && !layout::COLUMNS.contains(c)).collect();
+    if !unknown.is_empty() {
+        bail!("the store at {} has column families this node does not use ({}): substores", path.display(), unknown.join(", "));
+    }
+    let db = DB::open_cf(&options(), path, layout::COLUMNS).with_context(|| format!("opening the store at {}", path.display()))?;
+    let config = db.cf_handle(layout::CONFIG).context("the store has no config column family")?;
+    if let Some(row) = db.iterator_cf(config, IteratorMode::Start).next() {
+        let (prefix, _) = row?;
+        bail!("the store at {} has a substore (prefix {:?}), which this node does not use", path.display(), String::from_utf8_lossy(&prefix));
+    }
+    Ok(db)
+}
+
+impl Storage {
+    /// Opens the store at `path`, creating it when there is none.
+    pub async fn load(path: PathBuf) -> Result<Self> {
+        tokio::task::spawn_blocking(move || Self::open(&path)).await?
+    }
+
+    /// Opens the store at `path` on this thread.
+    pub fn open(path: &Path) -> Result<Self> {
+        let db = Arc::new(open(path)?);
+        let version = latest_version(&db)?;
+        let latest = Snapshot::new(db.clone(), version);
+        Ok(Self(Arc::new(Inner { db, recent: RwLock::new(VecDeque::from([latest])) })))
+    }
+
+    /// The latest version (`u64::MAX` before genesis).
+    pub fn latest_version(&self) -> jmt::Version {
+        self.latest_snapshot().version()
+    }
+
+    /// The latest version's snapshot.
+    pub fn latest_snapshot(&self) -> Snapshot {
+        let recent = self.0.recent.read();
+        // Never empty: opened with one, and a commit pushes before it pops.
+        recent.back().cloned().unwrap_or_else(|| Snapshot::new(self.0.db.clone(), PRE_GENESIS))
+    }
+
+    /// The snapshot of a recent version (the last ten are kept).
+    pub fn snapshot(&self, version: jmt::Version) -> Option<Snapshot> {
+        self.0.recent.read().iter().find(|s| s.version() == version).cloned()
+    }
+
+    /// Stages a delta over the latest snapshot as the next version.
+    pub async fn prepare_commit(&self, delta: StateDelta<Snapshot>) -> Result<StagedWriteBatch> {
+        let (base, changes) = delta.flatten();
+        self.prepare_changes(base.version(), changes).await
+    }
+
+    /// Stages changes made over version `base` (the latest) as the next version. The tree's
+    /// update runs on a blocking thread.
+    pub async fn prepare_changes(&self, base: jmt::Version, changes: Cache) -> Result<StagedWriteBatch> {
+        let latest = self.latest_snapshot();
+        ensure!(latest.version() == base, "changes made over version {base} cannot be committed after version {}", latest.version());
+        tokio::task::spawn_blocking(move || stage(&latest, &changes)).await?
+    }
+
+    /// Writes a staged version: it becomes the latest, and the oldest kept version closes.
+    pub fn commit_batch(&self, staged: StagedWriteBatch) -> Result<jmt::RootHash> {
+        let expected = self.latest_version().wrapping_add(1);
+        ensure!(staged.version == expected, "a batch for version {} cannot be written as version {expected}", staged.version);
+        self.0.db.write(staged.batch).context("writing the block's changes to the store")?;
+        let snapshot = Snapshot::new(self.0.db.clone(), staged.version);
+        let mut recent = self.0.recent.write();
+        recent.push_back(snapshot);
+        while recent.len() > KEPT_VERSIONS {
+            recent.pop_front();
+        }
+        Ok(staged.root)
+    }
+
+    /// Stages and writes a delta over the latest snapshot.
+    pub async fn commit(&self, delta: StateDelta<Snapshot>) -> Result<jmt::RootHash> {
+        let staged = self.prepare_commit(delta).await?;
+        self.commit_batch(staged)
+    }
+
+    /// Closes the store (every clone of it and every snapshot must be gone for the database to
+    /// close).
+    pub async fn release(self) {
+        drop(self);
+    }
+}
+
+/// The write that makes version `base + 1` from `changes` over `base`.
+///
+/// The tree takes the version's keys in one sorted batch when the version deletes none (the
+/// batch insertion has no deletions), and key by key when it does; both give the same tree.
+fn stage(base: &Snapshot, changes: &Cache) -> Result<StagedWriteBatch> {
+    let version = base.version().wrapping_add(1);
+    let tree = base.inner();
+    let cf = |name| tree.cf(name);
+    let (nodes, values, keys, by_hash, rows) =
+        (cf(layout::NODES)?, cf(layout::VALUES)?, cf(layout::KEYS)?, cf(layout::KEYS_BY_HASH)?, cf(layout::NONVERIFIABLE)?);
+    let mut batch = WriteBatch::default();
+
+    let verifiable = changes.unwritten_changes();
+    let mut puts: Vec<(KeyHash, Vec<u8>)> = Vec::with_capacity(verifiable.len());
+    let mut deletes = false;
+    for (key, value) in verifiable {
+        let hash = layout::key_hash(key.as_bytes());
+        match value {
+            Some(v) => {
+                batch.put_cf(keys, key, hash.0);
+                batch.put_cf(by_hash, hash.0, key);
+                puts.push((hash, v.clone()));
+            }
+            None => {
+                batch.delete_cf(keys, key);
+                batch.delete_cf(by_hash, hash.0);
+                deletes = true;
+            }
+        }
+    }
+    let jmt = jmt::Sha256Jmt::new(tree);
+    let (root, update) = if deletes || puts.is_empty() {
+        let set = verifiable.iter().map(|(k, v)| (layout::key_hash(k.as_bytes()), v.clone()));
+        jmt.put_value_set(set, version)?
+    } else {
+        let (mut roots, update) = jmt.batch_put_value_sets(vec![puts], None, version)?;
+        (roots.pop().context("the tree returned no root")?, update)
+    };
+    for (key, node) in update.node_batch.nodes() {
+        batch.put_cf(nodes, layout::node_key(key)?, borsh::to_vec(node)?);
+    }
+    for ((v, hash), value) in update.node_batch.values() {
+        batch.put_cf(values, layout::value_key(hash, *v), borsh::to_vec(value)?);
+    }
+    for (key, value) in changes.nonverifiable_changes() {
+        match value {
+            Some(v) => batch.put_cf(rows, key, v),
+            None => batch.delete_cf(rows, key),
+        }
+    }
+    Ok(StagedWriteBatch { batch, version, root })
+}

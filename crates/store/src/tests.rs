@@ -1,0 +1,221 @@
+//! The store against cnidarium's: the same blocks give the same root hashes, reads, scans and
+//! proofs, and each opens what the other wrote.
+
+use std::collections::BTreeMap;
+
+use cnidarium::{StateDelta, StateRead, StateWrite};
+use futures::StreamExt;
+
+use crate::{Snapshot, Storage};
+
+/// A deterministic generator (splitmix64).
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// One block's changes: verifiable keys put (`Some`) or deleted, and rows.
+#[derive(Default, Clone)]
+struct Block {
+    keys: BTreeMap<String, Option<Vec<u8>>>,
+    rows: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+}
+
+fn block(g: &mut Gen, height: u64, key_space: u64, writes: u64, with_deletes: bool) -> Block {
+    let mut b = Block::default();
+    // Every block writes its height, as the app does.
+    b.keys.insert("app/height".into(), Some(height.to_be_bytes().to_vec()));
+    for _ in 0..writes {
+        let k = g.below(key_space);
+        let key = format!("{}/k{k:05}", ["bank", "kyc", "compliance/flag"][(k % 3) as usize]);
+        let value = if with_deletes && g.below(5) == 0 { None } else { Some(vec![(g.next() & 0xff) as u8; 1 + g.below(80) as usize]) };
+        b.keys.insert(key, value);
+        let row = format!("rows/{:05}", g.below(key_space)).into_bytes();
+        let row_value = if g.below(7) == 0 { None } else { Some(g.next().to_be_bytes().to_vec()) };
+        b.rows.insert(row, row_value);
+    }
+    b
+}
+
+fn apply<S: StateWrite>(state: &mut S, b: &Block) {
+    for (k, v) in &b.keys {
+        match v {
+            Some(v) => state.put_raw(k.clone(), v.clone()),
+            None => state.delete(k.clone()),
+        }
+    }
+    for (k, v) in &b.rows {
+        match v {
+            Some(v) => state.nonverifiable_put_raw(k.clone(), v.clone()),
+            None => state.nonverifiable_delete(k.clone()),
+        }
+    }
+}
+
+async fn commit_ours(s: &Storage, b: &Block) -> [u8; 32] {
+    let mut d = StateDelta::new(s.latest_snapshot());
+    apply(&mut d, b);
+    s.commit(d).await.unwrap().0
+}
+
+async fn commit_theirs(s: &cnidarium::Storage, b: &Block) -> [u8; 32] {
+    let mut d = StateDelta::new(s.latest_snapshot());
+    apply(&mut d, b);
+    s.commit(d).await.unwrap().0
+}
+
+async fn scan<S: StateRead>(s: &S, prefix: &str) -> Vec<(String, Vec<u8>)> {
+    s.prefix_raw(prefix).map(|r| r.unwrap()).collect().await
+}
+
+async fn scan_keys<S: StateRead>(s: &S, prefix: &str) -> Vec<String> {
+    s.prefix_keys(prefix).map(|r| r.unwrap()).collect().await
+}
+
+async fn rows<S: StateRead>(s: &S, prefix: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    s.nonverifiable_prefix_raw(prefix).map(|r| r.unwrap()).collect().await
+}
+
+async fn range<S: StateRead>(s: &S, prefix: &[u8], from: &[u8], to: Option<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let stream = match to {
+        Some(t) => s.nonverifiable_range_raw(Some(prefix), from.to_vec()..t.to_vec()).unwrap().boxed(),
+        None => s.nonverifiable_range_raw(Some(prefix), from.to_vec()..).unwrap().boxed(),
+    };
+    stream.map(|r| r.unwrap()).collect().await
+}
+
+/// Everything a reader sees in a snapshot of ours and one of cnidarium's is the same.
+async fn same_reads(ours: &Snapshot, theirs: &cnidarium::Snapshot, key_space: u64) {
+    assert_eq!(ours.version(), theirs.version());
+    assert_eq!(ours.root_hash().await.unwrap().0, theirs.root_hash().await.unwrap().0);
+    for k in 0..key_space {
+        let key = format!("{}/k{k:05}", ["bank", "kyc", "compliance/flag"][(k % 3) as usize]);
+        assert_eq!(ours.get_raw(&key).await.unwrap(), theirs.get_raw(&key).await.unwrap(), "{key}");
+        let row = format!("rows/{k:05}").into_bytes();
+        assert_eq!(ours.nonverifiable_get_raw(&row).await.unwrap(), theirs.nonverifiable_get_raw(&row).await.unwrap());
+    }
+    for prefix in ["", "bank/", "kyc/k0001", "compliance/", "nothing/"] {
+        assert_eq!(scan(ours, prefix).await, scan(theirs, prefix).await, "prefix {prefix}");
+        assert_eq!(scan_keys(ours, prefix).await, scan_keys(theirs, prefix).await, "prefix {prefix}");
+    }
+    for prefix in [&b""[..], b"rows/", b"rows/0001", b"zzz"] {
+        assert_eq!(rows(ours, prefix).await, rows(theirs, prefix).await);
+    }
+    for (from, to) in [(&b"00010"[..], Some(&b"00050"[..])), (b"00020", None), (b"", Some(&b""[..]))] {
+        assert_eq!(range(ours, b"rows/", from, to).await, range(theirs, b"rows/", from, to).await);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocks_give_cnidarium_s_roots_reads_scans_and_proofs() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ours = Storage::load(a.path().to_path_buf()).await.unwrap();
+    let theirs = cnidarium::Storage::load(b.path().to_path_buf(), vec![]).await.unwrap();
+    assert_eq!(ours.latest_version(), u64::MAX);
+    assert_eq!(ours.latest_snapshot().root_hash().await.unwrap().0, theirs.latest_snapshot().root_hash().await.unwrap().0);
+    let mut g = Gen(7);
+    let key_space = 120;
+    for height in 0..24u64 {
+        // Blocks with deletions take the tree's key-by-key path, the others its batch.
+        let writes = 1 + g.below(60);
+        let b = block(&mut g, height, key_space, writes, height % 3 == 2);
+        let (r1, r2) = (commit_ours(&ours, &b).await, commit_theirs(&theirs, &b).await);
+        assert_eq!(r1, r2, "height {height}");
+        assert_eq!(ours.latest_version(), height);
+        same_reads(&ours.latest_snapshot(), &theirs.latest_snapshot(), key_space).await;
+    }
+    // An older version still open reads as it was.
+    let (o, t) = (ours.snapshot(20).unwrap(), theirs.snapshot(20).unwrap());
+    same_reads(&o, &t, key_space).await;
+    assert!(ours.snapshot(3).is_none(), "only the last ten versions stay open");
+
+    // Proofs: the same bytes as cnidarium's, and they verify against the root.
+    let snap = ours.latest_snapshot();
+    let root = snap.root_hash().await.unwrap();
+    let spec = jmt::ics23_spec();
+    for k in 0..key_space {
+        let key = format!("{}/k{k:05}", ["bank", "kyc", "compliance/flag"][(k % 3) as usize]);
+        let (value, proof) = snap.get_with_proof(key.clone().into_bytes()).await.unwrap();
+        let (their_value, their_proof) = theirs.latest_snapshot().get_with_proof(key.clone().into_bytes()).await.unwrap();
+        assert_eq!(value, their_value);
+        assert_eq!(vec![proof.clone()], their_proof.proofs, "{key}");
+        match value {
+            Some(v) => assert!(ics23::verify_membership::<ics23::HostFunctionsManager>(&proof, &spec, &root.0.to_vec(), key.as_bytes(), &v)),
+            None => assert!(ics23::verify_non_membership::<ics23::HostFunctionsManager>(&proof, &spec, &root.0.to_vec(), key.as_bytes())),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_opens_what_the_other_wrote_and_goes_on_to_the_same_roots() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut g = Gen(11);
+    let key_space = 80;
+    let blocks: Vec<Block> = (0..12u64).map(|h| block(&mut g, h, key_space, 30, h % 4 == 1)).collect();
+    // Directory a: cnidarium writes the first half, then this store the rest; b the other way.
+    let mut roots_a = Vec::new();
+    let mut roots_b = Vec::new();
+    {
+        let theirs = cnidarium::Storage::load(a.path().to_path_buf(), vec![]).await.unwrap();
+        let ours = Storage::load(b.path().to_path_buf()).await.unwrap();
+        for b in &blocks[..6] {
+            roots_a.push(commit_theirs(&theirs, b).await);
+            roots_b.push(commit_ours(&ours, b).await);
+        }
+        theirs.release().await;
+        ours.release().await;
+    }
+    let ours = Storage::load(a.path().to_path_buf()).await.unwrap();
+    let theirs = cnidarium::Storage::load(b.path().to_path_buf(), vec![]).await.unwrap();
+    assert_eq!(ours.latest_version(), 5);
+    assert_eq!(theirs.latest_version(), 5);
+    same_reads(&ours.latest_snapshot(), &theirs.latest_snapshot(), key_space).await;
+    for b in &blocks[6..] {
+        roots_a.push(commit_ours(&ours, b).await);
+        roots_b.push(commit_theirs(&theirs, b).await);
+    }
+    assert_eq!(roots_a, roots_b);
+    same_reads(&ours.latest_snapshot(), &theirs.latest_snapshot(), key_space).await;
+}
+
+#[tokio::test]
+async fn a_stale_or_out_of_order_commit_is_refused_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::load(dir.path().to_path_buf()).await.unwrap();
+    let b = block(&mut Gen(3), 0, 10, 5, false);
+    let stale = StateDelta::new(s.latest_snapshot());
+    commit_ours(&s, &b).await;
+    let err = s.prepare_commit(stale).await.unwrap_err();
+    assert!(err.to_string().contains("cannot be committed after version 0"), "{err}");
+
+    let mut d = StateDelta::new(s.latest_snapshot());
+    apply(&mut d, &block(&mut Gen(4), 1, 10, 5, false));
+    let staged = s.prepare_commit(d).await.unwrap();
+    assert_eq!(staged.version(), 1);
+    commit_ours(&s, &block(&mut Gen(5), 1, 10, 5, false)).await;
+    let root = s.latest_snapshot().root_hash().await.unwrap();
+    let err = s.commit_batch(staged).unwrap_err();
+    assert!(err.to_string().contains("cannot be written as version 2"), "{err}");
+    assert_eq!(s.latest_version(), 1);
+    assert_eq!(s.latest_snapshot().root_hash().await.unwrap(), root);
+}
+
+#[tokio::test]
+async fn a_store_with_substores_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = cnidarium::Storage::load(dir.path().to_path_buf(), vec!["ibc".into()]).await.unwrap();
+    theirs.release().await;
+    let err = Storage::load(dir.path().to_path_buf()).await.unwrap_err();
+    assert!(err.to_string().contains("substore-ibc-jmt") && err.to_string().contains("does not use"), "{err}");
+}

@@ -16,8 +16,9 @@
 
 use std::sync::Arc;
 
-use cnidarium::{Snapshot, StateDelta, StateRead, Storage};
+use cnidarium::{StateDelta, StateRead};
 use lantau_module_api::{store, GasMeter, TxError};
+use lantau_store::{Snapshot, Storage};
 use tendermint::abci::{request, response};
 use tendermint::block::Height as TmHeight;
 use tendermint::AppHash;
@@ -39,7 +40,7 @@ use crate::statesync::StateSync;
 use crate::storage::Store;
 use crate::tx::DecodedTx;
 
-/// The Lantau state machine over cnidarium storage.
+/// The Lantau state machine over its store (`lantau_store`).
 pub struct App {
     store: Store,
     shared: Shared,
@@ -72,7 +73,7 @@ impl App {
         if let Some(v) = verified {
             tracing::info!(files = v.files, mib = v.bytes >> 20, keys = v.keys, ms = v.ms.round(), "verified every block of the app store");
         }
-        let storage = Storage::load(path.clone(), vec![]).await.map_err(|e| AppError::Open { path, detail: format!("{e:#}") })?;
+        let storage = Storage::load(path.clone()).await.map_err(|e| AppError::Open { path, detail: format!("{e:#}") })?;
         Self::with_storage(storage, cfg, hook).await
     }
 

@@ -92,7 +92,7 @@ pub enum Link {
 /// `anchor` (whose root is the `app_hash` of block `anchor + 1`'s header, which the caller
 /// adds). Rows whose block time is in `[from, to]` (either bound optional) are whole.
 pub(crate) async fn build(
-    snap: &cnidarium::Snapshot,
+    snap: &lantau_store::Snapshot,
     chain_id: String,
     anchor: u64,
     from: Option<time::OffsetDateTime>,
@@ -103,7 +103,7 @@ pub(crate) async fn build(
         let key = key.as_bytes().to_vec();
         async move {
             let (value, proof) = snap.get_with_proof(key).await.map_err(AppError::store)?;
-            let proof = proof.proofs.first().map(|p| hex::encode(p.encode_to_vec())).unwrap_or_default();
+            let proof = hex::encode(proof.encode_to_vec());
             Ok::<_, AppError>((value, proof))
         }
     };

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use cnidarium::{StagedWriteBatch, StateDelta};
+use cnidarium::StateDelta;
 use cosmos_sdk_proto::cosmos::base::abci::v1beta1::TxMsgData;
 use lantau_module_api::{store as mstore, BlockCtx, Event, GasMeter, SdkError, TxError};
+use lantau_store::StagedWriteBatch;
 use tendermint::abci::{request, response, types::ExecTxResult, Code};
 use tendermint::AppHash;
 
@@ -152,14 +153,14 @@ impl Blocks {
         // state before this block.
         let retention = shared.cfg.history;
         let upkeep = crate::history::upkeep(&store.snapshot(), height, retention).await.map_err(AppError::store)?;
-        // Execution ran over the read cache; the commit needs the same writes over the plain
-        // snapshot. The verifiable write set also rolls the read cache forward at commit.
-        // Meanwhile, on a second thread, the hook builds its rows (the tx index) from the
-        // request and the response: neither task reads what the other writes.
+        // Execution ran over the read cache; the store takes its changes as they are. The
+        // verifiable write set also rolls the read cache forward at commit. Meanwhile, on a
+        // second thread, the hook builds its rows (the tx index) from the request and the
+        // response: neither task reads what the other writes.
         let hook = &*shared.hook;
-        let (rows, writes, mut state) = std::thread::scope(|scope| {
+        let (rows, writes, changes) = std::thread::scope(|scope| {
             let rows = scope.spawn(|| hook.on_finalize(&req, &resp));
-            let (cached, changes) = state.flatten();
+            let (_, changes) = state.flatten();
             let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             let cached_nv_writes = store.reads().nonverifiable_writes(changes.nonverifiable_changes().iter());
             let keys: crate::footprint::KeySet = crate::footprint::written_keys(&changes).collect();
@@ -171,33 +172,27 @@ impl Blocks {
                 crate::history::Retention::Off => Vec::new(),
                 _ => crate::history::rows(height, changes.unwritten_changes(), changes.nonverifiable_changes()),
             };
-            let mut plain = StateDelta::new(cached.snapshot().clone());
-            changes.apply_to(&mut plain);
-            (rows.join(), (writes, cached_nv_writes, keys, history), plain)
+            (rows.join(), (writes, cached_nv_writes, keys, history), changes)
         });
         let (writes, cached_nv_writes, mut keys, history) = writes;
-        // Node-local rows like the hook's: the same atomic write, not the root.
-        for (k, v) in history {
-            cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
-        }
-        for (k, v) in upkeep {
-            match v {
-                Some(v) => cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v),
-                None => cnidarium::StateWrite::nonverifiable_delete(&mut state, k),
-            }
-        }
+        // Node-local rows like the hook's: the same atomic write, not the root. They are
+        // written after the block's own changes.
+        let mut extra: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::with_capacity(history.len() + upkeep.len());
+        extra.extend(history.into_iter().map(|(k, v)| (k, Some(v))));
+        extra.extend(upkeep);
         // A hook that panicked panics here, as it did when it ran on this thread.
         let rows = rows.unwrap_or_else(|p| std::panic::resume_unwind(p));
         // Hook writes are non-verifiable: they land in the same atomic write but do not change
         // the root, so the hook sees the response before the app hash is known.
         let (index_rows, index_bytes) = (rows.len(), rows.iter().map(|(k, v)| k.len().saturating_add(v.len())).sum::<usize>());
+        extra.reserve(rows.len());
         for (k, v) in rows {
             keys.insert(crate::footprint::fingerprint(1, &k));
-            cnidarium::StateWrite::nonverifiable_put_raw(&mut state, k, v);
+            extra.push((k, Some(v)));
         }
         let records_ms = t_records.ms();
         let t_root = crate::stopwatch::Stopwatch::start();
-        let batch = store.storage().prepare_commit(state).await.map_err(AppError::store)?;
+        let batch = store.storage().prepare_changes(base_version, changes, extra).await.map_err(AppError::store)?;
         let root_ms = t_root.ms();
         tracing::debug!(height, txs = req.txs.len(), exec_ms, records_ms, root_ms, keys = writes.len(), index_rows, index_bytes, "finalize phases");
         if tracing::enabled!(tracing::Level::TRACE) {
@@ -218,8 +213,8 @@ impl Blocks {
         AppError::faulted()?;
         let staged = self.staged.lock().take().ok_or(AppError::CommitWithoutFinalize)?;
         let root = staged.batch.root_hash().0;
-        // cnidarium panics when RocksDB refuses the write (as it does once a background
-        // compaction met a damaged block): a store fault, not a crash of the caller.
+        // A refused write is a store fault, not a crash of the caller (the store returns it as
+        // an error; the guard stays for a panic in RocksDB's bindings).
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.storage().commit_batch(staged.batch))) {
             Ok(r) => r.map(drop).map_err(AppError::store)?,
             Err(p) => {

@@ -22,8 +22,9 @@
 use std::collections::BTreeSet;
 
 use base64::Engine as _;
-use cnidarium::{Snapshot, StateDelta, StateRead, StateWrite};
+use cnidarium::{StateDelta, StateRead, StateWrite};
 use futures::StreamExt;
+use lantau_store::Snapshot;
 use serde::{Deserialize, Serialize};
 
 use crate::state_key;
@@ -151,8 +152,7 @@ pub async fn export_store(path: std::path::PathBuf) -> anyhow::Result<StateExpor
     tokio::task::spawn_blocking(move || crate::store_check::verify(&checked))
         .await?
         .map_err(|detail| anyhow::anyhow!("the app store at {} is damaged: {detail}", path.display()))?;
-    let storage =
-        cnidarium::Storage::load(path.clone(), vec![]).await.map_err(|e| anyhow::anyhow!("cannot open the app store at {}: {e:#}", path.display()))?;
+    let storage = lantau_store::Storage::load(path.clone()).await.map_err(|e| anyhow::anyhow!("cannot open the app store at {}: {e:#}", path.display()))?;
     let snap = storage.latest_snapshot();
     let out = if snap.get_raw(state_key::CHAIN_ID).await?.is_none() {
         Err(anyhow::anyhow!("the app store at {} holds no chain yet (start the node once, or init from a genesis)", path.display()))

@@ -2,8 +2,8 @@
 //! queries (REST `x-cosmos-block-height`, gRPC, `abci_query`, `eth_call` and the `eth_get*` reads
 //! at a block) answer at any height the node keeps, after restarts too.
 //!
-//! cnidarium keeps the last few versions open (its snapshot cache); older versions of the
-//! Merkle tree stay on disk but cannot be opened, and the non-verifiable records (audit rows,
+//! The store keeps the last few versions open; older versions of the Merkle tree stay on disk
+//! but are not opened, and the non-verifiable records (audit rows,
 //! flags, velocity windows) are not versioned at all. So each block's commit also writes, in
 //! the same atomic batch, one history entry per key it changed (verifiable, and the modules'
 //! non-verifiable records):
@@ -40,8 +40,9 @@ use std::future::Future;
 use std::ops::{Bound, RangeBounds};
 use std::pin::Pin;
 
-use cnidarium::{Snapshot, StateRead};
+use cnidarium::StateRead;
 use futures::{Stream, StreamExt};
+use lantau_store::Snapshot;
 
 use crate::state_key;
 
@@ -633,7 +634,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
     use super::*;
-    use cnidarium::{StateDelta, StateWrite, Storage};
+    use cnidarium::{StateDelta, StateWrite};
+    use lantau_store::Storage;
 
     /// Writes `rows` as one committed version.
     async fn commit(storage: &Storage, rows: Vec<(Vec<u8>, Vec<u8>)>) {
@@ -665,7 +667,7 @@ mod tests {
     #[tokio::test]
     async fn pruning_reads_what_each_height_changed_in_either_layout() {
         let dir = tempfile::tempdir().unwrap();
-        let storage = Storage::load(dir.path().to_path_buf(), vec![]).await.unwrap();
+        let storage = Storage::load(dir.path().to_path_buf()).await.unwrap();
         // Heights 1 and 2 as the per-key layout recorded them, 3 and 4 as this one does; the
         // key changes at every height, so each entry but the newest is superseded.
         let key = b"app/x".to_vec();

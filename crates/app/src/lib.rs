@@ -79,6 +79,7 @@ pub use lantau_kyc as kyc;
 pub use lantau_module_api as module_api;
 pub use lantau_reserve as reserve;
 pub use lantau_stablecoin as stablecoin;
+pub use lantau_store as store;
 pub use lantau_upgrade as upgrade;
 pub use query::Queries;
 pub use tendermint;

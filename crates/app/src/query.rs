@@ -13,7 +13,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use cnidarium::{Snapshot, StateDelta};
+use cnidarium::StateDelta;
 use cosmos_sdk_proto::cosmos::auth::v1beta1 as auth_pb;
 use cosmos_sdk_proto::cosmos::bank::v1beta1 as bank_pb;
 use cosmos_sdk_proto::cosmos::tx::v1beta1 as tx_pb;
@@ -23,6 +23,7 @@ use lantau_module_api::{decode_query, BlockCtx, QueryError, SdkError, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::compliance::v1 as compliance_pb;
 use lantau_proto::chain::compliance::v1::GateTrace;
+use lantau_store::Snapshot;
 use prost::Message as _;
 use tendermint::abci::{request, response, Code};
 use tendermint::block::Height as TmHeight;
@@ -413,15 +414,11 @@ impl Queries<'_> {
                 };
                 return match snap.get_with_proof(req.data.to_vec()).await {
                     Ok((value, proof)) => {
-                        let ops = proof
-                            .proofs
-                            .iter()
-                            .map(|p| tendermint::merkle::proof::ProofOp {
-                                field_type: "ics23:jmt".into(),
-                                key: req.data.to_vec(),
-                                data: prost::Message::encode_to_vec(p),
-                            })
-                            .collect();
+                        let ops = vec![tendermint::merkle::proof::ProofOp {
+                            field_type: "ics23:jmt".into(),
+                            key: req.data.to_vec(),
+                            data: prost::Message::encode_to_vec(&proof),
+                        }];
                         ok(req.data.to_vec(), value.unwrap_or_default(), Some(tendermint::merkle::proof::ProofOps { ops }))
                     }
                     Err(e) => fail(18, e.to_string(), height),

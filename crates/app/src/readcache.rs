@@ -1,7 +1,8 @@
-//! A read-through cache of committed values, in front of cnidarium snapshots.
+//! A read-through cache of committed values, in front of the store's snapshots.
 //!
-//! cnidarium answers every read of a [`Snapshot`] on `tokio::task::spawn_blocking`: a thread
-//! hand-off per read, the largest cost of a transfer before this cache. The cache holds the
+//! A read of a [`Snapshot`] is a RocksDB seek in the values' column (and its decoding) on the
+//! caller's thread; the hot keys of a transfer are read by every admission and every block. The
+//! cache holds the
 //! values of recently read (and recently written) verifiable keys *at one version*, the latest
 //! committed one:
 //!
@@ -51,7 +52,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use cnidarium::{Snapshot, StateRead};
+use cnidarium::StateRead;
+use lantau_store::Snapshot;
 use parking_lot::RwLock;
 
 /// Most keys the cache holds (accounts and balances are ~100 bytes each).
@@ -542,7 +544,8 @@ impl futures::Stream for CachedScan {
 
 #[cfg(test)]
 mod tests {
-    use cnidarium::{StateDelta, StateWrite, TempStorage};
+    use cnidarium::{StateDelta, StateWrite};
+    use lantau_store::TempStorage;
 
     use super::*;
 

@@ -1,7 +1,7 @@
 //! State sync (ABCI++ ListSnapshots, LoadSnapshotChunk, OfferSnapshot, ApplySnapshotChunk).
 //!
 //! **Taking.** Every `interval` heights, after the commit, a background task reads the committed
-//! state at that height (a cnidarium snapshot: it pins the version, the node goes on
+//! state at that height (a store snapshot: it pins the version, the node goes on
 //! committing) and writes snapshot format [`FORMAT`] to `<dir>/<height>/`:
 //!
 //! - the content, in order: every verifiable key and value (key order), then the
@@ -34,8 +34,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use cnidarium::{Snapshot, StateDelta, StateRead, StateWrite};
+use cnidarium::{StateDelta, StateRead, StateWrite};
 use futures::StreamExt;
+use lantau_store::Snapshot;
 use tendermint::abci::{request, response};
 use tendermint::block::Height as TmHeight;
 

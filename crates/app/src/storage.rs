@@ -1,10 +1,11 @@
-//! The storage layer: cnidarium's versioned store with the node's read cache in front of it,
+//! The storage layer: the versioned store (`lantau_store`) with the node's read cache in front of it,
 //! and the few records the app itself keeps about the chain (height, block time, block gas
 //! limit, chain ids), read the same way by every part of the app.
 
 use std::sync::Arc;
 
-use cnidarium::{Snapshot, StateRead, Storage};
+use cnidarium::StateRead;
+use lantau_store::{Snapshot, Storage};
 
 use crate::error::AppError;
 use crate::history::StateView;
@@ -60,9 +61,9 @@ impl Store {
     }
 
     /// The committed state after block `height` (`None`: the latest). `Ok(None)` when the
-    /// height is in the future or its state is no longer held (cnidarium keeps the recent
+    /// height is in the future or its state is no longer held (the store keeps the recent
     /// versions; version `h` is the state after block `h`, version 0 the genesis state).
-    /// Heights cnidarium no longer keeps open come from the node's history
+    /// Heights the store no longer keeps open come from the node's history
     /// ([`crate::history`]) when it holds them.
     pub(crate) async fn snapshot_at_height(&self, height: Option<u64>) -> Result<Option<StateView>, AppError> {
         let latest = self.snapshot();
@@ -82,7 +83,7 @@ impl Store {
     }
 
     /// The earliest height a query can ask for: the history's, or the oldest version
-    /// cnidarium keeps open.
+    /// the store keeps open.
     pub(crate) async fn earliest_height(&self) -> Result<u64, AppError> {
         let latest = self.snapshot();
         let last = height_at(&latest).await?;

@@ -1,10 +1,10 @@
 //! The app store's corruption policy at open (docs/decisions.md, "The corruption policy").
-//! Before cnidarium opens the store, this opens it read-only with RocksDB's paranoid checks and
-//! reads every key of every column family with block checksums verified: a damaged store
-//! (garbage in an SST file, a truncated or deleted one, a missing MANIFEST or CURRENT) is
-//! refused with one clear message, before anything can answer from it. cnidarium's own open
-//! panics on such a store, and its prefix scans end early without an error on a damaged block,
-//! so the check has to come first and has to read everything.
+//! Before the store (`lantau_store`) opens a home, this opens it read-only with RocksDB's
+//! paranoid checks and reads every key of every column family with block checksums verified: a
+//! damaged store (garbage in an SST file, a truncated or deleted one, a missing MANIFEST or
+//! CURRENT) is refused with one clear message, before anything can answer from it. RocksDB
+//! meets a damaged block only when something reads it, and reads a missing MANIFEST as an empty
+//! store, so the check has to come first and has to read everything.
 
 use std::path::Path;
 

@@ -5,10 +5,10 @@
 //!
 //! [`NodeApi`]: lantau_rpc::NodeApi
 
-use lantau_app::cnidarium::Snapshot;
 use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
 use lantau_app::evm::trace::TraceSlot;
 use lantau_app::module_api::{QueryError, TxError};
+use lantau_app::store::Snapshot;
 use lantau_app::tendermint::abci::{request, response};
 use lantau_app::App;
 use lantau_rpc::NodeError;

@@ -142,7 +142,7 @@ pub struct Engine {
     /// Wakes the block loop for a block now (automine).
     kick: tokio::sync::Notify,
     /// Dev chains' snapshots ([`Engine::take_snapshot`]): id, state, clock.
-    snapshots: Mutex<Vec<(u64, lantau_app::cnidarium::Snapshot, DevClock)>>,
+    snapshots: Mutex<Vec<(u64, lantau_app::store::Snapshot, DevClock)>>,
     /// The next snapshot's id.
     next_snapshot: std::sync::atomic::AtomicU64,
 }

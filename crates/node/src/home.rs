@@ -4,7 +4,7 @@
 //! <home>/config/config.toml          listen addresses, block time, mempool bounds
 //! <home>/config/genesis.json         CometBFT-layout genesis with our app_state
 //! <home>/config/priv_validator_key.json   the embedded validator's ed25519 key
-//! <home>/data/state/                 cnidarium (JMT over RocksDB): state, tx index, blocks
+//! <home>/data/state/                 the store (JMT over RocksDB, crates/store): state, tx index, blocks
 //! <home>/keyring-test/               dev keys (unencrypted test keyring)
 //! <home>/dev-accounts.json           dev accounts with their keys and HD paths, like anvil prints
 //! ```

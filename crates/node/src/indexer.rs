@@ -32,8 +32,9 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use lantau_app::cnidarium::{Snapshot, StateRead};
+use lantau_app::cnidarium::StateRead;
 use lantau_app::module_api::store;
+use lantau_app::store::Snapshot;
 use lantau_app::tendermint::abci::{request, response, types::ExecTxResult};
 use lantau_app::tendermint::{Block, Time};
 use lantau_app::BlockHook;
@@ -611,7 +612,8 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
 
 #[cfg(test)]
 mod tests {
-    use lantau_app::cnidarium::{StateDelta, StateWrite, TempStorage};
+    use lantau_app::cnidarium::{StateDelta, StateWrite};
+    use lantau_app::store::TempStorage;
     use lantau_app::tendermint::abci::{types::CommitInfo, Event};
     use lantau_app::tendermint::{account, Hash};
 

@@ -34,7 +34,7 @@ mod storage;
 
 pub use jmt::RootHash;
 pub use snapshot::Snapshot;
-pub use storage::{StagedWriteBatch, Storage};
+pub use storage::{StagedWriteBatch, Storage, TempStorage};
 
 #[cfg(test)]
 mod tests;

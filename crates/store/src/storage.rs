@@ -134,15 +134,18 @@ impl Storage {
     /// Stages a delta over the latest snapshot as the next version.
     pub async fn prepare_commit(&self, delta: StateDelta<Snapshot>) -> Result<StagedWriteBatch> {
         let (base, changes) = delta.flatten();
-        self.prepare_changes(base.version(), changes).await
+        self.prepare_changes(base.version(), changes, Vec::new()).await
     }
 
-    /// Stages changes made over version `base` (the latest) as the next version. The tree's
-    /// update runs on a blocking thread.
-    pub async fn prepare_changes(&self, base: jmt::Version, changes: Cache) -> Result<StagedWriteBatch> {
+    /// Stages changes made over version `base` (the latest) as the next version, and with them
+    /// `rows`, non-verifiable rows written after the changes' own (`None`: deleted). The
+    /// changes may come from a delta over any reader of version `base` (the node's read cache):
+    /// nothing is copied onto a delta of the plain snapshot first. The tree's update runs on a
+    /// blocking thread.
+    pub async fn prepare_changes(&self, base: jmt::Version, changes: Cache, rows: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<StagedWriteBatch> {
         let latest = self.latest_snapshot();
         ensure!(latest.version() == base, "changes made over version {base} cannot be committed after version {}", latest.version());
-        tokio::task::spawn_blocking(move || stage(&latest, &changes)).await?
+        tokio::task::spawn_blocking(move || stage(&latest, &changes, &rows)).await?
     }
 
     /// Writes a staged version: it becomes the latest, and the oldest kept version closes.
@@ -176,7 +179,7 @@ impl Storage {
 ///
 /// The tree takes the version's keys in one sorted batch when the version deletes none (the
 /// batch insertion has no deletions), and key by key when it does; both give the same tree.
-fn stage(base: &Snapshot, changes: &Cache) -> Result<StagedWriteBatch> {
+fn stage(base: &Snapshot, changes: &Cache, extra: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<StagedWriteBatch> {
     let version = base.version().wrapping_add(1);
     let tree = base.inner();
     let cf = |name| tree.cf(name);
@@ -216,11 +219,34 @@ fn stage(base: &Snapshot, changes: &Cache) -> Result<StagedWriteBatch> {
     for ((v, hash), value) in update.node_batch.values() {
         batch.put_cf(values, layout::value_key(hash, *v), borsh::to_vec(value)?);
     }
-    for (key, value) in changes.nonverifiable_changes() {
+    for (key, value) in changes.nonverifiable_changes().iter().chain(extra.iter().map(|(k, v)| (k, v))) {
         match value {
             Some(v) => batch.put_cf(rows, key, v),
             None => batch.delete_cf(rows, key),
         }
     }
     Ok(StagedWriteBatch { batch, version, root })
+}
+
+/// A store in a temporary directory, removed when dropped (tests and benchmarks).
+pub struct TempStorage {
+    storage: Storage,
+    _dir: tempfile::TempDir,
+}
+
+impl TempStorage {
+    /// Opens a new, empty store in a temporary directory.
+    pub async fn new() -> Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let storage = Storage::load(dir.path().to_path_buf()).await?;
+        Ok(Self { storage, _dir: dir })
+    }
+}
+
+impl std::ops::Deref for TempStorage {
+    type Target = Storage;
+
+    fn deref(&self) -> &Storage {
+        &self.storage
+    }
 }

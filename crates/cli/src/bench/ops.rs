@@ -19,8 +19,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use lantau_app::cnidarium::{StateDelta, StateRead, StateWrite, Storage};
+use lantau_app::cnidarium::{StateDelta, StateRead, StateWrite};
 use lantau_app::readcache::{CachedSnapshot, ReadCache};
+use lantau_app::store::Storage;
 use serde_json::json;
 
 /// What `--ops` measures.
@@ -71,7 +72,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 /// Microseconds of one commit of `delta`.
-async fn commit_us(storage: &Storage, delta: StateDelta<lantau_app::cnidarium::Snapshot>) -> anyhow::Result<f64> {
+async fn commit_us(storage: &Storage, delta: StateDelta<lantau_app::store::Snapshot>) -> anyhow::Result<f64> {
     let t = Instant::now();
     storage.commit(delta).await?;
     Ok(t.elapsed().as_secs_f64() * 1e6)
@@ -80,7 +81,7 @@ async fn commit_us(storage: &Storage, delta: StateDelta<lantau_app::cnidarium::S
 pub(super) async fn run(o: OpsArgs, json_out: bool, verify_per_s: f64) -> anyhow::Result<()> {
     anyhow::ensure!(o.keys >= o.block && o.block >= 100 && o.rounds >= 1, "need --ops-keys >= --ops-block >= 100 and --ops-rounds >= 1");
     let dir = tempfile::tempdir()?;
-    let storage = Storage::load(dir.path().to_path_buf(), vec![]).await?;
+    let storage = Storage::load(dir.path().to_path_buf()).await?;
 
     // Fill the store as a chain that has run a while would be filled.
     eprintln!("bench: ops: filling the store with {} verifiable keys and {} non-verifiable rows", o.keys, o.keys);

@@ -5,10 +5,11 @@
 
 use std::sync::Arc;
 
-use lantau_app::cnidarium::{StateDelta, Storage};
+use lantau_app::cnidarium::StateDelta;
 use lantau_app::compliance::{AuditEntry, AuditWrite};
 use lantau_app::evm::exec::{EvmCall, Interrupt, Outcome};
 use lantau_app::module_api::{BlockCtx, GasMeter, QueryError, TxError};
+use lantau_app::store::Storage;
 use lantau_app::tendermint::abci::{request, response};
 use lantau_app::{App, AppConfig, NoHook};
 use lantau_event_query::Query;
@@ -106,7 +107,7 @@ fn row(tx_type: &str, subject: u8, hash: &str) -> AuditEntry {
 /// Serves the REST router over an app holding three rows: two at 2026-01-01T00:00:00Z
 /// (height 1), one at 2026-01-01T00:00:05.5Z (height 2). Returns the base URL.
 async fn serve(dir: &tempfile::TempDir) -> String {
-    let storage = Storage::load(dir.path().join("db"), vec![]).await.unwrap();
+    let storage = Storage::load(dir.path().join("db")).await.unwrap();
     let gas = GasMeter::infinite();
     let t0 = time::macros::datetime!(2026-01-01 00:00:00 UTC);
     for (height, time, rows) in [

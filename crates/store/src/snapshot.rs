@@ -120,13 +120,9 @@ impl Inner {
         borsh::from_slice::<Option<Vec<u8>>>(raw).context("a value row that does not decode")
     }
 
-    /// A verifiable key's value at this version. The key index holds exactly the keys present
-    /// at this version (it changes in the same write as the tree), so a key it lacks is absent
-    /// with one point read, and one it holds names its hash.
+    /// A verifiable key's value at this version.
     pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let Some(hash) = self.snap().get_pinned_cf(self.cf(layout::KEYS)?, key)? else { return Ok(None) };
-        let hash: [u8; 32] = hash.as_ref().try_into().map_err(|_| anyhow!("a key index row without a 32-byte hash"))?;
-        self.value_at(KeyHash(hash), self.version)
+        self.value_at(layout::key_hash(key), self.version)
     }
 
     /// A non-verifiable row.

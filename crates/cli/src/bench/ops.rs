@@ -2,7 +2,7 @@
 //! measurements behind the gas schedule (`lantau_module_api::gas`, `docs/performance.md`,
 //! "The gas schedule").
 //!
-//! It opens cnidarium on a temporary directory, as the node does, fills it with `--ops-keys`
+//! It opens the node's store on a temporary directory, as the node does, fills it with `--ops-keys`
 //! verifiable keys and as many non-verifiable rows, and times, in blocks of `--ops-block`
 //! operations each committed as the node commits a block:
 //!

@@ -177,7 +177,7 @@ impl Blocks {
         let (writes, cached_nv_writes, mut keys, history) = writes;
         // Node-local rows like the hook's: the same atomic write, not the root. They are
         // written after the block's own changes.
-        let mut extra: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::with_capacity(history.len() + upkeep.len());
+        let mut extra: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::with_capacity(history.len().saturating_add(upkeep.len()));
         extra.extend(history.into_iter().map(|(k, v)| (k, Some(v))));
         extra.extend(upkeep);
         // A hook that panicked panics here, as it did when it ran on this thread.

@@ -28,6 +28,8 @@
 //! Keys are hashed with SHA-256; version `u64::MAX` is the empty store before genesis, whose
 //! first commit is version 0.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
+
 mod layout;
 mod snapshot;
 mod storage;

@@ -103,13 +103,11 @@ impl Inner {
 
     /// The value of the key with this hash at `version`: the last one written at or before it.
     fn value_at(&self, hash: KeyHash, version: jmt::Version) -> Result<Option<Vec<u8>>> {
-        if version == PRE_GENESIS {
-            return Ok(None);
-        }
+        // Nothing is written before genesis (`u64::MAX`, which has no exclusive bound above it).
+        let Some(end) = version.checked_add(1) else { return Ok(None) };
         let mut opts = ReadOptions::default();
         opts.set_iterate_lower_bound(layout::value_key(&hash, 0).to_vec());
-        // `version < u64::MAX` here, so the exclusive bound does not wrap.
-        opts.set_iterate_upper_bound(layout::value_key(&hash, version + 1).to_vec());
+        opts.set_iterate_upper_bound(layout::value_key(&hash, end).to_vec());
         let mut it = self.snap().raw_iterator_cf_opt(self.cf(layout::VALUES)?, opts);
         it.seek_to_last();
         if !it.valid() {
@@ -186,8 +184,8 @@ fn stream<T: Send + 'static>(scan: impl FnOnce(&tokio::sync::mpsc::Sender<Result
 fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {
-        if last < u8::MAX {
-            end.push(last + 1);
+        if let Some(next) = last.checked_add(1) {
+            end.push(next);
             return Some(end);
         }
     }

@@ -192,19 +192,35 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-/// Read options bounding an iteration to `[lower, upper)`.
-fn bounded(lower: Vec<u8>, upper: Option<Vec<u8>>) -> ReadOptions {
-    let mut opts = ReadOptions::default();
-    opts.set_iterate_lower_bound(lower);
-    if let Some(u) = upper {
-        opts.set_iterate_upper_bound(u);
-    }
-    opts
-}
-
-/// Sends until the consumer hangs up (`false` then).
-fn send<T>(tx: &tokio::sync::mpsc::Sender<Result<T>>, item: T) -> bool {
-    tx.blocking_send(Ok(item)).is_ok()
+/// Streams `map(snapshot, key, value)` of the rows of column family `cf` from `lower` up to
+/// `upper` (exclusive; `None`: no bound), read on a blocking thread. A row that does not map
+/// ends the stream with its error.
+fn scan<T: Send + 'static>(
+    this: &Arc<Inner>,
+    cf: &'static str,
+    lower: &[u8],
+    upper: Option<Vec<u8>>,
+    map: impl Fn(&Inner, &[u8], &[u8]) -> Result<T> + Send + 'static,
+) -> ReceiverStream<Result<T>> {
+    let this = this.clone();
+    let lower = lower.to_vec();
+    stream(move |tx| {
+        let mut opts = ReadOptions::default();
+        opts.set_iterate_lower_bound(lower);
+        if let Some(u) = upper {
+            opts.set_iterate_upper_bound(u);
+        }
+        let mut it = this.snap().raw_iterator_cf_opt(this.cf(cf)?, opts);
+        it.seek_to_first();
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            // The consumer hung up: nobody reads further.
+            if tx.blocking_send(Ok(map(&this, k, v)?)).is_err() {
+                return Ok(());
+            }
+            it.next();
+        }
+        Ok(it.status()?)
+    })
 }
 
 impl StateRead for Snapshot {
@@ -231,58 +247,22 @@ impl StateRead for Snapshot {
     }
 
     fn prefix_raw(&self, prefix: &str) -> Self::PrefixRawStream {
-        let this = self.0.clone();
-        let prefix = prefix.as_bytes().to_vec();
-        stream(move |tx| {
-            let opts = bounded(prefix.clone(), prefix_end(&prefix));
-            let mut it = this.snap().raw_iterator_cf_opt(this.cf(layout::KEYS)?, opts);
-            it.seek_to_first();
-            while let Some(key) = it.key() {
-                let hash: [u8; 32] = it.value().and_then(|v| v.try_into().ok()).ok_or_else(|| anyhow!("a key index row without a 32-byte hash"))?;
-                let name = std::str::from_utf8(key).context("a verifiable key that is not UTF-8")?.to_string();
-                let value = this.value_at(KeyHash(hash), this.version)?.ok_or_else(|| anyhow!("{name} is indexed but has no value"))?;
-                if !send(tx, (name, value)) {
-                    return Ok(());
-                }
-                it.next();
-            }
-            Ok(it.status()?)
+        scan(&self.0, layout::KEYS, prefix.as_bytes(), prefix_end(prefix.as_bytes()), |this, key, hash| {
+            let hash: [u8; 32] = hash.try_into().map_err(|_| anyhow!("a key index row without a 32-byte hash"))?;
+            let name = std::str::from_utf8(key).context("a verifiable key that is not UTF-8")?.to_string();
+            let value = this.value_at(KeyHash(hash), this.version)?.ok_or_else(|| anyhow!("{name} is indexed but has no value"))?;
+            Ok((name, value))
         })
     }
 
     fn prefix_keys(&self, prefix: &str) -> Self::PrefixKeysStream {
-        let this = self.0.clone();
-        let prefix = prefix.as_bytes().to_vec();
-        stream(move |tx| {
-            let opts = bounded(prefix.clone(), prefix_end(&prefix));
-            let mut it = this.snap().raw_iterator_cf_opt(this.cf(layout::KEYS)?, opts);
-            it.seek_to_first();
-            while let Some(key) = it.key() {
-                let name = std::str::from_utf8(key).context("a verifiable key that is not UTF-8")?.to_string();
-                if !send(tx, name) {
-                    return Ok(());
-                }
-                it.next();
-            }
-            Ok(it.status()?)
+        scan(&self.0, layout::KEYS, prefix.as_bytes(), prefix_end(prefix.as_bytes()), |_, key, _| {
+            Ok(std::str::from_utf8(key).context("a verifiable key that is not UTF-8")?.to_string())
         })
     }
 
     fn nonverifiable_prefix_raw(&self, prefix: &[u8]) -> Self::NonconsensusPrefixRawStream {
-        let this = self.0.clone();
-        let prefix = prefix.to_vec();
-        stream(move |tx| {
-            let opts = bounded(prefix.clone(), prefix_end(&prefix));
-            let mut it = this.snap().raw_iterator_cf_opt(this.cf(layout::NONVERIFIABLE)?, opts);
-            it.seek_to_first();
-            while let (Some(k), Some(v)) = (it.key(), it.value()) {
-                if !send(tx, (k.to_vec(), v.to_vec())) {
-                    return Ok(());
-                }
-                it.next();
-            }
-            Ok(it.status()?)
-        })
+        scan(&self.0, layout::NONVERIFIABLE, prefix, prefix_end(prefix), |_, k, v| Ok((k.to_vec(), v.to_vec())))
     }
 
     /// Rows from `prefix ‖ start` up to `prefix ‖ end` (exclusive), or to the end of the
@@ -303,23 +283,9 @@ impl StateRead for Snapshot {
                 bail!("lower bound is greater than upper bound");
             }
         }
-        let prefix = prefix.unwrap_or_default().to_vec();
-        let lower = [prefix.as_slice(), &start].concat();
-        let upper = match &end {
-            Some(e) if !e.is_empty() => Some([prefix.as_slice(), e].concat()),
-            _ => prefix_end(&prefix),
-        };
-        let this = self.0.clone();
-        Ok(stream(move |tx| {
-            let mut it = this.snap().raw_iterator_cf_opt(this.cf(layout::NONVERIFIABLE)?, bounded(lower, upper));
-            it.seek_to_first();
-            while let (Some(k), Some(v)) = (it.key(), it.value()) {
-                if !send(tx, (k.to_vec(), v.to_vec())) {
-                    return Ok(());
-                }
-                it.next();
-            }
-            Ok(it.status()?)
-        }))
+        let prefix = prefix.unwrap_or_default();
+        let lower = [prefix, &start].concat();
+        let upper = end.filter(|e| !e.is_empty()).map(|e| [prefix, &e].concat());
+        Ok(scan(&self.0, layout::NONVERIFIABLE, &lower, upper.or_else(|| prefix_end(prefix)), |_, k, v| Ok((k.to_vec(), v.to_vec()))))
     }
 }

@@ -213,18 +213,9 @@ impl Blocks {
         AppError::faulted()?;
         let staged = self.staged.lock().take().ok_or(AppError::CommitWithoutFinalize)?;
         let root = staged.batch.root_hash().0;
-        // A refused write is a store fault, not a crash of the caller (the store returns it as
-        // an error; the guard stays for a panic in RocksDB's bindings).
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.storage().commit_batch(staged.batch))) {
-            Ok(r) => r.map(drop).map_err(AppError::store)?,
-            Err(p) => {
-                let why = p.downcast_ref::<&str>().map(|s| (*s).to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
-                return Err(AppError::Store(Box::new(lantau_module_api::store::fault(
-                    format_args!("writing block {}", staged.height),
-                    format_args!("the write panicked: {why}"),
-                ))));
-            }
-        }
+        // A refused write (RocksDB refuses writes once a compaction met a damaged block) is a
+        // store fault: the store returns it as an error.
+        store.storage().commit_batch(staged.batch).map_err(AppError::store)?;
         store.reads().advance(staged.base_version, store.storage().latest_version(), staged.writes.iter().chain(&staged.cached_nv_writes).map(|(k, v)| (k, v)));
         // One INFO line per block, under either driver.
         tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, app_hash = %hex::encode_upper(root), "committed block");

@@ -188,28 +188,23 @@ fn stage(base: &Snapshot, changes: &Cache, extra: &[(Vec<u8>, Option<Vec<u8>>)])
     let mut batch = WriteBatch::default();
 
     let verifiable = changes.unwritten_changes();
-    let mut puts: Vec<(KeyHash, Vec<u8>)> = Vec::with_capacity(verifiable.len());
-    let mut deletes = false;
+    let mut set: Vec<(KeyHash, Option<Vec<u8>>)> = Vec::with_capacity(verifiable.len());
     for (key, value) in verifiable {
         let hash = layout::key_hash(key.as_bytes());
-        match value {
-            Some(v) => {
-                batch.put_cf(keys, key, hash.0);
-                batch.put_cf(by_hash, hash.0, key);
-                puts.push((hash, v.clone()));
-            }
-            None => {
-                batch.delete_cf(keys, key);
-                batch.delete_cf(by_hash, hash.0);
-                deletes = true;
-            }
+        if value.is_some() {
+            batch.put_cf(keys, key, hash.0);
+            batch.put_cf(by_hash, hash.0, key);
+        } else {
+            batch.delete_cf(keys, key);
+            batch.delete_cf(by_hash, hash.0);
         }
+        set.push((hash, value.clone()));
     }
     let jmt = jmt::Sha256Jmt::new(tree);
-    let (root, update) = if deletes || puts.is_empty() {
-        let set = verifiable.iter().map(|(k, v)| (layout::key_hash(k.as_bytes()), v.clone()));
+    let (root, update) = if set.is_empty() || set.iter().any(|(_, v)| v.is_none()) {
         jmt.put_value_set(set, version)?
     } else {
+        let puts = set.into_iter().filter_map(|(h, v)| v.map(|v| (h, v))).collect();
         let (mut roots, update) = jmt.batch_put_value_sets(vec![puts], None, version)?;
         (roots.pop().context("the tree returned no root")?, update)
     };

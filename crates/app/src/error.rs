@@ -123,7 +123,7 @@ pub enum AppError {
 impl AppError {
     /// Wraps a store failure, recording it as the process's store fault (the node stops).
     pub fn store(e: anyhow::Error) -> Self {
-        AppError::Store(Box::new(lantau_module_api::store::fault("a store operation of the app", format_args!("{e:#}"))))
+        AppError::Store(Box::new(lantau_module_api::store::fault("a store operation of the app", e)))
     }
 
     /// The store fault this process already met, as an error (a driver stops on it).

@@ -110,9 +110,17 @@ static FAULT: std::sync::OnceLock<StoreFault> = std::sync::OnceLock::new();
 static FAULTED: tokio::sync::Notify = tokio::sync::Notify::const_new();
 
 /// Records a store failure met while `context` (the first one is kept and logged) and returns
-/// it.
-pub fn fault(context: impl std::fmt::Display, e: impl std::fmt::Display) -> StoreFault {
-    let f = StoreFault { context: context.to_string(), detail: e.to_string() };
+/// it. Work the store did not do because the runtime is stopping ([`lantau_store::Stopping`]:
+/// the process is shutting down) is returned as an error but not recorded: nothing is wrong
+/// with the store, and in a process that runs several stores (the replicas of a test) the
+/// others go on.
+pub fn fault(context: impl std::fmt::Display, e: impl Into<anyhow::Error>) -> StoreFault {
+    let e: anyhow::Error = e.into();
+    let f = StoreFault { context: context.to_string(), detail: format!("{e:#}") };
+    if e.downcast_ref::<lantau_store::Stopping>().is_some() {
+        tracing::debug!(context = %f.context, "store work cancelled: the runtime is stopping");
+        return f;
+    }
     if FAULT.set(f.clone()).is_ok() {
         tracing::error!(context = %f.context, error = %f.detail, "the app store failed; stopping");
         FAULTED.notify_waiters();
@@ -122,7 +130,7 @@ pub fn fault(context: impl std::fmt::Display, e: impl std::fmt::Display) -> Stor
 
 /// A failed read of `what` (a key or prefix) as a transaction or query error ([`internal`]),
 /// recorded as a store fault.
-pub fn read_failed(what: impl std::fmt::Display, e: impl std::fmt::Display) -> TxError {
+pub fn read_failed(what: impl std::fmt::Display, e: impl Into<anyhow::Error>) -> TxError {
     internal(fault(format_args!("reading {what}"), e))
 }
 
@@ -141,5 +149,22 @@ pub async fn faulted() -> StoreFault {
             return f.clone();
         }
         woken.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Work cancelled because the runtime is stopping comes back as an error but is not the
+    /// process's store fault; a store failure is.
+    #[test]
+    fn cancelled_work_is_not_recorded_as_a_fault_and_a_failure_is() {
+        let stopping = anyhow::Error::new(lantau_store::Stopping).context("scanning the audit rows");
+        let f = fault("reading the audit rows", stopping);
+        assert!(f.detail.contains("the runtime is stopping"), "{}", f.detail);
+        assert!(current_fault().is_none());
+        let failed = fault("reading a key", anyhow::anyhow!("Corruption: block checksum mismatch"));
+        assert_eq!(current_fault().map(|c| c.detail), Some(failed.detail));
     }
 }

@@ -331,7 +331,7 @@ async fn nv_get(snap: &Snapshot, key: &[u8]) -> Result<Option<Vec<u8>>, NodeErro
 }
 
 /// A failed scan of the index under `prefix`, as a store fault.
-fn scan_failed(prefix: &[u8], e: impl std::fmt::Display) -> NodeError {
+fn scan_failed(prefix: &[u8], e: impl Into<anyhow::Error>) -> NodeError {
     internal(store::fault(format_args!("scanning the index under {}", prefix.escape_ascii()), e))
 }
 

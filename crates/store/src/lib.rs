@@ -36,7 +36,7 @@ mod storage;
 
 pub use jmt::RootHash;
 pub use snapshot::Snapshot;
-pub use storage::{StagedWriteBatch, Storage, TempStorage};
+pub use storage::{StagedWriteBatch, Stopping, Storage, TempStorage};
 
 #[cfg(test)]
 mod tests;

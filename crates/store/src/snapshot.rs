@@ -13,6 +13,7 @@ use rocksdb::{ColumnFamily, ReadOptions, DB};
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::layout::{self, PRE_GENESIS};
+use crate::storage::Stopping;
 
 type DbSnapshot<'a> = rocksdb::Snapshot<'a>;
 
@@ -167,10 +168,24 @@ impl HasPreimage for Inner {
     }
 }
 
-/// Runs `scan` on a blocking thread, streaming what it sends.
+/// Runs `scan` on a blocking thread, streaming what it sends. A scan the runtime cancelled
+/// before it began (the runtime is stopping) ends its stream with [`Stopping`], never as if
+/// there were no rows.
 fn stream<T: Send + 'static>(scan: impl FnOnce(&tokio::sync::mpsc::Sender<Result<T>>) -> Result<()> + Send + 'static) -> ReceiverStream<Result<T>> {
+    /// Sends [`Stopping`] when dropped before the scan took it.
+    struct Unstarted<T>(Option<tokio::sync::mpsc::Sender<Result<T>>>);
+    impl<T> Drop for Unstarted<T> {
+        fn drop(&mut self) {
+            if let Some(tx) = self.0.take() {
+                // The channel is empty (nothing was sent), so this cannot find it full.
+                let _ = tx.try_send(Err(Stopping.into()));
+            }
+        }
+    }
     let (tx, rx) = tokio::sync::mpsc::channel(SCAN_AHEAD);
+    let mut unstarted = Unstarted(Some(tx));
     tokio::task::spawn_blocking(move || {
+        let Some(tx) = unstarted.0.take() else { return };
         if let Err(e) = scan(&tx) {
             // The consumer may be gone already; then nobody needs the error.
             let _ = tx.blocking_send(Err(e));

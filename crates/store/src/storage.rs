@@ -103,7 +103,7 @@ fn open(path: &Path) -> Result<DB> {
 impl Storage {
     /// Opens the store at `path`, creating it when there is none.
     pub async fn load(path: PathBuf) -> Result<Self> {
-        tokio::task::spawn_blocking(move || Self::open(&path)).await?
+        blocking(move || Self::open(&path)).await
     }
 
     /// Opens the store at `path` on this thread.
@@ -145,7 +145,7 @@ impl Storage {
     pub async fn prepare_changes(&self, base: jmt::Version, changes: Cache, rows: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<StagedWriteBatch> {
         let latest = self.latest_snapshot();
         ensure!(latest.version() == base, "changes made over version {base} cannot be committed after version {}", latest.version());
-        tokio::task::spawn_blocking(move || stage(&latest, &changes, &rows)).await?
+        blocking(move || stage(&latest, &changes, &rows)).await
     }
 
     /// Writes a staged version: it becomes the latest, and the oldest kept version closes.
@@ -174,6 +174,30 @@ impl Storage {
         drop(self);
     }
 }
+
+/// Runs `work` on a blocking thread. Work the runtime cancelled (it was stopping before the
+/// work began) is [`Stopping`], not a failure of the store; a panic in it is an error.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done,
+        Err(e) if e.is_cancelled() => Err(Stopping.into()),
+        Err(e) => Err(anyhow::anyhow!("a store task failed: {e}")),
+    }
+}
+
+/// The store's work was cancelled because the runtime it runs on is stopping (the process is
+/// shutting down): nothing was read or written, and nothing is wrong with the store. Callers
+/// tell it from a store failure with `anyhow::Error::downcast_ref`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopping;
+
+impl std::fmt::Display for Stopping {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the store's work was cancelled: the runtime is stopping")
+    }
+}
+
+impl std::error::Error for Stopping {}
 
 /// The write that makes version `base + 1` from `changes` over `base`.
 ///

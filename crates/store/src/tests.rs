@@ -219,3 +219,26 @@ async fn a_store_with_substores_is_refused() {
     let err = Storage::load(dir.path().to_path_buf()).await.unwrap_err();
     assert!(err.to_string().contains("substore-ibc-jmt") && err.to_string().contains("does not use"), "{err}");
 }
+
+/// Work a stopping runtime cancels before it began is `Stopping`, not a store failure: the
+/// tree's update and a scan both say so, and a scan never ends as if there were no rows.
+#[test]
+fn work_a_stopping_runtime_cancels_is_stopping() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let s = rt.block_on(Storage::load(dir.path().to_path_buf())).unwrap();
+    rt.block_on(commit_ours(&s, &block(&mut Gen(6), 0, 10, 5, false)));
+    let snap = s.latest_snapshot();
+    let base = snap.version();
+    let handle = rt.handle().clone();
+    rt.shutdown_background();
+
+    let err = handle.block_on(s.prepare_changes(base, cnidarium::Cache::default(), Vec::new())).unwrap_err();
+    assert!(err.downcast_ref::<crate::Stopping>().is_some(), "{err:#}");
+    let first = handle.block_on(async { snap.prefix_raw("").next().await });
+    let err = first.expect("the scan reports, not ends").unwrap_err();
+    assert!(err.downcast_ref::<crate::Stopping>().is_some(), "{err:#}");
+    let first = handle.block_on(async { snap.nonverifiable_prefix_raw(b"").next().await });
+    assert!(first.expect("the scan reports, not ends").unwrap_err().downcast_ref::<crate::Stopping>().is_some());
+    assert_eq!(s.latest_version(), base, "nothing was written");
+}

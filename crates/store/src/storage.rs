@@ -168,6 +168,17 @@ impl Storage {
         self.commit_batch(staged)
     }
 
+    /// Writes every column family's memtable to a file (tests: reads then cross the files as
+    /// well as the memtables).
+    #[cfg(test)]
+    pub(crate) fn flush(&self) -> Result<()> {
+        for name in layout::COLUMNS {
+            let cf = self.0.db.cf_handle(name).context("a column family the store opened")?;
+            self.0.db.flush_cf(cf)?;
+        }
+        Ok(())
+    }
+
     /// Closes the store (every clone of it and every snapshot must be gone for the database to
     /// close).
     pub async fn release(self) {

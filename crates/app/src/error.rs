@@ -8,7 +8,7 @@ use lantau_module_api::TxError;
 /// A failure of the state machine itself.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
-    /// The store (cnidarium over RocksDB) failed; recorded as the process's store fault
+    /// The store (`lantau_store` over RocksDB) failed; recorded as the process's store fault
     /// ([`lantau_module_api::store::fault`]): the node stops.
     #[error("store: {0}")]
     Store(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -21,12 +21,12 @@ pub enum AppError {
         /// What is wrong (RocksDB's message names the file, and for a bad block its offset).
         detail: String,
     },
-    /// The store passed its check but cnidarium could not open it.
+    /// The store passed its check but could not be opened.
     #[error("cannot open the app store at {}: {detail}", path.display())]
     Open {
         /// The store's directory.
         path: std::path::PathBuf,
-        /// cnidarium's error.
+        /// The store's error.
         detail: String,
     },
     /// What was asked for does not exist yet or is no longer held (an export of an empty
@@ -121,7 +121,8 @@ pub enum AppError {
 }
 
 impl AppError {
-    /// Wraps a store failure, recording it as the process's store fault (the node stops).
+    /// Wraps a store failure, recording it as the process's store fault (the node stops);
+    /// work cancelled because the runtime is stopping is wrapped but not recorded.
     pub fn store(e: anyhow::Error) -> Self {
         AppError::Store(Box::new(lantau_module_api::store::fault("a store operation of the app", e)))
     }

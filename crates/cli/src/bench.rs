@@ -75,6 +75,11 @@ pub(crate) struct BenchArgs {
     /// default; to measure what blocks cost without it.
     #[arg(long, allow_hyphen_values = true)]
     max_block_gas: Option<i64>,
+    /// A transfer's gas limit as a multiple of its estimate, in percent (130: CosmJS's "auto"
+    /// multiplier, as a wallet signs; 100: the exact estimate, the densest block of its kind
+    /// `block.max_gas` admits).
+    #[arg(long, default_value_t = 130, value_parser = clap::value_parser!(u64).range(100..=1000))]
+    gas_adjustment_percent: u64,
     /// Run the app under real CometBFT child processes (`--validators` of them, the cometbft
     /// binary of `scripts/prereqs.sh`), loading through CometBFT's RPC `broadcast_tx_sync`
     /// (or the app's `eth_sendRawTransaction` with `--evm`), instead of the embedded engine.
@@ -657,7 +662,7 @@ async fn prepare(a: &BenchArgs, base: &str, eth_url: &str, chain_id: &str, evm_c
     };
 
     // A transfer's gas limit, as a wallet sets it: its simulated gas (Cosmos) or estimate
-    // (Ethereum) times 1.3 (CosmJS's "auto" multiplier); the block's gas counts limits, not
+    // (Ethereum) times 1.3 (CosmJS's "auto" multiplier; `--gas-adjustment-percent`); the block's gas counts limits, not
     // use. A wallet estimates each transfer just before signing; the bench pre-signs, so it
     // estimates the workload's steady state instead: every bench account soon sends faster
     // than the velocity rule allows, and from then on each gated transfer raises a flag (the
@@ -680,8 +685,11 @@ async fn prepare(a: &BenchArgs, base: &str, eth_url: &str, chain_id: &str, evm_c
             client.simulate(&probe).await?
         };
         let steady = if a.stablecoin || a.evm { flagged_transfer_gas(&client, eth_url, a.evm).await? } else { first };
-        let gas = first.max(steady).saturating_mul(13) / 10;
-        eprintln!("bench: transfers signed with a gas limit of {gas} (estimate x 1.3: first transfer {first}, a velocity-flagged one {steady})");
+        let gas = first.max(steady).saturating_mul(a.gas_adjustment_percent) / 100;
+        eprintln!(
+            "bench: transfers signed with a gas limit of {gas} (estimate x {}%: first transfer {first}, a velocity-flagged one {steady})",
+            a.gas_adjustment_percent
+        );
         gas
     };
 

@@ -301,7 +301,7 @@ impl Default for ConsensusConfig {
 
 impl Default for MempoolConfig {
     fn default() -> Self {
-        Self { max_txs: 10_000, max_bytes: 64 * 1024 * 1024, max_txs_per_sender: 1_000, app_side: false, peers: Vec::new() }
+        Self { max_txs: 30_000, max_bytes: 64 * 1024 * 1024, max_txs_per_sender: 1_000, app_side: false, peers: Vec::new() }
     }
 }
 

@@ -92,7 +92,8 @@ pub(crate) struct BenchArgs {
     /// Lantau (the ceiling of any app under this CometBFT and these settings).
     #[arg(long)]
     kvstore: bool,
-    /// With `--cometbft`: CometBFT's pause after each block.
+    /// With `--cometbft`: CometBFT's pause after each block (1 s, CometBFT's default, as the
+    /// figures of record are measured; a network sets 3 s, docs/operations.md).
     #[arg(long, default_value = "1s")]
     timeout_commit: String,
     /// With `--cometbft`: CometBFT's mempool size (transactions).

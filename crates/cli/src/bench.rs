@@ -667,7 +667,7 @@ async fn prepare(a: &BenchArgs, base: &str, eth_url: &str, chain_id: &str, evm_c
     // use. A wallet estimates each transfer just before signing; the bench pre-signs, so it
     // estimates the workload's steady state instead: every bench account soon sends faster
     // than the velocity rule allows, and from then on each gated transfer raises a flag (the
-    // flag, its audit row and indexes: ~40 % more gas than the first). So for gated transfers
+    // flag, its audit row and indexes: about 1 % more gas than the first). So for gated transfers
     // the dev account alice first sends `velocity_tx_limit` transfers to the issuer, and the limit is
     // the larger of the first transfer's and her next (flagged) transfer's estimate, x 1.3.
     let transfer_gas = if a.multi_send > 0 {

@@ -59,10 +59,16 @@ fn keep_freed_memory() {
 /// arenas. `LANTAU_ALLOW_THP=1` leaves the system's setting.
 fn no_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
-    if std::env::var_os("LANTAU_ALLOW_THP").is_none_or(|v| v != "1") {
+    if !huge_pages_allowed() {
         // SAFETY: prctl with integer arguments only; it changes this process's THP policy.
         let _ = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
     }
+}
+
+/// Whether the environment keeps the system's transparent huge pages (`LANTAU_ALLOW_THP=1`).
+#[cfg(target_os = "linux")]
+fn huge_pages_allowed() -> bool {
+    std::env::var_os("LANTAU_ALLOW_THP").is_some_and(|v| v == "1")
 }
 
 fn main() -> std::process::ExitCode {
@@ -119,7 +125,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_node_turns_transparent_huge_pages_off() {
-        if std::env::var_os("LANTAU_ALLOW_THP").is_some_and(|v| v == "1") {
+        if super::huge_pages_allowed() {
             return;
         }
         super::no_transparent_huge_pages();

@@ -140,7 +140,7 @@ impl Blocks {
         mstore::put(&mut state, &gas, state_key::BLOCK_TIME.to_string(), block.time.unix_timestamp_nanos().to_be_bytes().to_vec())
             .map_err(AppError::BlockRecord)?;
 
-        let mut resp = response::FinalizeBlock {
+        let resp = response::FinalizeBlock {
             events: upgrade_events,
             tx_results,
             validator_updates: vec![],
@@ -148,53 +148,88 @@ impl Blocks {
             app_hash: AppHash::default(),
         };
         let exec_ms = t_exec.ms();
-        let t_records = crate::stopwatch::Stopwatch::start();
+        let t_finish = crate::stopwatch::Stopwatch::start();
         // The node's history of past heights: its baseline and pruning, read from the committed
         // state before this block.
         let retention = shared.cfg.history;
         let upkeep = crate::history::upkeep(&store.snapshot(), height, retention).await.map_err(AppError::store)?;
-        // Execution ran over the read cache; the store takes its changes as they are. The
-        // verifiable write set also rolls the read cache forward at commit. Meanwhile, on a
-        // second thread, the hook builds its rows (the tx index) from the request and the
-        // response: neither task reads what the other writes.
-        let hook = &*shared.hook;
-        let (rows, writes, changes) = std::thread::scope(|scope| {
-            let rows = scope.spawn(|| hook.on_finalize(&req, &resp));
-            let (_, changes) = state.flatten();
-            let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            let cached_nv_writes = store.reads().nonverifiable_writes(changes.nonverifiable_changes().iter());
-            let keys: crate::footprint::KeySet = crate::footprint::written_keys(&changes).collect();
-            if tracing::enabled!(tracing::Level::TRACE) {
-                let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
-                tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
+        // Execution ran over the read cache; the store takes its changes as they are. Three
+        // threads then share the block's finish, none reading what another writes: the tree's
+        // update, the hook's rows (the tx index, from the request and the response), and the
+        // block's records (its writes for the read cache, the keys it wrote, the history's
+        // rows); the rows then join the tree's part of the block's one atomic write. They run
+        // off the runtime's threads, which keep serving meanwhile.
+        let (_, changes) = state.flatten();
+        let (hook, storage, reads) = (shared.hook.clone(), store.storage().clone(), store.reads_shared());
+        let finish = move || {
+            let (rows, records, staged, root_ms) = std::thread::scope(|scope| {
+                let rows = scope.spawn(|| hook.on_finalize(&req, &resp));
+                let records = scope.spawn(|| {
+                    let t = crate::stopwatch::Stopwatch::start();
+                    let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    let cached_nv_writes = reads.nonverifiable_writes(changes.nonverifiable_changes().iter());
+                    let keys: crate::footprint::KeySet = crate::footprint::written_keys(&changes).collect();
+                    if tracing::enabled!(tracing::Level::TRACE) {
+                        let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
+                        tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
+                    }
+                    let history = match retention {
+                        crate::history::Retention::Off => Vec::new(),
+                        _ => crate::history::rows(height, changes.unwritten_changes(), changes.nonverifiable_changes()),
+                    };
+                    (writes, cached_nv_writes, keys, history, t.ms())
+                });
+                let t = crate::stopwatch::Stopwatch::start();
+                let staged = storage.stage_tree(base_version, &changes);
+                let root_ms = t.ms();
+                // A task that panicked panics here, as it would have on this thread.
+                let rows = rows.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                let records = records.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                (rows, records, staged, root_ms)
+            });
+            let (writes, cached_nv_writes, mut keys, history, records_ms) = records;
+            // Node-local rows: the history, its upkeep, the hook's rows. They join the same
+            // atomic write after the block's own non-verifiable changes, outside the tree (the
+            // hook sees the response before the app hash is known).
+            let t = crate::stopwatch::Stopwatch::start();
+            let index = (rows.len(), rows.iter().map(|(k, v)| k.len().saturating_add(v.len())).sum::<usize>());
+            let mut extra: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::with_capacity(history.len().saturating_add(upkeep.len()).saturating_add(rows.len()));
+            extra.extend(history.into_iter().map(|(k, v)| (k, Some(v))));
+            extra.extend(upkeep);
+            for (k, v) in rows {
+                keys.insert(crate::footprint::fingerprint(1, &k));
+                extra.push((k, Some(v)));
             }
-            let history = match retention {
-                crate::history::Retention::Off => Vec::new(),
-                _ => crate::history::rows(height, changes.unwritten_changes(), changes.nonverifiable_changes()),
+            let staged = staged.and_then(|mut batch| {
+                let own = changes.nonverifiable_changes().iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
+                storage.stage_rows(&mut batch, own.chain(extra.iter().map(|(k, v)| (k.as_slice(), v.as_deref()))))?;
+                Ok(batch)
+            });
+            let rows_ms = t.ms();
+            crate::dropper::drop_later((changes, extra));
+            ((staged, writes, cached_nv_writes, keys), index, (root_ms, records_ms, rows_ms), req, resp)
+        };
+        let ((staged, writes, cached_nv_writes, keys), (index_rows, index_bytes), (root_ms, records_ms, rows_ms), req, mut resp) =
+            match tokio::task::spawn_blocking(finish).await {
+                Ok(done) => done,
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(_) => return Err(AppError::store(lantau_store::Stopping.into())),
             };
-            (rows.join(), (writes, cached_nv_writes, keys, history), changes)
-        });
-        let (writes, cached_nv_writes, mut keys, history) = writes;
-        // Node-local rows like the hook's: the same atomic write, not the root. They are
-        // written after the block's own changes.
-        let mut extra: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::with_capacity(history.len().saturating_add(upkeep.len()));
-        extra.extend(history.into_iter().map(|(k, v)| (k, Some(v))));
-        extra.extend(upkeep);
-        // A hook that panicked panics here, as it did when it ran on this thread.
-        let rows = rows.unwrap_or_else(|p| std::panic::resume_unwind(p));
-        // Hook writes are non-verifiable: they land in the same atomic write but do not change
-        // the root, so the hook sees the response before the app hash is known.
-        let (index_rows, index_bytes) = (rows.len(), rows.iter().map(|(k, v)| k.len().saturating_add(v.len())).sum::<usize>());
-        extra.reserve(rows.len());
-        for (k, v) in rows {
-            keys.insert(crate::footprint::fingerprint(1, &k));
-            extra.push((k, Some(v)));
-        }
-        let records_ms = t_records.ms();
-        let t_root = crate::stopwatch::Stopwatch::start();
-        let batch = store.storage().prepare_changes(base_version, changes, extra).await.map_err(AppError::store)?;
-        let root_ms = t_root.ms();
-        tracing::debug!(height, txs = req.txs.len(), exec_ms, records_ms, root_ms, keys = writes.len(), index_rows, index_bytes, "finalize phases");
+        let batch = staged.map_err(AppError::store)?;
+        let finish_ms = t_finish.ms();
+        tracing::debug!(
+            height,
+            txs = req.txs.len(),
+            exec_ms,
+            finish_ms,
+            root_ms,
+            records_ms,
+            rows_ms,
+            keys = writes.len(),
+            index_rows,
+            index_bytes,
+            "finalize phases"
+        );
         if tracing::enabled!(tracing::Level::TRACE) {
             let by = count_by_prefix(writes.iter().map(|(k, _)| k.as_bytes()), 2);
             tracing::trace!(?by, "verifiable writes by prefix");

@@ -44,6 +44,11 @@ impl Store {
         &self.reads
     }
 
+    /// The read cache, shared (for work on another thread).
+    pub(crate) fn reads_shared(&self) -> Arc<ReadCache> {
+        self.reads.clone()
+    }
+
     /// The latest committed snapshot.
     pub(crate) fn snapshot(&self) -> Snapshot {
         self.storage.latest_snapshot()

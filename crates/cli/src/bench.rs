@@ -49,6 +49,12 @@ pub(crate) struct BenchArgs {
     /// Stop broadcasting after this many seconds even if transactions remain.
     #[arg(long, default_value_t = 60)]
     duration: u64,
+    /// Offer the load at this many transactions per second in all (0: as fast as the node
+    /// admits them). At a rate blocks can carry, inclusion is what users see at that
+    /// throughput; a load faster than blocks carry it measures the ceiling, and its queue
+    /// (and so its inclusion delay) grows as long as it lasts.
+    #[arg(long, default_value_t = 0)]
+    rate: u64,
     /// Write every broadcast (start ms since the first broadcast, latency ms, code) and every
     /// block (commit ms since the first broadcast, txs, FinalizeBlock ms, Commit+recheck ms) to
     /// this file, as CSV, to see where slow admissions fall.
@@ -75,11 +81,12 @@ pub(crate) struct BenchArgs {
     /// default; to measure what blocks cost without it.
     #[arg(long, allow_hyphen_values = true)]
     max_block_gas: Option<i64>,
-    /// A transfer's gas limit as a multiple of its estimate, in percent (130: CosmJS's "auto"
-    /// multiplier, as a wallet signs; 100: the exact estimate, the densest block of its kind
-    /// `block.max_gas` admits).
-    #[arg(long, default_value_t = 130, value_parser = clap::value_parser!(u64).range(100..=1000))]
-    gas_adjustment_percent: u64,
+    /// A transfer's gas limit as a multiple of its estimate, in percent; by default as the
+    /// clients sign: 130 for Cosmos transactions (CosmJS's and Keplr's "auto" multiplier), 100
+    /// for Ethereum ones (ethers, viem and Hardhat sign `eth_estimateGas`'s answer as it is).
+    /// 100 for both: the densest block of its kind `block.max_gas` admits.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(100..=1000))]
+    gas_adjustment_percent: Option<u64>,
     /// Run the app under real CometBFT child processes (`--validators` of them, the cometbft
     /// binary of `scripts/prereqs.sh`), loading through CometBFT's RPC `broadcast_tx_sync`
     /// (or the app's `eth_sendRawTransaction` with `--evm`), instead of the embedded engine.
@@ -132,6 +139,15 @@ pub(crate) struct BenchArgs {
     /// transactions.
     #[arg(long, default_value = "default")]
     pruning: String,
+}
+
+/// With `--rate`: waits until the `k`-th transaction of the whole load is due, `k / rate`
+/// seconds after `start` (a worker that fell behind sends at once); 0: no wait.
+async fn pace(start: Instant, rate: u64, k: u64) {
+    if rate > 0 {
+        let after = Duration::from_nanos(u64::try_from(u128::from(k) * 1_000_000_000 / u128::from(rate)).unwrap_or(u64::MAX));
+        tokio::time::sleep_until((start + after).into()).await;
+    }
 }
 
 /// What the bench sends.
@@ -450,14 +466,17 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
         let evm = a.evm;
         let per = a.per_account as usize;
         let n = signed.len();
-        let conc = a.concurrency;
+        let (conc, rate) = (a.concurrency, a.rate);
         workers.push(client_rt.spawn(async move {
             let mut lat = Vec::new();
             let mut trace: Vec<(f64, f64, u64)> = Vec::new();
             let mut rejected = 0u64;
             let mut full = 0u64;
+            let mut k = w as u64;
             'outer: for seq in 0..per {
                 for i in (w..n).step_by(conc) {
+                    pace(start_at, rate, k).await;
+                    k = k.saturating_add(conc as u64);
                     if Instant::now() > deadline {
                         break 'outer;
                     }
@@ -588,6 +607,7 @@ pub(crate) async fn run(a: BenchArgs, json_out: bool) -> anyhow::Result<()> {
     let avg = |f: fn(&(usize, f64, f64, Instant)) -> f64| if blocks.is_empty() { 0.0 } else { blocks.iter().map(f).sum::<f64>() / blocks.len() as f64 };
     let max = |f: fn(&(usize, f64, f64, Instant)) -> f64| blocks.iter().map(f).fold(0.0, f64::max);
     let report = load.report(json!({
+         "offered_tx_per_s": a.rate,
          "process_cpu_seconds": cpu_secs,
          "cpu_us_per_committed_tx": cpu_us_per_tx,
          "cpu_per_committed_tx_in_verifies": cpu_in_verifies,
@@ -662,14 +682,14 @@ async fn prepare(a: &BenchArgs, base: &str, eth_url: &str, chain_id: &str, evm_c
         0
     };
 
-    // A transfer's gas limit, as a wallet sets it: its simulated gas (Cosmos) or estimate
-    // (Ethereum) times 1.3 (CosmJS's "auto" multiplier; `--gas-adjustment-percent`); the block's gas counts limits, not
-    // use. A wallet estimates each transfer just before signing; the bench pre-signs, so it
+    // A transfer's gas limit, as a wallet sets it: its simulated gas times 1.3 (Cosmos,
+    // CosmJS's "auto" multiplier) or its estimate as it is (Ethereum, as ethers and viem sign);
+    // `--gas-adjustment-percent` sets another. The block's gas counts limits, not use. A wallet estimates each transfer just before signing; the bench pre-signs, so it
     // estimates the workload's steady state instead: every bench account soon sends faster
     // than the velocity rule allows, and from then on each gated transfer raises a flag (the
     // flag, its audit row and indexes: about 1 % more gas than the first). So for gated transfers
     // the dev account alice first sends `velocity_tx_limit` transfers to the issuer, and the limit is
-    // the larger of the first transfer's and her next (flagged) transfer's estimate, x 1.3.
+    // the larger of the first transfer's and her next (flagged) transfer's estimate, adjusted.
     let transfer_gas = if a.multi_send > 0 {
         0
     } else {
@@ -686,11 +706,9 @@ async fn prepare(a: &BenchArgs, base: &str, eth_url: &str, chain_id: &str, evm_c
             client.simulate(&probe).await?
         };
         let steady = if a.stablecoin || a.evm { flagged_transfer_gas(&client, eth_url, a.evm).await? } else { first };
-        let gas = first.max(steady).saturating_mul(a.gas_adjustment_percent) / 100;
-        eprintln!(
-            "bench: transfers signed with a gas limit of {gas} (estimate x {}%: first transfer {first}, a velocity-flagged one {steady})",
-            a.gas_adjustment_percent
-        );
+        let adjustment = a.gas_adjustment_percent.unwrap_or(if a.evm { 100 } else { 130 });
+        let gas = first.max(steady).saturating_mul(adjustment) / 100;
+        eprintln!("bench: transfers signed with a gas limit of {gas} (estimate x {adjustment}%: first transfer {first}, a velocity-flagged one {steady})");
         gas
     };
 

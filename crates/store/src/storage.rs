@@ -148,6 +148,22 @@ impl Storage {
         blocking(move || stage(&latest, &changes, &rows)).await
     }
 
+    /// The tree's part of staging changes made over version `base` (the latest), on the
+    /// caller's thread: the key indexes, the tree's update and the new root. The changes'
+    /// non-verifiable rows and any others follow with [`Storage::stage_rows`]; apart, the
+    /// tree's update can run while other threads build the rows.
+    pub fn stage_tree(&self, base: jmt::Version, changes: &Cache) -> Result<StagedWriteBatch> {
+        let latest = self.latest_snapshot();
+        ensure!(latest.version() == base, "changes made over version {base} cannot be committed after version {}", latest.version());
+        stage_tree(&latest, changes)
+    }
+
+    /// Adds non-verifiable rows (`None`: deleted) to a staged write, after what it holds: the
+    /// same atomic write, outside the tree.
+    pub fn stage_rows<'a>(&self, staged: &mut StagedWriteBatch, rows: impl IntoIterator<Item = (&'a [u8], Option<&'a [u8]>)>) -> Result<()> {
+        stage_rows(&self.latest_snapshot(), staged, rows.into_iter())
+    }
+
     /// Writes a staged version: it becomes the latest, and the oldest kept version closes.
     pub fn commit_batch(&self, staged: StagedWriteBatch) -> Result<jmt::RootHash> {
         let expected = self.latest_version().wrapping_add(1);
@@ -210,16 +226,25 @@ impl std::fmt::Display for Stopping {
 
 impl std::error::Error for Stopping {}
 
-/// The write that makes version `base + 1` from `changes` over `base`.
+/// The write that makes version `base + 1` from `changes` over `base`: the tree's part
+/// ([`stage_tree`]), then the changes' non-verifiable rows and `extra`.
+fn stage(base: &Snapshot, changes: &Cache, extra: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<StagedWriteBatch> {
+    let mut staged = stage_tree(base, changes)?;
+    let rows = changes.nonverifiable_changes().iter().chain(extra.iter().map(|(k, v)| (k, v)));
+    stage_rows(base, &mut staged, rows.map(|(k, v)| (k.as_slice(), v.as_deref())))?;
+    Ok(staged)
+}
+
+/// The verifiable part of the write that makes version `base + 1` from `changes` over
+/// `base`: the key indexes, the tree's new nodes and values, and the new root.
 ///
 /// The tree takes the version's keys in one sorted batch when the version deletes none (the
 /// batch insertion has no deletions), and key by key when it does; both give the same tree.
-fn stage(base: &Snapshot, changes: &Cache, extra: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<StagedWriteBatch> {
+fn stage_tree(base: &Snapshot, changes: &Cache) -> Result<StagedWriteBatch> {
     let version = base.version().wrapping_add(1);
     let tree = base.inner();
     let cf = |name| tree.cf(name);
-    let (nodes, values, keys, by_hash, rows) =
-        (cf(layout::NODES)?, cf(layout::VALUES)?, cf(layout::KEYS)?, cf(layout::KEYS_BY_HASH)?, cf(layout::NONVERIFIABLE)?);
+    let (nodes, values, keys, by_hash) = (cf(layout::NODES)?, cf(layout::VALUES)?, cf(layout::KEYS)?, cf(layout::KEYS_BY_HASH)?);
     let mut batch = WriteBatch::default();
 
     let verifiable = changes.unwritten_changes();
@@ -249,13 +274,19 @@ fn stage(base: &Snapshot, changes: &Cache, extra: &[(Vec<u8>, Option<Vec<u8>>)])
     for ((v, hash), value) in update.node_batch.values() {
         batch.put_cf(values, layout::value_key(hash, *v), borsh::to_vec(value)?);
     }
-    for (key, value) in changes.nonverifiable_changes().iter().chain(extra.iter().map(|(k, v)| (k, v))) {
+    Ok(StagedWriteBatch { batch, version, root })
+}
+
+/// Adds non-verifiable rows (`None`: deleted) to a staged write, after what it holds.
+fn stage_rows<'a>(base: &Snapshot, staged: &mut StagedWriteBatch, rows: impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)>) -> Result<()> {
+    let cf = base.inner().cf(layout::NONVERIFIABLE)?;
+    for (key, value) in rows {
         match value {
-            Some(v) => batch.put_cf(rows, key, v),
-            None => batch.delete_cf(rows, key),
+            Some(v) => staged.batch.put_cf(cf, key, v),
+            None => staged.batch.delete_cf(cf, key),
         }
     }
-    Ok(StagedWriteBatch { batch, version, root })
+    Ok(())
 }
 
 /// A store in a temporary directory, removed when dropped (tests and benchmarks).

@@ -246,3 +246,31 @@ fn work_a_stopping_runtime_cancels_is_stopping() {
     assert!(first.expect("the scan reports, not ends").unwrap_err().downcast_ref::<crate::Stopping>().is_some());
     assert_eq!(s.latest_version(), base, "nothing was written");
 }
+
+/// A write staged in parts (the tree, then the rows) commits what the write staged at once
+/// does: the same root and the same rows.
+#[tokio::test]
+async fn a_write_staged_in_parts_is_the_write_staged_at_once() {
+    let (a, b) = (crate::TempStorage::new().await.unwrap(), crate::TempStorage::new().await.unwrap());
+    let mut g = Gen(11);
+    for height in 0..3 {
+        let blk = block(&mut g, height, 200, 60, height == 2);
+        let extra: Vec<(Vec<u8>, Option<Vec<u8>>)> =
+            (0..40u8).map(|i| (vec![b'x', i], if i % 7 == 0 { None } else { Some(vec![i; usize::from(i) * 3]) })).collect();
+        let delta = |s: &Storage| {
+            let mut d = StateDelta::new(s.latest_snapshot());
+            apply(&mut d, &blk);
+            d.flatten()
+        };
+        let (base, changes) = delta(&a);
+        let at_once = a.prepare_changes(base.version(), changes, extra.clone()).await.unwrap();
+        let (base, changes) = delta(&b);
+        let mut parts = b.stage_tree(base.version(), &changes).unwrap();
+        b.stage_rows(&mut parts, changes.nonverifiable_changes().iter().map(|(k, v)| (k.as_slice(), v.as_deref()))).unwrap();
+        b.stage_rows(&mut parts, extra.iter().map(|(k, v)| (k.as_slice(), v.as_deref()))).unwrap();
+        assert_eq!(parts.root_hash(), at_once.root_hash(), "height {height}");
+        assert_eq!(a.commit_batch(at_once).unwrap(), b.commit_batch(parts).unwrap());
+        let (sa, sb) = (a.latest_snapshot(), b.latest_snapshot());
+        assert_eq!(rows(&sa, b"").await, rows(&sb, b"").await);
+    }
+}

@@ -344,11 +344,14 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
         let url = if evm { &eth_urls[w % eth_urls.len()] } else { &rpc_urls[w % rpc_urls.len()] };
         // Parsed once: a request per transaction parsing its URL again was ~7 % of the client's CPU.
         let url = reqwest::Url::parse(url)?;
-        let (per, n, conc) = (a.per_account as usize, signed.len(), a.concurrency);
+        let (per, n, conc, rate) = (a.per_account as usize, signed.len(), a.concurrency, a.rate);
         workers.push(client_rt.spawn(async move {
             let (mut lat, mut admitted, mut rejected, mut full) = (Vec::new(), Vec::<Admitted>::new(), 0u64, 0u64);
+            let mut k = w as u64;
             'outer: for seq in 0..per {
                 for i in (w..n).step_by(conc) {
+                    super::pace(start_at, rate, k).await;
+                    k = k.saturating_add(conc as u64);
                     if Instant::now() > deadline {
                         break 'outer;
                     }
@@ -478,6 +481,7 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
         "validators": if a.kvstore { 1 } else { a.validators },
         "admitted": admitted.len(),
         "app_mempool": !a.cometbft_mempool,
+        "offered_tx_per_s": a.rate,
         "end_to_end_seconds": e2e_secs,
         "end_to_end_tx_per_s": e2e_tps,
         "cpu_us_per_committed_tx": per_tx(app_cpu + comet_cpu),
@@ -504,7 +508,8 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
             a.timeout_commit,
             if a.cometbft_mempool { "CometBFT's mempool" } else { "the app's mempool" }
         );
-        println!("sent {sent} ({} admitted, {rejected} rejected, {full} resent after mempool full), committed {committed}", admitted.len());
+        let offered = if a.rate > 0 { format!("offered at {} tx/s, ", a.rate) } else { String::new() };
+        println!("{offered}sent {sent} ({} admitted, {rejected} rejected, {full} resent after mempool full), committed {committed}", admitted.len());
         println!(
             "committed throughput: {tps:.0} tx/s over {span:.1} s (first to last block with transactions); end to end {e2e_tps:.0} tx/s over {e2e_secs:.1} s"
         );

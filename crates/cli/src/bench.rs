@@ -146,7 +146,9 @@ pub(crate) struct BenchArgs {
 async fn pace(start: Instant, rate: u64, k: u64) {
     if rate > 0 {
         let after = Duration::from_nanos(u64::try_from(u128::from(k) * 1_000_000_000 / u128::from(rate)).unwrap_or(u64::MAX));
-        tokio::time::sleep_until((start + after).into()).await;
+        if let Some(due) = start.checked_add(after) {
+            tokio::time::sleep_until(due.into()).await;
+        }
     }
 }
 

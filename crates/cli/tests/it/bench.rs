@@ -42,10 +42,14 @@ fn gated_transfers_under_cometbft_and_the_kvstore_ceiling_are_all_committed() {
     assert_all_committed(&gated, "cometbft");
     assert_eq!(gated["app_mempool"], true, "the apps keep the mempool by default: {gated}");
     assert!(gated["app_cpu_us_per_committed_tx"].as_f64().is_some_and(|c| c > 0.0), "{gated}");
-    // CometBFT's own mempool (CheckTx over ABCI), the load through CometBFT's RPC.
-    let native = bench(&["--cometbft", "--cometbft-mempool"]);
+    assert_eq!(gated["offered_tx_per_s"], 0, "{gated}");
+    // CometBFT's own mempool (CheckTx over ABCI), the load through CometBFT's RPC, offered at
+    // 30 transactions per second: the 18th is not due before 17/30 s.
+    let native = bench(&["--cometbft", "--cometbft-mempool", "--rate", "30"]);
     assert_all_committed(&native, "cometbft");
     assert_eq!(native["app_mempool"], false, "{native}");
+    assert_eq!(native["offered_tx_per_s"], 30, "{native}");
+    assert!(native["broadcast_seconds"].as_f64().is_some_and(|s| s >= 17.0 / 30.0), "the load was not paced: {native}");
     let kv = bench(&["--kvstore"]);
     assert_all_committed(&kv, "cometbft-kvstore");
     assert_eq!(kv["app_cpu_us_per_committed_tx"], 0.0, "{kv}");

@@ -87,6 +87,20 @@ pub(crate) async fn deliver_tx<S: cnidarium::StateWrite + Send + Sync>(
     }
 }
 
+/// What the block's finish (after execution) hands back: the staged write, what the read
+/// cache and the footprints take at commit, and the phases' sizes and times.
+struct Finished {
+    staged: anyhow::Result<lantau_store::StagedWriteBatch>,
+    writes: Vec<(String, Option<Vec<u8>>)>,
+    cached_nv_writes: Vec<(String, Option<Vec<u8>>)>,
+    keys: crate::footprint::KeySet,
+    index_rows: usize,
+    index_bytes: usize,
+    root_ms: f64,
+    records_ms: f64,
+    rows_ms: f64,
+}
+
 impl Blocks {
     /// ABCI FinalizeBlock (see [`crate::App::finalize_block`]).
     pub(crate) async fn finalize(
@@ -192,29 +206,35 @@ impl Blocks {
             // atomic write after the block's own non-verifiable changes, outside the tree (the
             // hook sees the response before the app hash is known).
             let t = crate::stopwatch::Stopwatch::start();
-            let index = (rows.len(), rows.iter().map(|(k, v)| k.len().saturating_add(v.len())).sum::<usize>());
-            let mut extra: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::with_capacity(history.len().saturating_add(upkeep.len()).saturating_add(rows.len()));
-            extra.extend(history.into_iter().map(|(k, v)| (k, Some(v))));
-            extra.extend(upkeep);
-            for (k, v) in rows {
-                keys.insert(crate::footprint::fingerprint(1, &k));
-                extra.push((k, Some(v)));
-            }
+            keys.extend(rows.iter().map(|(k, _)| crate::footprint::fingerprint(1, k)));
             let staged = staged.and_then(|mut batch| {
                 let own = changes.nonverifiable_changes().iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
-                storage.stage_rows(&mut batch, own.chain(extra.iter().map(|(k, v)| (k.as_slice(), v.as_deref()))))?;
+                let history_rows = history.iter().map(|(k, v)| (k.as_slice(), Some(v.as_slice())));
+                let upkeep_rows = upkeep.iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
+                let index_rows = rows.iter().map(|(k, v)| (k.as_slice(), Some(v.as_slice())));
+                storage.stage_rows(&mut batch, own.chain(history_rows).chain(upkeep_rows).chain(index_rows))?;
                 Ok(batch)
             });
-            let rows_ms = t.ms();
-            crate::dropper::drop_later((changes, extra));
-            ((staged, writes, cached_nv_writes, keys), index, (root_ms, records_ms, rows_ms), req, resp)
-        };
-        let ((staged, writes, cached_nv_writes, keys), (index_rows, index_bytes), (root_ms, records_ms, rows_ms), req, mut resp) =
-            match tokio::task::spawn_blocking(finish).await {
-                Ok(done) => done,
-                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                Err(_) => return Err(AppError::store(lantau_store::Stopping.into())),
+            let finished = Finished {
+                staged,
+                writes,
+                cached_nv_writes,
+                keys,
+                index_rows: rows.len(),
+                index_bytes: rows.iter().map(|(k, v)| k.len().saturating_add(v.len())).sum(),
+                root_ms,
+                records_ms,
+                rows_ms: t.ms(),
             };
+            crate::dropper::drop_later((changes, history, upkeep, rows));
+            (finished, req, resp)
+        };
+        let (finished, req, mut resp) = match tokio::task::spawn_blocking(finish).await {
+            Ok(done) => done,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => return Err(AppError::store(lantau_store::Stopping.into())),
+        };
+        let Finished { staged, writes, cached_nv_writes, keys, index_rows, index_bytes, root_ms, records_ms, rows_ms } = finished;
         let batch = staged.map_err(AppError::store)?;
         let finish_ms = t_finish.ms();
         tracing::debug!(

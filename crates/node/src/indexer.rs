@@ -14,16 +14,19 @@
 //!   typed receipt);
 //! - `H/<height u64 BE>` → the block's transaction hashes, 32 bytes each, in block order (one
 //!   row per block);
-//! - `V/<SHA-256(value)[..16]><height u64 BE>` → `(index u32 BE ‖ attribute id ‖ tx hash)*`:
-//!   for each indexed event attribute value, one row per block listing the block's
-//!   transactions that carry the value, in block order, each entry naming the attribute
-//!   (`type.key`) by its id, the first 4 bytes of SHA-256(`type.key`). An equality condition
-//!   is answered by a prefix scan and a filter on the id; the query is then matched on the
-//!   stored results, so a row only ever names candidates. One row per value rather than per
-//!   attribute and value: a transfer's sender is the `message.sender`, `transfer.sender`,
-//!   `coin_spent.spender` and `tx.fee_payer` of one transaction, four rows before and one now.
+//! - `P/<SHA-256(value)[..16]><height u64 BE>` → `(tx hash ‖ n u8 ‖ attribute id × n)*`: for
+//!   each indexed event attribute value, one row per block listing the block's transactions
+//!   that carry the value, in block order, each once with the attributes (`type.key`) that
+//!   carried it, named by their ids, the first 4 bytes of SHA-256(`type.key`). An equality
+//!   condition is answered by a prefix scan and a filter on the id; the query is then matched
+//!   on the stored results, so a row only ever names candidates. One row per value rather
+//!   than per attribute and value, and one hash per transaction rather than per attribute: a
+//!   transfer's sender is the `message.sender`, `transfer.sender`, `coin_spent.spender` and
+//!   `tx.fee_payer` of one transaction, one hash and four ids.
 //!
 //! Rows that stores written by earlier versions hold, and that are still searched:
+//! - `V/<SHA-256(value)[..16]><height u64 BE>` → `(index u32 BE ‖ attribute id ‖ tx hash)*`:
+//!   the value rows before the `P/` rows, an entry (and a hash) per transaction and attribute;
 //! - `h/<height u64 BE><index u32 BE>` → tx hash: one row per transaction, in block order;
 //! - `E/<type.key>\0<value>\0<height u64 BE>` → `(index u32 BE ‖ tx hash)*`: one row per
 //!   attribute and value per block;
@@ -81,18 +84,91 @@ fn event_rows_prefix(key: &str, value: &str) -> Vec<u8> {
 }
 /// One transaction in a per-block event row of earlier versions: index u32 BE, then the hash.
 const ROW_ENTRY: usize = 4 + 32;
-/// Prefix of the per-block value rows.
-fn value_rows_prefix(value: &str) -> Vec<u8> {
+/// Prefix of the per-block value rows of `P/` (postings, written now) or `V/` (earlier).
+fn value_rows_prefix(tag: &[u8; 2], value: &str) -> Vec<u8> {
     let h = lantau_crypto::sha256(value.as_bytes());
-    [b"V/".as_slice(), &h[..16]].concat()
+    [tag.as_slice(), &h[..16]].concat()
 }
+/// The posting rows, written now.
+const POSTINGS: &[u8; 2] = b"P/";
+/// The value rows of the version before the posting rows.
+const VALUE_ROWS: &[u8; 2] = b"V/";
 /// The id of an event attribute (`type.key`) in a value row's entries.
 fn attribute_id(tag: &str) -> [u8; 4] {
     let h = lantau_crypto::sha256(tag.as_bytes());
     [h[0], h[1], h[2], h[3]]
 }
-/// One transaction in a value row: index u32 BE, the attribute id, then the hash.
+/// One transaction and attribute in a value row of earlier versions: index u32 BE, the
+/// attribute id, then the hash.
 const VALUE_ENTRY: usize = 4 + 4 + 32;
+/// Most attribute ids one group of a posting row holds (its count is a byte); a transaction
+/// with more attributes carrying one value has further groups.
+const POSTING_IDS_MAX: u8 = u8::MAX;
+
+/// A posting row being built: groups of (tx hash, n, n attribute ids), the last one open.
+#[derive(Default)]
+struct Postings {
+    bytes: Vec<u8>,
+    /// The block index of the last transaction added.
+    tx: u32,
+    /// Where the last transaction's groups start and where its open group's count byte is
+    /// (`None` before the first group).
+    open: Option<(usize, usize)>,
+}
+
+impl Postings {
+    /// Adds attribute `id` of transaction `tx` (hash `hash`); transactions come in block order.
+    fn add(&mut self, tx: u32, hash: &[u8; 32], id: [u8; 4]) {
+        let mut start = self.bytes.len();
+        if let Some((first, at)) = self.open.filter(|_| self.tx == tx) {
+            // Once per transaction and attribute, even when two of its events carry it.
+            if posting_groups(&self.bytes[first..]).any(|g| g.is_some_and(|(_, ids)| ids.chunks_exact(4).any(|c| c == id))) {
+                return;
+            }
+            let n = self.bytes[at];
+            if n < POSTING_IDS_MAX {
+                self.bytes[at] = n + 1;
+                self.bytes.extend_from_slice(&id);
+                return;
+            }
+            start = first;
+        }
+        self.bytes.extend_from_slice(hash);
+        self.open = Some((start, self.bytes.len()));
+        self.tx = tx;
+        self.bytes.push(1);
+        self.bytes.extend_from_slice(&id);
+    }
+}
+
+/// A posting row's groups, (hash, attribute ids), in order; `None` (and no more) where the
+/// row does not parse.
+fn posting_groups(row: &[u8]) -> impl Iterator<Item = Option<([u8; 32], &[u8])>> {
+    let mut rest = Some(row);
+    std::iter::from_fn(move || {
+        let r = rest.filter(|r| !r.is_empty())?;
+        let group = (|| {
+            let hash: [u8; 32] = r.get(..32)?.try_into().ok()?;
+            let end = usize::from(*r.get(32)?).checked_mul(4)?.checked_add(33)?;
+            Some((hash, r.get(33..end)?, r.get(end..)?))
+        })();
+        rest = group.map(|(_, _, tail)| tail);
+        Some(group.map(|(hash, ids, _)| (hash, ids)))
+    })
+}
+
+/// The hashes of a posting row's groups that name attribute `id`, or `None` if the row does
+/// not parse.
+fn postings_with(row: &[u8], id: [u8; 4]) -> Option<Vec<[u8; 32]>> {
+    let mut out = Vec::new();
+    for group in posting_groups(row) {
+        let (hash, ids) = group?;
+        if ids.chunks_exact(4).any(|c| c == id) {
+            out.push(hash);
+        }
+    }
+    Some(out)
+}
 
 /// The block hook that indexes transactions and stores blocks.
 #[derive(Debug, Default)]
@@ -151,7 +227,7 @@ impl BlockHook for Indexer {
         out.push((results_key(height), pb::abci::ResponseFinalizeBlock::from(block_part).encode_to_vec()));
         // Attribute value → the block's transactions carrying it (with the attribute's id).
         // Looked up by value, never read in order (each row is a key of its own).
-        let mut rows: std::collections::HashMap<&str, Vec<u8>, foldhash::fast::RandomState> = Default::default();
+        let mut rows: std::collections::HashMap<&str, Postings, foldhash::fast::RandomState> = Default::default();
         let mut ids: std::collections::HashMap<(&str, &str), [u8; 4], foldhash::fast::RandomState> = Default::default();
         let mut hashes = Vec::with_capacity(req.txs.len().saturating_mul(32));
         for (i, (tx, result)) in req.txs.iter().zip(resp.tx_results.iter()).enumerate() {
@@ -170,7 +246,6 @@ impl BlockHook for Indexer {
                 out.push((eth_tx_key(&h), hash.to_vec()));
             }
             hashes.extend_from_slice(&hash);
-            let index = index.to_be_bytes();
             for e in &result.events {
                 for a in &e.attributes {
                     if !a.index() {
@@ -178,26 +253,17 @@ impl BlockHook for Indexer {
                     }
                     let (Ok(k), Ok(v)) = (a.key_str(), a.value_str()) else { continue };
                     let id = *ids.entry((e.kind.as_str(), k)).or_insert_with(|| attribute_id(&format!("{}.{k}", e.kind)));
-                    let list = rows.entry(v).or_default();
-                    // Once per transaction and attribute, even when two of its events carry it:
-                    // this transaction's entries are the list's last ones.
-                    let repeated = list.rchunks_exact(VALUE_ENTRY).take_while(|entry| entry[..4] == index).any(|entry| entry[4..8] == id);
-                    if repeated {
-                        continue;
-                    }
-                    list.extend_from_slice(&index);
-                    list.extend_from_slice(&id);
-                    list.extend_from_slice(&hash);
+                    rows.entry(v).or_default().add(index, &hash, id);
                 }
             }
         }
         if !hashes.is_empty() {
             out.push((block_txs_key(height), hashes));
         }
-        for (v, list) in rows {
-            let mut key = value_rows_prefix(v);
+        for (v, postings) in rows {
+            let mut key = value_rows_prefix(POSTINGS, v);
             key.extend_from_slice(&height.to_be_bytes());
-            out.push((key, list));
+            out.push((key, postings.bytes));
         }
         out
     }
@@ -462,13 +528,12 @@ fn result_size(r: &ExecTxResult) -> usize {
 
 /// Adds to `candidates` (up to [`MAX_SEARCH_CANDIDATES`]) the transactions listed by the
 /// per-block rows under `prefix` (keys `prefix ‖ height u64 BE`) whose height is in `heights`:
-/// the entries of `entry_len` bytes, each ending in the hash, that `keep` accepts.
+/// the hashes `listed` reads from a row (`None`: the row does not parse, a corrupt index).
 async fn block_row_candidates(
     snap: &Snapshot,
     prefix: &[u8],
     (min_h, max_h): (u64, u64),
-    entry_len: usize,
-    keep: impl Fn(&[u8]) -> bool,
+    listed: impl Fn(&[u8]) -> Option<Vec<[u8; 32]>>,
     candidates: &mut Vec<[u8; 32]>,
 ) -> Result<(), NodeError> {
     let mut stream = std::pin::pin!(snap.nonverifiable_prefix_raw(prefix));
@@ -479,16 +544,20 @@ async fn block_row_candidates(
         if h < min_h || h > max_h {
             continue;
         }
-        for entry in val.chunks_exact(entry_len).filter(|e| keep(e)) {
-            if candidates.len() >= MAX_SEARCH_CANDIDATES {
-                return Ok(());
-            }
-            if let Ok(hash) = <[u8; 32]>::try_from(&entry[entry_len.saturating_sub(32)..]) {
-                candidates.push(hash);
-            }
-        }
+        let hashes = listed(&val).ok_or_else(|| internal(format!("corrupt index row {}", key.escape_ascii())))?;
+        let room = MAX_SEARCH_CANDIDATES.saturating_sub(candidates.len());
+        candidates.extend(hashes.into_iter().take(room));
     }
     Ok(())
+}
+
+/// The hashes of fixed-size entries (each ending in the hash) that `keep` accepts: the rows
+/// of earlier versions.
+fn entries_with(row: &[u8], entry_len: usize, keep: impl Fn(&[u8]) -> bool) -> Option<Vec<[u8; 32]>> {
+    if row.len() % entry_len != 0 {
+        return None;
+    }
+    row.chunks_exact(entry_len).filter(|e| keep(e)).map(|e| <[u8; 32]>::try_from(&e[entry_len - 32..]).ok()).collect()
 }
 
 /// Searches committed transactions. A string equality condition (other than `tm.event`)
@@ -532,11 +601,14 @@ pub async fn search(snap: &Snapshot, q: &Query, descending: bool, page: u64, per
                 candidates.push(hash);
             }
         }
-        // Then the per-block rows of earlier versions, in height order; then the value rows, the
-        // entries of this attribute.
-        block_row_candidates(snap, &event_rows_prefix(&k, &v), (min_h, max_h), ROW_ENTRY, |_| true, &mut candidates).await?;
+        // Then the per-block rows of earlier versions, in height order; then the value rows of
+        // the version before, and the posting rows: the transactions this attribute carried
+        // the value in.
+        let range = (min_h, max_h);
+        block_row_candidates(snap, &event_rows_prefix(&k, &v), range, |row| entries_with(row, ROW_ENTRY, |_| true), &mut candidates).await?;
         let id = attribute_id(&k);
-        block_row_candidates(snap, &value_rows_prefix(&v), (min_h, max_h), VALUE_ENTRY, |e| e[4..8] == id, &mut candidates).await?;
+        block_row_candidates(snap, &value_rows_prefix(VALUE_ROWS, &v), range, |row| entries_with(row, VALUE_ENTRY, |e| e[4..8] == id), &mut candidates).await?;
+        block_row_candidates(snap, &value_rows_prefix(POSTINGS, &v), range, |row| postings_with(row, id), &mut candidates).await?;
     } else {
         // Every transaction of the height range: the `h/` rows of earlier versions (older
         // heights), then the `H/` rows. cnidarium prepends the prefix to the range bounds.
@@ -677,10 +749,12 @@ mod tests {
     }
 
     /// Block 1 indexed the way the first version did (one row per attribute per transaction),
-    /// block 2 the way the second did (one row per attribute and value per block), block 3 by
-    /// the hook (one row per value per block): a search finds all three, oldest first, each
-    /// transaction once even when two of its events carry the attribute, and a value's row
-    /// names a transaction only for the attribute that carried it.
+    /// block 2 the way the second did (one row per attribute and value per block), block 3 the
+    /// way the third did (one row per value per block, an entry per transaction and
+    /// attribute), block 4 by the hook (one posting row per value per block): a search finds
+    /// all four, oldest first, each transaction once even when two of its events carry the
+    /// attribute, and a value's row names a transaction only for the attribute that carried
+    /// it.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn value_rows_and_rows_of_earlier_versions_are_all_searched() {
         let storage = TempStorage::new().await.unwrap();
@@ -706,15 +780,24 @@ mod tests {
             key.extend_from_slice(&2u64.to_be_bytes());
             rows.push((key, [&0u32.to_be_bytes()[..], &mid_hash].concat()));
         }
+        // Block 3, the third version's rows: alice sent, bob received.
+        let (v3_hash, v3_rows) = legacy_tx(b"v3", 3);
+        rows.extend(v3_rows);
+        for (v, tag) in [("alice", "transfer.sender"), ("bob", "transfer.recipient")] {
+            let mut key = value_rows_prefix(VALUE_ROWS, v);
+            key.extend_from_slice(&3u64.to_be_bytes());
+            rows.push((key, [&0u32.to_be_bytes()[..], &attribute_id(tag), &v3_hash].concat()));
+        }
         let mut delta = StateDelta::new(storage.latest_snapshot());
         for (k, v) in rows {
             delta.nonverifiable_put_raw(k, v);
         }
         storage.commit(delta).await.unwrap();
 
-        // Block 3, through the hook.
+        // Block 4, through the hook.
         let txs: Vec<Vec<u8>> = vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()];
-        let req = finalize_request(&txs, 3);
+        let req = finalize_request(&txs, 4);
+        let h = |i: usize| lantau_app::tx::tx_hash(&txs[i]);
         let resp = response::FinalizeBlock {
             events: vec![],
             tx_results: vec![
@@ -727,12 +810,13 @@ mod tests {
             app_hash: Default::default(),
         };
         let written = Indexer::new().on_finalize(&req, &resp);
-        // One value row per distinct value: alice, bob, carol, dave, erin.
-        let value_rows: Vec<_> = written.iter().filter(|(k, _)| k.starts_with(b"V/")).collect();
+        // One posting row per distinct value: alice, bob, carol, dave, erin.
+        let value_rows: Vec<_> = written.iter().filter(|(k, _)| k.starts_with(POSTINGS)).collect();
         assert_eq!(value_rows.len(), 5);
-        // Transaction 0 carries alice as transfer.sender twice (one entry), transaction 2 once.
-        let alice = value_rows.iter().find(|(k, _)| k.starts_with(&value_rows_prefix("alice"))).unwrap();
-        assert_eq!(alice.1.len(), 2 * VALUE_ENTRY);
+        // Transaction 0 carries alice as transfer.sender twice (one id), transaction 2 once:
+        // two groups of one hash and one id.
+        let alice = value_rows.iter().find(|(k, _)| k.starts_with(&value_rows_prefix(POSTINGS, "alice"))).unwrap();
+        assert_eq!(alice.1, [&h(0)[..], &[1], &attribute_id("transfer.sender"), &h(2), &[1], &attribute_id("transfer.sender")].concat());
         let mut delta = StateDelta::new(storage.latest_snapshot());
         for (k, v) in written {
             delta.nonverifiable_put_raw(k, v);
@@ -740,26 +824,50 @@ mod tests {
         storage.commit(delta).await.unwrap();
 
         let snap = storage.latest_snapshot();
-        let h = |i: usize| lantau_app::tx::tx_hash(&txs[i]);
-        assert_eq!(search_hashes(&snap, "transfer.sender='alice'").await, (vec![old_hash, mid_hash, h(0), h(2)], 4));
-        assert_eq!(search_hashes(&snap, "transfer.recipient='bob'").await, (vec![old_hash, mid_hash, h(0), h(1)], 4));
-        assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND tx.height=3").await, (vec![h(0), h(2)], 2));
-        assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND tx.height<3").await, (vec![old_hash, mid_hash], 2));
+        assert_eq!(search_hashes(&snap, "transfer.sender='alice'").await, (vec![old_hash, mid_hash, v3_hash, h(0), h(2)], 5));
+        assert_eq!(search_hashes(&snap, "transfer.recipient='bob'").await, (vec![old_hash, mid_hash, v3_hash, h(0), h(1)], 5));
+        assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND tx.height=4").await, (vec![h(0), h(2)], 2));
+        assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND tx.height<4").await, (vec![old_hash, mid_hash, v3_hash], 3));
         assert_eq!(search_hashes(&snap, "transfer.recipient='carol'").await, (vec![h(0)], 1));
         assert_eq!(search_hashes(&snap, "transfer.recipient='nobody'").await, (vec![], 0));
         // bob is only ever a recipient: his row names no transaction as a sender.
         assert_eq!(search_hashes(&snap, "transfer.sender='bob'").await, (vec![], 0));
         // The full query still decides: the row names candidates only.
         assert_eq!(search_hashes(&snap, "transfer.sender='alice' AND transfer.recipient='erin'").await, (vec![h(2)], 1));
-        // Height conditions alone read the position rows: one per transaction in blocks 1 and
-        // 2 (earlier versions), one per block in block 3.
-        assert_eq!(written_block_rows(&snap, 3).await, 1);
-        assert_eq!(search_hashes(&snap, "tx.height>=1").await, (vec![old_hash, mid_hash, h(0), h(1), h(2)], 5));
-        assert_eq!(search_hashes(&snap, "tx.height=3").await, (vec![h(0), h(1), h(2)], 3));
-        assert_eq!(search_hashes(&snap, "tx.height<3").await, (vec![old_hash, mid_hash], 2));
+        // Height conditions alone read the position rows: one per transaction in blocks 1 to
+        // 3 (earlier versions), one per block in block 4.
+        assert_eq!(written_block_rows(&snap, 4).await, 1);
+        assert_eq!(search_hashes(&snap, "tx.height>=1").await, (vec![old_hash, mid_hash, v3_hash, h(0), h(1), h(2)], 6));
+        assert_eq!(search_hashes(&snap, "tx.height=4").await, (vec![h(0), h(1), h(2)], 3));
+        assert_eq!(search_hashes(&snap, "tx.height<4").await, (vec![old_hash, mid_hash, v3_hash], 3));
         assert_eq!(block_tx_hashes(&snap, 1).await.unwrap(), vec![old_hash]);
-        assert_eq!(block_tx_hashes(&snap, 3).await.unwrap(), vec![h(0), h(1), h(2)]);
-        assert!(block_tx_hashes(&snap, 4).await.unwrap().is_empty());
+        assert_eq!(block_tx_hashes(&snap, 4).await.unwrap(), vec![h(0), h(1), h(2)]);
+        assert!(block_tx_hashes(&snap, 5).await.unwrap().is_empty());
+    }
+
+    /// A transaction with more attributes carrying one value than a group counts gets a
+    /// second group; each is found by its id, a repeated id adds nothing, and a row cut short
+    /// does not parse.
+    #[test]
+    fn a_posting_row_holds_any_number_of_attributes_and_a_cut_one_does_not_parse() {
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        let id = |i: u32| i.to_be_bytes();
+        let mut p = Postings::default();
+        for i in 0..300 {
+            p.add(0, &a, id(i));
+        }
+        p.add(0, &a, id(299));
+        p.add(0, &a, id(3));
+        p.add(1, &b, id(3));
+        assert_eq!(p.bytes.len(), 3 * 33 + 301 * 4);
+        assert_eq!(p.bytes[32], 255);
+        assert_eq!(postings_with(&p.bytes, id(0)), Some(vec![a]));
+        assert_eq!(postings_with(&p.bytes, id(299)), Some(vec![a]));
+        assert_eq!(postings_with(&p.bytes, id(3)), Some(vec![a, b]));
+        assert_eq!(postings_with(&p.bytes, id(300)), Some(vec![]));
+        for cut in [1, 4, 33, 40] {
+            assert_eq!(postings_with(&p.bytes[..p.bytes.len() - cut], id(3)), None, "cut {cut}");
+        }
     }
 
     /// The `H/` rows of a height.

@@ -554,7 +554,7 @@ async fn block_row_candidates(
 /// The hashes of fixed-size entries (each ending in the hash) that `keep` accepts: the rows
 /// of earlier versions.
 fn entries_with(row: &[u8], entry_len: usize, keep: impl Fn(&[u8]) -> bool) -> Option<Vec<[u8; 32]>> {
-    if row.len() % entry_len != 0 {
+    if !row.len().is_multiple_of(entry_len) {
         return None;
     }
     row.chunks_exact(entry_len).filter(|e| keep(e)).map(|e| <[u8; 32]>::try_from(&e[entry_len - 32..]).ok()).collect()

@@ -754,9 +754,10 @@ async fn serve(listener: tokio::net::TcpListener, router: axum::Router, limits: 
 /// The default `block.max_gas`: the most gas (summed gas limits) one block may carry. Sized so
 /// that a block holds 10,000 gated transfers at a wallet's gas limit (its estimate x 1.3), and
 /// a full block of the dearest work per gas (every limit exact) executes and commits in about
-/// 0.9 s on the project's machine kind: under half of a network's interval from CometBFT's
-/// `timeout_commit` at 1.8 s, ~30 % of it at a network's 3 s; see `docs/performance.md`, "The
-/// gas schedule".
+/// 0.85 s on the project's machine kind: under half of a network's interval from CometBFT's
+/// `timeout_commit` at 1.6 s, under 30 % of it at a network's 3 s. A larger block is slower
+/// per gas, so it would carry less under that rule; see `docs/performance.md`, "The gas
+/// schedule".
 pub const DEFAULT_MAX_BLOCK_GAS: i64 = 1_200_000_000;
 
 /// The consensus parameters a new genesis gets: CometBFT's defaults, with a block gas limit

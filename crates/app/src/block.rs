@@ -34,6 +34,9 @@ struct Staged {
     cached_nv_writes: Vec<(String, Option<Vec<u8>>)>,
     /// Every key the block wrote (what admissions made before it must read again).
     keys: crate::footprint::KeySet,
+    /// Since its execution began (in ProcessProposal when it ran early): the log line at
+    /// commit says how long the block took from its first transaction to its commit.
+    started: crate::stopwatch::Stopwatch,
 }
 
 /// What execution keeps between FinalizeBlock and Commit.
@@ -113,6 +116,7 @@ impl Blocks {
     ) -> Result<response::FinalizeBlock, AppError> {
         // A store that failed a read is not executed on (nor committed to): the driver stops.
         AppError::faulted()?;
+        let started = crate::stopwatch::Stopwatch::start();
         let height = req.height.value();
         let snap = store.cached_snapshot();
         let last = storage::height_at(snap.snapshot()).await?;
@@ -258,7 +262,7 @@ impl Blocks {
         // A transaction that met a store failure failed with an internal error no intact
         // replica would give: no result and no app hash of this block are answered.
         AppError::faulted()?;
-        *self.staged.lock() = Some(Staged { batch, height, txs: req.txs.len(), time: req.time, base_version, writes, cached_nv_writes, keys });
+        *self.staged.lock() = Some(Staged { batch, height, txs: req.txs.len(), time: req.time, base_version, writes, cached_nv_writes, keys, started });
         Ok(resp)
     }
 
@@ -272,8 +276,11 @@ impl Blocks {
         // store fault: the store returns it as an error.
         store.storage().commit_batch(staged.batch).map_err(AppError::store)?;
         store.reads().advance(staged.base_version, store.storage().latest_version(), staged.writes.iter().chain(&staged.cached_nv_writes).map(|(k, v)| (k, v)));
-        // One INFO line per block, under either driver.
-        tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, app_hash = %hex::encode_upper(root), "committed block");
+        // One INFO line per block, under either driver; `block_ms` is the wall time from the
+        // start of its execution to here (under CometBFT it includes the votes the execution
+        // overlapped).
+        let block_ms = staged.started.ms().round();
+        tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, block_ms, app_hash = %hex::encode_upper(root), "committed block");
         crate::dropper::drop_later((staged.writes, staged.cached_nv_writes));
         Ok((staged.height, staged.keys))
     }

@@ -427,7 +427,15 @@ pub fn start_validator(dir: &Path, net: &Testnet, i: usize, exe: &Path) -> anyho
         let f = std::fs::OpenOptions::new().create(true).append(true).open(logs.join(name))?;
         Ok(Stdio::from(f))
     };
-    let mut app = Command::new(exe)
+    let mut app = Command::new(exe);
+    // app.log always carries the `committed block` line of each block (its `block_ms` is what
+    // `lantaud bench --cometbft` reports as the slowest block), whatever else the filter quiets.
+    if let Some(filter) = ["LANTAU_LOG", "RUST_LOG"].iter().find_map(|v| std::env::var(v).ok()) {
+        if !filter.contains("lantau_app::block") {
+            app.env("LANTAU_LOG", format!("{filter},lantau_app::block=info"));
+        }
+    }
+    let mut app = app
         .arg("start")
         .arg("--home")
         .arg(&n.app_home)

@@ -261,6 +261,26 @@ async fn blocks(http: &reqwest::Client, url: &str, from: u64, to: u64) -> anyhow
     Ok(out)
 }
 
+/// The slowest block in `from..=to` by the `block_ms` of the app's `committed block` log lines
+/// (from the start of its execution to its commit): `(block_ms, txs)`, and the mean over the
+/// blocks with transactions.
+fn slowest_block(app_log: &Path, from: u64, to: u64) -> Option<((f64, u64), f64)> {
+    let text = std::fs::read_to_string(app_log).ok()?;
+    let field = |line: &str, name: &str| -> Option<f64> {
+        let at = line.find(&format!(" {name}="))?;
+        line[at + name.len() + 2..].split_whitespace().next()?.parse().ok()
+    };
+    let blocks: Vec<(f64, u64)> = text
+        .lines()
+        .filter(|l| l.contains("committed block"))
+        .filter_map(|l| Some((field(l, "height")? as u64, field(l, "txs")? as u64, field(l, "block_ms")?)))
+        .filter(|(h, txs, _)| (from..=to).contains(h) && *txs > 0)
+        .map(|(_, txs, ms)| (ms, txs))
+        .collect();
+    let slowest = blocks.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0))?;
+    Some((slowest, blocks.iter().map(|b| b.0).sum::<f64>() / blocks.len() as f64))
+}
+
 /// One admitted transaction: the hash CometBFT will index it by (upper-case hex) and the
 /// height CometBFT reported when it was admitted.
 type Admitted = (String, u64);
@@ -474,6 +494,9 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
     let per_tx = |secs: f64| if committed > 0 { secs * 1e6 / committed as f64 } else { 0.0 };
     lat.sort_by(|x, y| x.total_cmp(y));
     drop(procs);
+    // The kvstore app logs no blocks of its own.
+    let slowest = if a.kvstore { None } else { slowest_block(&dir.path().join("node0/app.log"), start_height.saturating_add(1), end_height) };
+    let ((slowest_ms, slowest_txs), block_ms_avg) = slowest.unwrap_or(((0.0, 0), 0.0));
     let load = super::Load { accounts: a.accounts, sent, rejected, full, committed, broadcast_secs, span, tps, verify_per_s, lat: &lat };
     let ratio = load.ratio();
     let report = load.report(json!({
@@ -496,6 +519,7 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
         "block_interval_ms_avg": interval_avg,
         "txs_per_block_avg": txs_avg,
         "txs_per_block_max": txs_max,
+        "block_ms": {"max": slowest_ms, "txs_at_max": slowest_txs, "avg": block_ms_avg},
    }));
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -529,6 +553,34 @@ pub(super) async fn run(a: BenchArgs, json_out: bool, verify_per_s: f64) -> anyh
             inclusion.len()
         );
         println!("blocks: {} ({} with transactions), interval avg {interval_avg:.0} ms, avg {txs_avg:.0} txs (max {txs_max})", all.len(), with_txs.len());
+        if slowest.is_some() {
+            println!(
+                "block time (the app's execution start to its commit, validator 0): avg {block_ms_avg:.0} ms, slowest {slowest_ms:.0} ms ({slowest_txs} txs), {:.0} % of the average interval",
+                if interval_avg > 0.0 { slowest_ms * 100.0 / interval_avg } else { 0.0 }
+            );
+        }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slowest_block;
+
+    #[test]
+    fn the_slowest_block_is_read_from_the_apps_commit_lines_in_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("app.log");
+        let line = |h: u64, txs: u64, ms: &str| {
+            format!("2026-11-29T10:48:21.669014Z  INFO lantau_app::block: committed block height={h} txs={txs} time=2026-11-29T10:47:55.403303604Z block_ms={ms} app_hash=96\n")
+        };
+        let text = [line(4, 0, "3.0"), line(5, 900, "700.0"), line(6, 13446, "898.0"), line(7, 100, "120.0"), line(8, 20000, "2000.0")].concat();
+        std::fs::write(&log, format!("2026-11-29T10:48:20Z  WARN lantau_node: something else\n{text}")).unwrap();
+        // Heights 4-7: the empty block is left out of the mean, height 8 is past the run.
+        let ((ms, txs), avg) = slowest_block(&log, 4, 7).unwrap();
+        assert_eq!((ms, txs), (898.0, 13446));
+        assert!((avg - (700.0 + 898.0 + 120.0) / 3.0).abs() < 1e-9);
+        assert!(slowest_block(&log, 20, 30).is_none());
+        assert!(slowest_block(&dir.path().join("missing.log"), 1, 9).is_none());
+    }
 }

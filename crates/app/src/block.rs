@@ -35,7 +35,7 @@ struct Staged {
     /// Every key the block wrote (what admissions made before it must read again).
     keys: crate::footprint::KeySet,
     /// Since its execution began (in ProcessProposal when it ran early): the log line at
-    /// commit says how long the block took from its first transaction to its commit.
+    /// commit says how long the block took from there to its commit.
     started: crate::stopwatch::Stopwatch,
 }
 

@@ -1,4 +1,5 @@
-//! Wall-clock durations for the log only (FinalizeBlock's phases at debug level). Nothing
+//! Wall-clock durations for the log only (FinalizeBlock's phases at debug level, each block's
+//! `block_ms` at commit). Nothing
 //! measured here reaches state, events or results: the state machine uses block time.
 
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]

@@ -9,6 +9,7 @@ use cnidarium::{StateDelta, StateWrite};
 use lantau_module_api::reads::{ReadLog, Recording};
 use lantau_module_api::{BlockCtx, Event, GasMeter, SdkError, TxError};
 use lantau_primitives::Address;
+use lantau_store::FlatDelta;
 use tendermint::abci::{request, response, Code};
 
 use crate::error::AppError;
@@ -40,14 +41,14 @@ pub struct CheckOutcome {
 
 /// An overlay admissions run on, with its generation (the keys written into it).
 pub(crate) struct Overlay {
-    pub(crate) state: StateDelta<CachedSnapshot>,
+    pub(crate) state: FlatDelta<CachedSnapshot>,
     pub(crate) gen: Arc<Generation>,
 }
 
 impl Overlay {
     fn on(snap: CachedSnapshot) -> Self {
         let gen = Generation::new(snap.version());
-        Self { state: StateDelta::new(snap), gen }
+        Self { state: FlatDelta::new(snap), gen }
     }
 
     /// Applies `changes` (made on this overlay) and notes the keys they write.

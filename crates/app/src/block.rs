@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use cnidarium::StateDelta;
 use cosmos_sdk_proto::cosmos::base::abci::v1beta1::TxMsgData;
 use lantau_module_api::{store as mstore, BlockCtx, Event, GasMeter, SdkError, TxError};
 use lantau_store::StagedWriteBatch;
+use lantau_store::{ChangeSet as _, FlatDelta};
 use tendermint::abci::{request, response, types::ExecTxResult, Code};
 use tendermint::AppHash;
 
@@ -127,7 +127,7 @@ impl Blocks {
         let base_version = snap.version();
         let max_gas = storage::max_block_gas_at(&snap).await?;
         let t_exec = crate::stopwatch::Stopwatch::start();
-        let mut state = StateDelta::new(snap);
+        let mut state = FlatDelta::new(snap);
         // A software upgrade scheduled for this height: applied here before any transaction,
         // or the block is not executed (the node stops).
         let upgrade_events = crate::upgrades::begin_block(&mut state, &shared.cfg.upgrade_handlers, &block).await?;

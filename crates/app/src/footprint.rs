@@ -77,7 +77,7 @@ pub(crate) fn fingerprint(store: u8, key: &[u8]) -> u64 {
 }
 
 /// The fingerprints of the keys a set of changes writes.
-pub(crate) fn written_keys(changes: &Cache) -> impl Iterator<Item = u64> + '_ {
+pub(crate) fn written_keys(changes: &impl lantau_store::ChangeSet) -> impl Iterator<Item = u64> + '_ {
     let v = changes.unwritten_changes().keys().map(|k| fingerprint(0, k.as_bytes()));
     v.chain(changes.nonverifiable_changes().keys().map(|k| fingerprint(1, k)))
 }

@@ -30,10 +30,12 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
+mod flat;
 mod layout;
 mod snapshot;
 mod storage;
 
+pub use flat::{ChangeSet, Changes, FlatDelta};
 pub use jmt::RootHash;
 pub use snapshot::Snapshot;
 pub use storage::{StagedWriteBatch, Stopping, Storage, TempStorage};

@@ -12,6 +12,7 @@ use rocksdb::{IteratorMode, Options, WriteBatch, DB};
 
 use crate::layout::{self, PRE_GENESIS};
 use crate::snapshot::Snapshot;
+use crate::ChangeSet;
 
 /// How many recent versions stay open for reads (the latest included).
 const KEPT_VERSIONS: usize = 10;
@@ -152,7 +153,7 @@ impl Storage {
     /// caller's thread: the key indexes, the tree's update and the new root. The changes'
     /// non-verifiable rows and any others follow with [`Storage::stage_rows`]; apart, the
     /// tree's update can run while other threads build the rows.
-    pub fn stage_tree(&self, base: jmt::Version, changes: &Cache) -> Result<StagedWriteBatch> {
+    pub fn stage_tree(&self, base: jmt::Version, changes: &impl ChangeSet) -> Result<StagedWriteBatch> {
         let latest = self.latest_snapshot();
         ensure!(latest.version() == base, "changes made over version {base} cannot be committed after version {}", latest.version());
         stage_tree(&latest, changes)
@@ -228,7 +229,7 @@ impl std::error::Error for Stopping {}
 
 /// The write that makes version `base + 1` from `changes` over `base`: the tree's part
 /// ([`stage_tree`]), then the changes' non-verifiable rows and `extra`.
-fn stage(base: &Snapshot, changes: &Cache, extra: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<StagedWriteBatch> {
+fn stage(base: &Snapshot, changes: &impl ChangeSet, extra: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<StagedWriteBatch> {
     let mut staged = stage_tree(base, changes)?;
     let rows = changes.nonverifiable_changes().iter().chain(extra.iter().map(|(k, v)| (k, v)));
     stage_rows(base, &mut staged, rows.map(|(k, v)| (k.as_slice(), v.as_deref())))?;
@@ -240,7 +241,7 @@ fn stage(base: &Snapshot, changes: &Cache, extra: &[(Vec<u8>, Option<Vec<u8>>)])
 ///
 /// The tree takes the version's keys in one sorted batch when the version deletes none (the
 /// batch insertion has no deletions), and key by key when it does; both give the same tree.
-fn stage_tree(base: &Snapshot, changes: &Cache) -> Result<StagedWriteBatch> {
+fn stage_tree(base: &Snapshot, changes: &impl ChangeSet) -> Result<StagedWriteBatch> {
     let version = base.version().wrapping_add(1);
     let tree = base.inner();
     let cf = |name| tree.cf(name);

@@ -19,6 +19,9 @@
 //! never iterated into state unsorted, so their per-process seeds change nothing a replica
 //! computes; the seeds keep a sender from choosing recipients whose keys collide.
 
+// The maps are iterated only to be sorted (`flatten`, a prefix's matches), never into state.
+#![allow(clippy::disallowed_types)]
+
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::{Bound, RangeBounds};
@@ -209,7 +212,10 @@ where
     .boxed()
 }
 
-fn start_and_end(range: &impl RangeBounds<Vec<u8>>) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>)> {
+/// A range's start and end keys (`None`: unbounded).
+type Ends = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+fn start_and_end(range: &impl RangeBounds<Vec<u8>>) -> Result<Ends> {
     let start = match range.start_bound() {
         Bound::Included(v) | Bound::Excluded(v) => Some(v.clone()),
         Bound::Unbounded => None,

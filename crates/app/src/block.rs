@@ -99,6 +99,7 @@ struct Finished {
     keys: crate::footprint::KeySet,
     index_rows: usize,
     index_bytes: usize,
+    flatten_ms: f64,
     root_ms: f64,
     records_ms: f64,
     rows_ms: f64,
@@ -177,9 +178,11 @@ impl Blocks {
         // block's records (its writes for the read cache, the keys it wrote, the history's
         // rows); the rows then join the tree's part of the block's one atomic write. They run
         // off the runtime's threads, which keep serving meanwhile.
-        let (_, changes) = state.flatten();
         let (hook, storage, reads) = (shared.hook.clone(), store.storage().clone(), store.reads_shared());
         let finish = move || {
+            let t = crate::stopwatch::Stopwatch::start();
+            let (_, changes) = state.flatten();
+            let flatten_ms = t.ms();
             let (rows, records, staged, root_ms) = std::thread::scope(|scope| {
                 let rows = scope.spawn(|| hook.on_finalize(&req, &resp));
                 let records = scope.spawn(|| {
@@ -226,6 +229,7 @@ impl Blocks {
                 keys,
                 index_rows: rows.len(),
                 index_bytes: rows.iter().map(|(k, v)| k.len().saturating_add(v.len())).sum(),
+                flatten_ms,
                 root_ms,
                 records_ms,
                 rows_ms: t.ms(),
@@ -238,7 +242,7 @@ impl Blocks {
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => return Err(AppError::store(lantau_store::Stopping.into())),
         };
-        let Finished { staged, writes, cached_nv_writes, keys, index_rows, index_bytes, root_ms, records_ms, rows_ms } = finished;
+        let Finished { staged, writes, cached_nv_writes, keys, index_rows, index_bytes, flatten_ms, root_ms, records_ms, rows_ms } = finished;
         let batch = staged.map_err(AppError::store)?;
         let finish_ms = t_finish.ms();
         tracing::debug!(
@@ -246,6 +250,7 @@ impl Blocks {
             txs = req.txs.len(),
             exec_ms,
             finish_ms,
+            flatten_ms,
             root_ms,
             records_ms,
             rows_ms,

@@ -151,11 +151,17 @@ impl<S: StateRead> FlatDelta<S> {
     }
 
     /// The reader below and the writes in key order (objects and events are dropped, as the
-    /// store drops them).
+    /// store drops them). The two stores' writes are sorted side by side, the rows on a second
+    /// thread (as the block's finish runs its parts).
     pub fn flatten(self) -> (S, Changes) {
-        let verifiable = self.verifiable.into_iter().collect();
-        let nonverifiable = self.nonverifiable.into_iter().collect();
-        (self.base, Changes { verifiable, nonverifiable })
+        let Self { base, verifiable, nonverifiable, .. } = self;
+        let (verifiable, nonverifiable) = std::thread::scope(|scope| {
+            let rows = scope.spawn(move || nonverifiable.into_iter().collect::<BTreeMap<_, _>>());
+            let verifiable: BTreeMap<_, _> = verifiable.into_iter().collect();
+            // A sort that panicked panics here, as it would have on this thread.
+            (verifiable, rows.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        });
+        (base, Changes { verifiable, nonverifiable })
     }
 
     /// The events recorded into this layer.

@@ -91,7 +91,6 @@ pub struct FlatDelta<S> {
     verifiable: Map<String>,
     nonverifiable: Map<Vec<u8>>,
     objects: Objects,
-    events: Vec<abci::Event>,
     scans: Mutex<Scans>,
 }
 
@@ -142,16 +141,11 @@ impl ChangeSet for Cache {
 impl<S: StateRead> FlatDelta<S> {
     /// No writes yet over `base`.
     pub fn new(base: S) -> Self {
-        Self { base, verifiable: Map::default(), nonverifiable: Map::default(), objects: Objects::new(), events: Vec::new(), scans: Mutex::default() }
+        Self { base, verifiable: Map::default(), nonverifiable: Map::default(), objects: Objects::new(), scans: Mutex::default() }
     }
 
-    /// The reader below.
-    pub fn base(&self) -> &S {
-        &self.base
-    }
-
-    /// The reader below and the writes in key order (objects and events are dropped, as the
-    /// store drops them). The two stores' writes are sorted side by side, the rows on a second
+    /// The reader below and the writes in key order (objects are dropped, as the store drops
+    /// them). The two stores' writes are sorted side by side, the rows on a second
     /// thread (as the block's finish runs its parts).
     pub fn flatten(self) -> (S, Changes) {
         let Self { base, verifiable, nonverifiable, .. } = self;
@@ -162,11 +156,6 @@ impl<S: StateRead> FlatDelta<S> {
             (verifiable, rows.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         });
         (base, Changes { verifiable, nonverifiable })
-    }
-
-    /// The events recorded into this layer.
-    pub fn events(&self) -> &[abci::Event] {
-        &self.events
     }
 }
 
@@ -357,7 +346,8 @@ impl<S: StateRead> StateWrite for FlatDelta<S> {
         self.objects.extend(objects);
     }
 
-    fn record(&mut self, event: abci::Event) {
-        self.events.push(event);
+    fn record(&mut self, _event: abci::Event) {
+        // Events recorded into the block's layer are dropped, as the store drops a `Cache`'s
+        // (transactions' events come back from their own deltas' `apply`).
     }
 }

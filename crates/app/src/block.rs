@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use cosmos_sdk_proto::cosmos::base::abci::v1beta1::TxMsgData;
 use lantau_module_api::{store as mstore, BlockCtx, Event, GasMeter, SdkError, TxError};
-use lantau_store::StagedWriteBatch;
-use lantau_store::{ChangeSet as _, FlatDelta};
+use lantau_store::{ChangeSet as _, FlatDelta, StagedWriteBatch};
 use tendermint::abci::{request, response, types::ExecTxResult, Code};
 use tendermint::AppHash;
 

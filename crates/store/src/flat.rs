@@ -42,46 +42,32 @@ type Matches<K> = Arc<[(K, Option<Vec<u8>>)]>;
 /// How many prefixes' matches a layer keeps (past it, the oldest goes).
 const KEPT_SCANS: usize = 16;
 
-/// The writes found under each prefix scanned, until a write falls under it.
+/// The writes found under each prefix scanned (its bytes), until a write falls under it.
 #[derive(Default)]
 struct Scans {
-    verifiable: Vec<(String, Matches<String>)>,
+    verifiable: Vec<(Vec<u8>, Matches<String>)>,
     nonverifiable: Vec<(Vec<u8>, Matches<Vec<u8>>)>,
 }
 
 /// The kept matches of `prefix` in `kept`, or those found in `writes` (then kept).
-fn matches<K, Q>(kept: &mut Vec<(K, Matches<K>)>, writes: &Map<K>, prefix: &Q) -> Matches<K>
-where
-    K: std::borrow::Borrow<Q> + Ord + Clone + std::hash::Hash,
-    Q: ?Sized + ToOwned<Owned = K> + PartialEq + StartsWith,
-{
-    if let Some((_, m)) = kept.iter().find(|(p, _)| p.borrow() == prefix) {
+fn matches<K: AsRef<[u8]> + Ord + Clone>(kept: &mut Vec<(Vec<u8>, Matches<K>)>, writes: &Map<K>, prefix: &[u8]) -> Matches<K> {
+    if let Some((_, m)) = kept.iter().find(|(p, _)| p == prefix) {
         return m.clone();
     }
-    let mut found: Vec<(K, Option<Vec<u8>>)> = writes.iter().filter(|(k, _)| (*k).borrow().starts_with_(prefix)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut found: Vec<(K, Option<Vec<u8>>)> = writes.iter().filter(|(k, _)| k.as_ref().starts_with(prefix)).map(|(k, v)| (k.clone(), v.clone())).collect();
     found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let found: Matches<K> = found.into();
     if kept.len() >= KEPT_SCANS {
         kept.remove(0);
     }
-    kept.push((prefix.to_owned(), found.clone()));
+    kept.push((prefix.to_vec(), found.clone()));
     found
 }
 
-/// `starts_with` of keys of either store.
-trait StartsWith {
-    fn starts_with_(&self, prefix: &Self) -> bool;
-}
-
-impl StartsWith for str {
-    fn starts_with_(&self, prefix: &Self) -> bool {
-        self.starts_with(prefix)
-    }
-}
-
-impl StartsWith for [u8] {
-    fn starts_with_(&self, prefix: &Self) -> bool {
-        self.starts_with(prefix)
+/// Forgets the kept matches of the prefixes `key` falls under.
+fn forget<K>(kept: &mut Vec<(Vec<u8>, Matches<K>)>, key: &[u8]) {
+    if !kept.is_empty() {
+        kept.retain(|(p, _)| !key.starts_with(p));
     }
 }
 
@@ -265,12 +251,12 @@ impl<S: StateRead> StateRead for FlatDelta<S> {
     }
 
     fn prefix_raw(&self, prefix: &str) -> Self::PrefixRawStream {
-        let found = matches(&mut self.scans.lock().verifiable, &self.verifiable, prefix);
+        let found = matches(&mut self.scans.lock().verifiable, &self.verifiable, prefix.as_bytes());
         merged(found.to_vec(), self.base.prefix_raw(prefix))
     }
 
     fn prefix_keys(&self, prefix: &str) -> Self::PrefixKeysStream {
-        let found = matches(&mut self.scans.lock().verifiable, &self.verifiable, prefix);
+        let found = matches(&mut self.scans.lock().verifiable, &self.verifiable, prefix.as_bytes());
         let writes = found.iter().map(|(k, v)| (k.clone(), v.as_ref().map(|_| ()))).collect();
         let below = self.base.prefix_keys(prefix).map(|r| r.map(|k| (k, ())));
         merged(writes, below).map(|r| r.map(|(k, ())| k)).boxed()
@@ -295,42 +281,24 @@ impl<S: StateRead> StateRead for FlatDelta<S> {
     }
 }
 
-impl<S> FlatDelta<S> {
-    /// Forgets the kept matches of the prefixes `key` falls under (verifiable keys).
-    fn wrote(&mut self, key: &str) {
-        let kept = &mut self.scans.get_mut().verifiable;
-        if !kept.is_empty() {
-            kept.retain(|(p, _)| !key.starts_with(p.as_str()));
-        }
-    }
-
-    /// The same for a non-verifiable key.
-    fn wrote_row(&mut self, key: &[u8]) {
-        let kept = &mut self.scans.get_mut().nonverifiable;
-        if !kept.is_empty() {
-            kept.retain(|(p, _)| !key.starts_with(p));
-        }
-    }
-}
-
 impl<S: StateRead> StateWrite for FlatDelta<S> {
     fn put_raw(&mut self, key: String, value: Vec<u8>) {
-        self.wrote(&key);
+        forget(&mut self.scans.get_mut().verifiable, key.as_bytes());
         self.verifiable.insert(key, Some(value));
     }
 
     fn delete(&mut self, key: String) {
-        self.wrote(&key);
+        forget(&mut self.scans.get_mut().verifiable, key.as_bytes());
         self.verifiable.insert(key, None);
     }
 
     fn nonverifiable_put_raw(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        self.wrote_row(&key);
+        forget(&mut self.scans.get_mut().nonverifiable, &key);
         self.nonverifiable.insert(key, Some(value));
     }
 
     fn nonverifiable_delete(&mut self, key: Vec<u8>) {
-        self.wrote_row(&key);
+        forget(&mut self.scans.get_mut().nonverifiable, &key);
         self.nonverifiable.insert(key, None);
     }
 

@@ -183,7 +183,14 @@ impl Blocks {
             let (_, changes) = state.flatten();
             let flatten_ms = t.ms();
             let (rows, records, staged, root_ms) = std::thread::scope(|scope| {
-                let rows = scope.spawn(|| hook.on_finalize(&req, &resp));
+                // In key order (a key written twice keeps its last value): RocksDB inserts a
+                // batch into its memtable faster so, each insert starting where the last one
+                // ended.
+                let rows = scope.spawn(|| {
+                    let mut rows = hook.on_finalize(&req, &resp);
+                    rows.sort_by(|a, b| a.0.cmp(&b.0));
+                    rows
+                });
                 let records = scope.spawn(|| {
                     let t = crate::stopwatch::Stopwatch::start();
                     let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -195,7 +202,11 @@ impl Blocks {
                     }
                     let history = match retention {
                         crate::history::Retention::Off => Vec::new(),
-                        _ => crate::history::rows(height, changes.unwritten_changes(), changes.nonverifiable_changes()),
+                        _ => {
+                            let mut rows = crate::history::rows(height, changes.unwritten_changes(), changes.nonverifiable_changes());
+                            rows.sort_by(|a, b| a.0.cmp(&b.0));
+                            rows
+                        }
                     };
                     (writes, cached_nv_writes, keys, history, t.ms())
                 });
@@ -256,6 +267,8 @@ impl Blocks {
             keys = writes.len(),
             index_rows,
             index_bytes,
+            batch_entries = batch.entries(),
+            batch_bytes = batch.bytes(),
             "finalize phases"
         );
         if tracing::enabled!(tracing::Level::TRACE) {
@@ -278,13 +291,15 @@ impl Blocks {
         let root = staged.batch.root_hash().0;
         // A refused write (RocksDB refuses writes once a compaction met a damaged block) is a
         // store fault: the store returns it as an error.
+        let t_write = crate::stopwatch::Stopwatch::start();
         store.storage().commit_batch(staged.batch).map_err(AppError::store)?;
+        let write_ms = t_write.ms().round();
         store.reads().advance(staged.base_version, store.storage().latest_version(), staged.writes.iter().chain(&staged.cached_nv_writes).map(|(k, v)| (k, v)));
         // One INFO line per block, under either driver; `block_ms` is the wall time from the
         // start of its execution to here (under CometBFT it includes the votes the execution
-        // overlapped).
+        // overlapped); `write_ms` is the store's write of it.
         let block_ms = staged.started.ms().round();
-        tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, block_ms, app_hash = %hex::encode_upper(root), "committed block");
+        tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, block_ms, write_ms, app_hash = %hex::encode_upper(root), "committed block");
         crate::dropper::drop_later((staged.writes, staged.cached_nv_writes));
         Ok((staged.height, staged.keys))
     }

@@ -307,13 +307,15 @@ fn write_config(path: &Path, n: &TestnetNode, peers: &str, timeout_commit: &str,
     // The app indexes every transaction and serves `tx`, `tx_search` and subscriptions on its
     // CometBFT RPC front: CometBFT's own indexer would do the same work again.
     set(&mut doc, Some("tx_index"), "indexer", "null".into())?;
-    // The app keeps each block's results and serves `block_results` from them: CometBFT's copy
-    // (the whole FinalizeBlock response, marshalled and written again at every height) would
-    // be a second one. CometBFT still keeps the last response, which its crash recovery needs.
-    set(&mut doc, Some("storage"), "discard_abci_responses", true.into())?;
     if app_mempool {
         // The apps admit, order, recheck and forward transactions themselves.
         set(&mut doc, Some("mempool"), "type", "nop".into())?;
+        // Clients then use the app's front for everything, `block_results` included, which
+        // the app answers from its own rows: CometBFT's copy of each FinalizeBlock response
+        // would be a second one. CometBFT still keeps the last, which its crash recovery
+        // replays. With CometBFT's mempool, clients broadcast to CometBFT's RPC and it keeps
+        // answering `block_results` there.
+        set(&mut doc, Some("storage"), "discard_abci_responses", true.into())?;
     }
     if let Some(servers) = state_sync {
         set(&mut doc, Some("statesync"), "enable", true.into())?;

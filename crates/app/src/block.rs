@@ -183,14 +183,7 @@ impl Blocks {
             let (_, changes) = state.flatten();
             let flatten_ms = t.ms();
             let (rows, records, staged, root_ms) = std::thread::scope(|scope| {
-                // In key order (a key written twice keeps its last value): RocksDB inserts a
-                // batch into its memtable faster so, each insert starting where the last one
-                // ended.
-                let rows = scope.spawn(|| {
-                    let mut rows = hook.on_finalize(&req, &resp);
-                    rows.sort_by(|a, b| a.0.cmp(&b.0));
-                    rows
-                });
+                let rows = scope.spawn(|| in_key_order(hook.on_finalize(&req, &resp)));
                 let records = scope.spawn(|| {
                     let t = crate::stopwatch::Stopwatch::start();
                     let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -202,11 +195,7 @@ impl Blocks {
                     }
                     let history = match retention {
                         crate::history::Retention::Off => Vec::new(),
-                        _ => {
-                            let mut rows = crate::history::rows(height, changes.unwritten_changes(), changes.nonverifiable_changes());
-                            rows.sort_by(|a, b| a.0.cmp(&b.0));
-                            rows
-                        }
+                        _ => in_key_order(crate::history::rows(height, changes.unwritten_changes(), changes.nonverifiable_changes())),
                     };
                     (writes, cached_nv_writes, keys, history, t.ms())
                 });
@@ -303,6 +292,13 @@ impl Blocks {
         crate::dropper::drop_later((staged.writes, staged.cached_nv_writes));
         Ok((staged.height, staged.keys))
     }
+}
+
+/// Rows sorted by key, stably (a key written twice keeps its last value): RocksDB inserts a
+/// batch into its memtable faster in key order, each insert starting where the last one ended.
+fn in_key_order(mut rows: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows
 }
 
 /// How many of `keys` fall under each prefix of their first `segments` `/`-separated parts

@@ -154,7 +154,7 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     // the ante's events stay even when the EVM then refuses to run it (Cosmos EVM's ante
     // emits the same).
     if let Some(h) = tx.eth_hash {
-        events.push(event("ethereum_tx", [("ethereumTxHash", format!("0x{}", hex::encode(h)))]));
+        events.push(event("ethereum_tx", [("ethereumTxHash", format!("0x{}", const_hex::encode(h)))]));
     }
     events.push(event("tx", [("signature", base64::engine::general_purpose::STANDARD.encode(&tx.signature))]));
     Ok(())

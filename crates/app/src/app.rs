@@ -247,7 +247,7 @@ impl App {
                 };
                 return Err(refuse(format!(
                     "the imported state's root {} is not the exported app_hash {} ({edited}); empty app_hash to start a changed state on purpose",
-                    hex::encode_upper(root),
+                    const_hex::encode_upper(root),
                     export.app_hash
                 )));
             }
@@ -257,7 +257,7 @@ impl App {
         self.shared.set_chain_id(req.chain_id.clone());
         self.admission.forget_blocks();
         self.reset_check_state().await;
-        tracing::info!(height = export.height, root = %hex::encode_upper(root), "state imported from an export");
+        tracing::info!(height = export.height, root = %const_hex::encode_upper(root), "state imported from an export");
         Ok(response::InitChain { consensus_params: None, validators: vec![], app_hash: AppHash::try_from(root.to_vec())? })
     }
 

@@ -103,7 +103,7 @@ pub(crate) async fn build(
         let key = key.as_bytes().to_vec();
         async move {
             let (value, proof) = snap.get_with_proof(key).await.map_err(AppError::store)?;
-            let proof = hex::encode(proof.encode_to_vec());
+            let proof = const_hex::encode(proof.encode_to_vec());
             Ok::<_, AppError>((value, proof))
         }
     };
@@ -134,11 +134,11 @@ pub(crate) async fn build(
             Link::Row {
                 sequence: entry.sequence,
                 entry: serde_json::to_value(&entry).map_err(|e| AppError::Corrupt { key: "compliance/audit/row", why: e.to_string() })?,
-                row: hex::encode(&bytes),
-                head: hex::encode(chain),
+                row: const_hex::encode(&bytes),
+                head: const_hex::encode(chain),
             }
         } else {
-            Link::Digest { sequence: entry.sequence, digest: hex::encode(lantau_crypto::sha256(&bytes)) }
+            Link::Digest { sequence: entry.sequence, digest: const_hex::encode(lantau_crypto::sha256(&bytes)) }
         });
     }
     if u64::try_from(links.len()).unwrap_or(u64::MAX) != count || chain.as_slice() != head.as_slice() {
@@ -149,7 +149,7 @@ pub(crate) async fn build(
         chain_id,
         from: from.map(fmt),
         to: to.map(fmt),
-        anchor: Anchor { height: anchor, audit_sequence: count, audit_head: hex::encode(head), sequence_proof, head_proof, header: None },
+        anchor: Anchor { height: anchor, audit_sequence: count, audit_head: const_hex::encode(head), sequence_proof, head_proof, header: None },
         links,
     })
 }
@@ -209,7 +209,7 @@ pub fn verify(x: &AuditExport) -> Result<Verified, String> {
                     return Err(format!("row {sequence}: its fields were edited: they no longer match the row's bytes"));
                 }
                 chain = lantau_audit::chain_head(&chain, &bytes);
-                if hex::encode(chain) != head.to_ascii_lowercase() {
+                if const_hex::encode(chain) != head.to_ascii_lowercase() {
                     return Err(format!("row {sequence} breaks the hash chain: its bytes (or an earlier row's) were changed"));
                 }
                 rows = rows.saturating_add(1);
@@ -227,7 +227,7 @@ pub fn verify(x: &AuditExport) -> Result<Verified, String> {
     if chain != head {
         return Err(format!(
             "the rows do not reach the committed head: they chain to {}, the chain's head at height {} is {}",
-            hex::encode(chain),
+            const_hex::encode(chain),
             a.height,
             a.audit_head
         ));
@@ -257,6 +257,6 @@ pub fn verify(x: &AuditExport) -> Result<Verified, String> {
         total,
         header_height: header.height.value(),
         header_hash: header.hash().to_string(),
-        app_hash: hex::encode_upper(&root),
+        app_hash: const_hex::encode_upper(&root),
     })
 }

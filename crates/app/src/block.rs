@@ -288,7 +288,7 @@ impl Blocks {
         // start of its execution to here (under CometBFT it includes the votes the execution
         // overlapped); `write_ms` is the store's write of it.
         let block_ms = staged.started.ms().round();
-        tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, block_ms, write_ms, app_hash = %hex::encode_upper(root), "committed block");
+        tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, block_ms, write_ms, app_hash = %const_hex::encode_upper(root), "committed block");
         crate::dropper::drop_later((staged.writes, staged.cached_nv_writes));
         Ok((staged.height, staged.keys))
     }

@@ -84,7 +84,7 @@ impl Entry {
         let value = base64::engine::general_purpose::STANDARD.encode(value);
         match String::from_utf8(key) {
             Ok(k) => Self { key: Some(k), key_hex: None, value },
-            Err(e) => Self { key: None, key_hex: Some(hex::encode(e.as_bytes())), value },
+            Err(e) => Self { key: None, key_hex: Some(const_hex::encode(e.as_bytes())), value },
         }
     }
 
@@ -116,7 +116,7 @@ pub(crate) fn owner(key: &[u8]) -> Option<&'static str> {
 /// The state of `snap` as an export. A key no module owns fails the export (it would be lost).
 pub async fn export(snap: &Snapshot) -> anyhow::Result<StateExport> {
     let height = crate::storage::height_at(snap).await?;
-    let app_hash = hex::encode_upper(snap.root_hash().await?.0);
+    let app_hash = const_hex::encode_upper(snap.root_hash().await?.0);
     let mut modules: Vec<ModuleState> = sections().map(|m| ModuleState { module: m.to_string(), state: Vec::new(), records: Vec::new() }).collect();
     let section = |modules: &mut Vec<ModuleState>, key: &[u8]| -> anyhow::Result<usize> {
         let name = owner(key).ok_or_else(|| anyhow::anyhow!("the key {} belongs to no module; this build cannot export it", String::from_utf8_lossy(key)))?;

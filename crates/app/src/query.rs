@@ -205,7 +205,7 @@ impl Queries<'_> {
             let mut results = Vec::with_capacity(calls.len());
             for (call, hash) in calls {
                 let mut layer = StateDelta::new(&mut state);
-                let r = lantau_evm::exec::simulate(&mut layer, &block, call, &hex::encode(hash), interrupt).await;
+                let r = lantau_evm::exec::simulate(&mut layer, &block, call, &const_hex::encode(hash), interrupt).await;
                 if r.is_ok() {
                     layer.apply();
                 }

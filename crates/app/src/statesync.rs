@@ -515,8 +515,8 @@ async fn finish_restore(shared: &Shared, store: &Store, admission: &Admission, r
     if batch.root_hash().0.as_slice() != r.app_hash.as_slice() {
         return Err(format!(
             "the restored state's root {} is not the app hash {} the light client verified",
-            hex::encode(batch.root_hash().0),
-            hex::encode(&r.app_hash)
+            const_hex::encode(batch.root_hash().0),
+            const_hex::encode(&r.app_hash)
         ));
     }
     store.storage().commit_batch(batch).map_err(|e| e.to_string())?;

@@ -71,7 +71,7 @@ pub struct VerifiedFor {
 impl DecodedTx {
     /// The hash in upper-case hex, as CometBFT and the Cosmos tx service print it.
     pub fn hash_hex(&self) -> String {
-        hex::encode_upper(self.hash)
+        const_hex::encode_upper(self.hash)
     }
 
     /// The SignDoc bytes for `chain_id` and `account_number`.

@@ -260,9 +260,9 @@ async fn estimate_evm_transfer(
     let token = lantau_app::erc20::token_address("hkd.demo");
     let input = lantau_client::eth::transfer_with_travel_rule_calldata(to, 1, &payload.encode_to_vec());
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "eth_estimateGas", "params": [{
-        "from": format!("0x{}", hex::encode(from.address().0)),
-        "to": format!("0x{}", hex::encode(token.0)),
-        "data": format!("0x{}", hex::encode(&input)),
+        "from": format!("0x{}", const_hex::encode(from.address().0)),
+        "to": format!("0x{}", const_hex::encode(token.0)),
+        "data": format!("0x{}", const_hex::encode(&input)),
     }]});
     let v: serde_json::Value = reqwest::Client::new().post(eth_url).json(&call).send().await?.json().await?;
     let hexgas = v["result"].as_str().ok_or_else(|| anyhow::anyhow!("eth_estimateGas: {v}"))?;
@@ -750,7 +750,7 @@ async fn prepare(a: &BenchArgs, base: &str, eth_url: &str, chain_id: &str, evm_c
                                 input: input.clone(),
                                 ..Default::default()
                             };
-                            format!("0x{}", hex::encode(lantau_client::eth::sign(&keys[i], &u)))
+                            format!("0x{}", const_hex::encode(lantau_client::eth::sign(&keys[i], &u)))
                         })
                         .collect();
                     out.push((i, txs));

@@ -157,5 +157,5 @@ impl TxBuilder {
 
 /// The hash of transaction bytes, upper-case hex.
 pub fn tx_hash_hex(bytes: &[u8]) -> String {
-    hex::encode_upper(lantau_crypto::sha256(bytes))
+    const_hex::encode_upper(lantau_crypto::sha256(bytes))
 }

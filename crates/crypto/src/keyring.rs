@@ -265,7 +265,7 @@ impl Keyring {
         let pubkey = key.public_key();
         let address = pubkey.address();
         let info_file = InfoFile {
-            info: KeyInfo { name: name.into(), address: address.to_bech32(), hex_address: address.to_hex(), pubkey: hex::encode(pubkey.to_compressed()) },
+            info: KeyInfo { name: name.into(), address: address.to_bech32(), hex_address: address.to_hex(), pubkey: const_hex::encode(pubkey.to_compressed()) },
             backend: self.backend.name().into(),
         };
         let info_json = to_json(&info_file)?;
@@ -388,7 +388,7 @@ mod tests {
         assert_eq!(kr.secret("bob").expect("secret").address().to_bech32(), bob.address);
         assert_eq!(kr.secret("carol").expect("secret"), carol_key);
         assert_eq!(kr.export_private_key("carol").expect("export"), carol_key.to_hex());
-        assert_eq!(carol.pubkey, hex::encode(carol_key.public_key().to_compressed()));
+        assert_eq!(carol.pubkey, const_hex::encode(carol_key.public_key().to_compressed()));
 
         // Info files hold no secrets; the mnemonic is kept only by the test backend.
         let info = fs::read_to_string(path.join("carol.info.json")).expect("info");

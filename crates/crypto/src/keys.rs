@@ -92,7 +92,7 @@ impl SecretKey {
 
     /// The secret as 64 lowercase hex digits, without `0x`.
     pub fn to_hex(&self) -> String {
-        hex::encode(self.to_bytes())
+        const_hex::encode(self.to_bytes())
     }
 
     /// The matching public key.
@@ -179,7 +179,7 @@ impl PublicKey {
 
 impl fmt::Debug for PublicKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PublicKey({})", hex::encode(self.to_compressed()))
+        write!(f, "PublicKey({})", const_hex::encode(self.to_compressed()))
     }
 }
 

@@ -102,7 +102,7 @@ pub(crate) async fn pending_sequence(app: &App, addr: &lantau_primitives::Addres
 
 /// The app hash of the latest committed state, upper hex.
 pub(crate) async fn app_hash(app: &App) -> Result<String, NodeError> {
-    Ok(hex::encode_upper(app.queries().app_hash().await.map_err(internal)?.as_bytes()))
+    Ok(const_hex::encode_upper(app.queries().app_hash().await.map_err(internal)?.as_bytes()))
 }
 
 /// The height of the last block in a snapshot (0 before the first block).
@@ -112,5 +112,5 @@ pub(crate) async fn height_at(snap: &Snapshot) -> Result<u64, NodeError> {
 
 /// The root hash of a snapshot, upper hex: the app hash after its last block.
 pub(crate) async fn root_hash(snap: &Snapshot) -> Result<String, NodeError> {
-    Ok(hex::encode_upper(snap.root_hash().await.map_err(internal)?.0))
+    Ok(const_hex::encode_upper(snap.root_hash().await.map_err(internal)?.0))
 }

@@ -292,7 +292,7 @@ impl NodeApi for CometNode {
             return Ok(None);
         }
         let app_hash = match self.block(Some(h.saturating_add(1))).await? {
-            Some(next) => hex::encode_upper(next.header.app_hash.as_bytes()),
+            Some(next) => const_hex::encode_upper(next.header.app_hash.as_bytes()),
             None => crate::app_api::root_hash(&snap).await?,
         };
         indexer::block_results(&snap, h, app_hash).await

@@ -336,7 +336,7 @@ pub(crate) fn write_validator_key(path: &Path) -> anyhow::Result<()> {
     let b64 = base64::engine::general_purpose::STANDARD;
     let addr = lantau_crypto::sha256(vk.as_bytes());
     let file = ValidatorKeyFile {
-        address: hex::encode_upper(&addr[..20]),
+        address: const_hex::encode_upper(&addr[..20]),
         pub_key: KeyJson { kind: "tendermint/PubKeyEd25519".into(), value: b64.encode(vk.as_bytes()) },
         priv_key: KeyJson { kind: "tendermint/PrivKeyEd25519".into(), value: b64.encode([sk.as_bytes().as_slice(), vk.as_bytes().as_slice()].concat()) },
     };

@@ -493,7 +493,8 @@ pub async fn tx(snap: &Snapshot, hash: &[u8; 32]) -> Result<Option<TxRecord>, No
 /// The committed Cosmos transaction that carried the Ethereum transaction `eth_hash`.
 pub async fn eth_tx(snap: &Snapshot, eth_hash: &[u8; 32]) -> Result<Option<TxRecord>, NodeError> {
     let Some(raw) = nv_get(snap, &eth_tx_key(eth_hash)).await? else { return Ok(None) };
-    let hash = <[u8; 32]>::try_from(raw.as_slice()).map_err(|_| internal(format!("the index row of Ethereum tx 0x{} is not a hash", hex::encode(eth_hash))))?;
+    let hash =
+        <[u8; 32]>::try_from(raw.as_slice()).map_err(|_| internal(format!("the index row of Ethereum tx 0x{} is not a hash", const_hex::encode(eth_hash))))?;
     tx(snap, &hash).await
 }
 

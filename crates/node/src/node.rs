@@ -247,7 +247,7 @@ impl NodeApi for EmbeddedNode {
         }
         // The app hash after block h is in the header of h+1, or is the current root.
         let app_hash = match indexer::block(&snap, h.saturating_add(1)).await? {
-            Some(next) => hex::encode_upper(next.header.app_hash.as_bytes()),
+            Some(next) => const_hex::encode_upper(next.header.app_hash.as_bytes()),
             None => crate::app_api::root_hash(&snap).await?,
         };
         indexer::block_results(&snap, h, app_hash).await
@@ -263,14 +263,14 @@ impl NodeApi for EmbeddedNode {
         Ok(NodeStatus {
             chain_id: self.app.chain_id(),
             moniker: self.moniker.clone(),
-            node_id: hex::encode(&lantau_crypto::sha256(v.pub_key.to_bytes().as_slice())[..20]),
+            node_id: const_hex::encode(&lantau_crypto::sha256(v.pub_key.to_bytes().as_slice())[..20]),
             rpc_address,
             latest_height: h,
-            latest_block_hash: latest.as_ref().map(|b| hex::encode_upper(b.header.hash().as_bytes())).unwrap_or_default(),
+            latest_block_hash: latest.as_ref().map(|b| const_hex::encode_upper(b.header.hash().as_bytes())).unwrap_or_default(),
             latest_app_hash: app_hash,
             latest_block_time: latest.as_ref().map(|b| indexer::rfc3339(b.header.time)).unwrap_or_default(),
             earliest_height: if h > 0 { 1 } else { 0 },
-            validator_address: hex::encode_upper(v.address.as_bytes()),
+            validator_address: const_hex::encode_upper(v.address.as_bytes()),
             validator_pub_key: base64::engine::general_purpose::STANDARD.encode(v.pub_key.to_bytes()),
             voting_power: v.power,
         })
@@ -547,7 +547,7 @@ pub async fn start(home: &Path, opts: StartOptions) -> anyhow::Result<RunningNod
         "initial_height": genesis.initial_height,
         "consensus_params": serde_json::to_value(genesis.consensus_params())?,
         "validators": [{
-            "address": hex::encode_upper(addr),
+            "address": const_hex::encode_upper(addr),
             "pub_key": {"type": "tendermint/PubKeyEd25519", "value": vk.pub_key.value},
             "power": "10",
             "name": cfg.moniker,

@@ -147,7 +147,7 @@ impl TxPool {
             tracing::error!(error = %e, "rebuilding the check overlay for a replacement failed");
             return None;
         }
-        tracing::debug!(old = %hex::encode(old.1.hash), new = %new.hash_hex(), nonce = new.nonce, "replaced a waiting Ethereum transaction");
+        tracing::debug!(old = %const_hex::encode(old.1.hash), new = %new.hash_hex(), nonce = new.nonce, "replaced a waiting Ethereum transaction");
         Some(self.admit_inner(tx).await)
     }
 

@@ -27,17 +27,45 @@ pub enum AddressError {
     Empty,
 }
 
-/// How many bech32 renderings each thread keeps (see [`Address::to_bech32`]).
-const RECENT_BECH32_LEN: usize = 8;
+/// How many renderings of each form each thread keeps (see [`Address::to_bech32`]).
+const RECENT_LEN: usize = 8;
 
-#[derive(Default)]
-struct RecentBech32 {
-    entries: Vec<(Address, String)>,
+/// The last [`RECENT_LEN`] items put, oldest overwritten first.
+struct Ring<T> {
+    entries: Vec<T>,
     next: usize,
 }
 
+impl<T> Default for Ring<T> {
+    fn default() -> Self {
+        Self { entries: Vec::new(), next: 0 }
+    }
+}
+
+impl<T> Ring<T> {
+    fn find(&self, f: impl Fn(&T) -> bool) -> Option<&T> {
+        self.entries.iter().find(|e| f(e))
+    }
+
+    fn keep(&mut self, item: T) {
+        match self.entries.get_mut(self.next) {
+            Some(slot) => *slot = item,
+            None => self.entries.push(item),
+        }
+        self.next = (self.next + 1) % RECENT_LEN;
+    }
+}
+
+/// Each thread's recent renderings of addresses (a transaction renders its parties a dozen
+/// times), by form.
+#[derive(Default)]
+struct Recent {
+    bech32: Ring<(Address, String)>,
+    eip55: Ring<(Address, String)>,
+}
+
 thread_local! {
-    static RECENT_BECH32: std::cell::RefCell<RecentBech32> = std::cell::RefCell::new(RecentBech32::default());
+    static RECENT: std::cell::RefCell<Recent> = std::cell::RefCell::new(Recent::default());
 }
 
 /// A 20-byte account address: the last 20 bytes of keccak256 of the uncompressed public key.
@@ -47,7 +75,7 @@ pub struct Address(pub [u8; 20]);
 impl Address {
     /// The address from raw bytes; fails unless there are exactly 20.
     pub fn from_slice(bytes: &[u8]) -> Result<Self, AddressError> {
-        let arr: [u8; 20] = bytes.try_into().map_err(|_| AddressError::Length(hex::encode(bytes), bytes.len()))?;
+        let arr: [u8; 20] = bytes.try_into().map_err(|_| AddressError::Length(const_hex::encode(bytes), bytes.len()))?;
         Ok(Self(arr))
     }
 
@@ -60,18 +88,13 @@ impl Address {
     pub fn to_bech32(&self) -> String {
         // A transaction renders its parties' addresses a dozen times (events, the audit row,
         // replies), and the checksum is most of the cost: the thread's last few are kept.
-        RECENT_BECH32.with(|recent| {
+        RECENT.with(|recent| {
             let Ok(mut recent) = recent.try_borrow_mut() else { return self.encode_bech32() };
-            if let Some((_, s)) = recent.entries.iter().find(|(a, _)| a == self) {
-                return s.clone();
+            if let Some(s) = recent.bech32.find(|(a, _)| a == self).map(|(_, s)| s.clone()) {
+                return s;
             }
             let s = self.encode_bech32();
-            let next = recent.next;
-            match recent.entries.get_mut(next) {
-                Some(slot) => *slot = (*self, s.clone()),
-                None => recent.entries.push((*self, s.clone())),
-            }
-            recent.next = (next + 1) % RECENT_BECH32_LEN;
+            recent.bech32.keep((*self, s.clone()));
             s
         })
     }
@@ -85,29 +108,35 @@ impl Address {
     /// `prefix` followed by [`Address::to_key_hex`]: a store key under `prefix`, built in one
     /// allocation (every transaction builds a dozen of these).
     pub fn key_under(&self, prefix: &str) -> String {
-        let mut buf = [0u8; 40];
-        let mut key = String::with_capacity(prefix.len() + 41);
+        let mut key = String::with_capacity(prefix.len() + 40);
         key.push_str(prefix);
-        match hex::encode_to_slice(self.0, &mut buf).ok().and_then(|()| std::str::from_utf8(&buf).ok()) {
-            Some(h) => key.push_str(h),
-            None => key.push_str(&hex::encode(self.0)),
-        }
+        key.push_str(const_hex::Buffer::<20>::new().format(&self.0));
         key
     }
 
     /// Lower-case hex without `0x`: the form addresses take inside store keys.
     pub fn to_key_hex(&self) -> String {
-        // Through a buffer: `hex::encode` builds its string a char at a time.
-        let mut buf = [0u8; 40];
-        match hex::encode_to_slice(self.0, &mut buf) {
-            Ok(()) => String::from_utf8(buf.to_vec()).unwrap_or_else(|_| hex::encode(self.0)),
-            Err(_) => hex::encode(self.0),
-        }
+        const_hex::encode(self.0)
     }
 
     /// The EIP-55 mixed-case hex form, `0x...`.
     pub fn to_hex(&self) -> String {
-        let lower = hex::encode(self.0);
+        // A transaction renders its parties in this form several times (events, receipts,
+        // logs), and the checksum is a keccak: the thread's last few are kept, as for bech32.
+        RECENT.with(|recent| {
+            let Ok(mut recent) = recent.try_borrow_mut() else { return self.encode_eip55() };
+            if let Some(s) = recent.eip55.find(|(a, _)| a == self).map(|(_, s)| s.clone()) {
+                return s;
+            }
+            let s = self.encode_eip55();
+            recent.eip55.keep((*self, s.clone()));
+            s
+        })
+    }
+
+    fn encode_eip55(&self) -> String {
+        let mut lower = const_hex::Buffer::<20>::new();
+        let lower = lower.format(&self.0);
         let hash = Keccak256::digest(lower.as_bytes());
         let mut out = String::with_capacity(42);
         out.push_str("0x");
@@ -127,6 +156,18 @@ impl Address {
         if s.is_empty() {
             return Err(AddressError::Empty);
         }
+        // The string of an address this thread rendered lately (the audit row checks the
+        // parties it was just given in this form): exactly the canonical encoding, so it decodes
+        // to that address. Only renderings are kept: a string parsed here may be a valid
+        // non-canonical form (upper case, a bech32m checksum) that must never be rendered.
+        let known = RECENT.with(|recent| recent.try_borrow().ok().and_then(|r| r.bech32.find(|(_, k)| k == s).map(|(a, _)| *a)));
+        match known {
+            Some(a) => Ok(a),
+            None => Self::decode_bech32(s),
+        }
+    }
+
+    fn decode_bech32(s: &str) -> Result<Self, AddressError> {
         let (hrp, data) = bech32::decode(s).map_err(|e| AddressError::Bech32(s.to_string(), e.to_string()))?;
         if hrp.as_str() != BECH32_PREFIX {
             return Err(AddressError::WrongPrefix(s.to_string(), hrp.to_string()));
@@ -207,11 +248,40 @@ mod tests {
                 for b in [a, &addrs[(i + round) % addrs.len()]] {
                     assert_eq!(b.to_bech32(), b.encode_bech32());
                     assert_eq!(Address::from_bech32(&b.to_bech32()).unwrap(), *b);
-                    assert_eq!(b.to_key_hex(), hex::encode(b.0));
+                    assert_eq!(b.to_key_hex(), const_hex::encode(b.0));
                 }
             }
         }
         assert_eq!(Address::default().to_bech32(), Address::default().encode_bech32());
+    }
+
+    #[test]
+    fn kept_renderings_never_come_from_a_parsed_string() {
+        let a = Address([7; 20]);
+        let canonical = a.encode_bech32();
+        let upper = canonical.to_ascii_uppercase();
+        // Another form of the address is judged on its own, before and after a rendering.
+        let before = Address::from_bech32(&upper);
+        assert_eq!(a.to_bech32(), canonical);
+        assert_eq!(Address::from_bech32(&upper), before);
+        assert_eq!(a.to_bech32(), canonical);
+        assert_eq!(Address::from_bech32(&canonical).unwrap(), a);
+        // A kept rendering does not hide a wrong checksum or prefix.
+        let mut bad = canonical.clone();
+        let last = if bad.ends_with('q') { 'p' } else { 'q' };
+        bad.pop();
+        bad.push(last);
+        assert!(Address::from_bech32(&bad).is_err());
+        // The kept EIP-55 forms are the encoding, whatever the order they are asked in.
+        let addrs: Vec<Address> = (0u8..20).map(|i| Address([i.wrapping_mul(37); 20])).collect();
+        for round in 0..3 {
+            for (i, x) in addrs.iter().enumerate() {
+                for y in [x, &addrs[(i + round) % addrs.len()]] {
+                    assert_eq!(y.to_hex(), y.encode_eip55());
+                    assert_eq!(Address::from_hex(&y.to_hex()).unwrap(), *y);
+                }
+            }
+        }
     }
 
     #[test]

@@ -334,7 +334,7 @@ pub fn event_map<'a>(
 ) -> std::collections::BTreeMap<String, Vec<String>> {
     let mut m: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
     m.entry("tm.event".into()).or_default().push("Tx".into());
-    m.entry("tx.hash".into()).or_default().push(hex::encode_upper(hash));
+    m.entry("tx.hash".into()).or_default().push(const_hex::encode_upper(hash));
     m.entry("tx.height".into()).or_default().push(height.to_string());
     for (kind, k, v) in attributes {
         m.entry(format!("{kind}.{k}")).or_default().push(v.to_string());

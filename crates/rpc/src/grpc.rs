@@ -222,7 +222,7 @@ async fn broadcast(node: &Node, request: &[u8]) -> Result<Vec<u8>, QueryError> {
         _ => return Err(QueryError::InvalidArgument(format!("unsupported broadcast mode {}; supported: BROADCAST_MODE_SYNC, BROADCAST_MODE_ASYNC", req.mode))),
     };
     let tx_response = abci_pb::TxResponse {
-        txhash: hex::encode_upper(r.hash),
+        txhash: const_hex::encode_upper(r.hash),
         codespace: r.codespace,
         code: r.code,
         raw_log: r.log,
@@ -268,10 +268,10 @@ pub fn tx_response(rec: &TxRecord) -> abci_pb::TxResponse {
     let r = &rec.result;
     abci_pb::TxResponse {
         height: i64::try_from(rec.height).unwrap_or(i64::MAX),
-        txhash: hex::encode_upper(rec.hash),
+        txhash: const_hex::encode_upper(rec.hash),
         codespace: r.codespace.clone(),
         code: r.code.value(),
-        data: hex::encode_upper(&r.data),
+        data: const_hex::encode_upper(&r.data),
         raw_log: r.log.clone(),
         logs: vec![],
         info: r.info.clone(),

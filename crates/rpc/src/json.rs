@@ -134,10 +134,10 @@ pub fn tx_response(rec: &TxRecord) -> TxResponse {
     let r = &rec.result;
     TxResponse {
         height: rec.height.to_string(),
-        txhash: hex::encode_upper(rec.hash),
+        txhash: const_hex::encode_upper(rec.hash),
         codespace: r.codespace.clone(),
         code: r.code.value(),
-        data: hex::encode_upper(&r.data),
+        data: const_hex::encode_upper(&r.data),
         raw_log: r.log.clone(),
         logs: Vec::new(),
         info: r.info.clone(),

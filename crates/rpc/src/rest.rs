@@ -164,7 +164,7 @@ async fn broadcast(State(node): State<Node>, body: Result<Json<BroadcastBody>, a
     Ok(Body(BroadcastResponse {
         tx_response: TxResponse {
             height: "0".into(),
-            txhash: hex::encode_upper(r.hash),
+            txhash: const_hex::encode_upper(r.hash),
             codespace: r.codespace,
             code: r.code,
             data: String::new(),
@@ -243,7 +243,7 @@ async fn get_tx(State(node): State<Node>, Path(hash): Path<String>) -> ApiResult
     let h = parse_hash(&hash)?;
     match node.tx(h).await? {
         Some(rec) => Ok(Body(GetTxResponse { tx: json::tx(&rec.tx), tx_response: json::tx_response(&rec) })),
-        None => Err(ApiError::not_found(format!("tx not found: {}", hex::encode_upper(h)))),
+        None => Err(ApiError::not_found(format!("tx not found: {}", const_hex::encode_upper(h)))),
     }
 }
 

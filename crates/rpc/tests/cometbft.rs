@@ -206,7 +206,7 @@ impl NodeApi for Fake {
             node_id: "ab".repeat(20),
             rpc_address: "tcp://127.0.0.1:26657".into(),
             latest_height: 2,
-            latest_block_hash: hex::encode_upper(self.blocks[1].header.hash().as_bytes()),
+            latest_block_hash: const_hex::encode_upper(self.blocks[1].header.hash().as_bytes()),
             latest_app_hash: "02".repeat(32),
             latest_block_time: "1970-01-01T00:00:00Z".into(),
             earliest_height: 1,
@@ -314,7 +314,7 @@ fn error(v: &Value) -> (i64, String) {
 }
 
 fn tx_hash_hex(tx: &[u8]) -> String {
-    hex::encode_upper(lantau_app::tx::tx_hash(tx))
+    const_hex::encode_upper(lantau_app::tx::tx_hash(tx))
 }
 
 // === HTTP ===
@@ -335,7 +335,7 @@ async fn status_has_cometbft_shape() {
     let si = &r["sync_info"];
     assert_eq!(si["latest_block_height"], "2");
     assert_eq!(si["earliest_block_height"], "1");
-    assert_eq!(si["earliest_block_hash"], hex::encode_upper(s.node.blocks[0].header.hash().as_bytes()));
+    assert_eq!(si["earliest_block_hash"], const_hex::encode_upper(s.node.blocks[0].header.hash().as_bytes()));
     assert_eq!(si["earliest_app_hash"], "01".repeat(32));
     assert_eq!(si["catching_up"], false);
     let vi = &r["validator_info"];
@@ -392,8 +392,8 @@ async fn uri_and_post_forms_agree() {
         ("tx_search", json!({ "query": "tx.height>=1", "per_page": "1", "page": "2" }), "tx_search?query=\"tx.height>=1\"&per_page=1&page=2".into()),
         (
             "abci_query",
-            json!({ "path": "/store/main/key", "data": hex::encode(lantau_app::state_key::CHAIN_ID) }),
-            format!("abci_query?path=\"/store/main/key\"&data=0x{}", hex::encode(lantau_app::state_key::CHAIN_ID)),
+            json!({ "path": "/store/main/key", "data": const_hex::encode(lantau_app::state_key::CHAIN_ID) }),
+            format!("abci_query?path=\"/store/main/key\"&data=0x{}", const_hex::encode(lantau_app::state_key::CHAIN_ID)),
         ),
         ("num_unconfirmed_txs", json!({}), "num_unconfirmed_txs".into()),
     ];
@@ -418,7 +418,7 @@ async fn uri_and_post_forms_agree() {
     assert_eq!(result(&found)["total_count"], "2");
     assert_eq!(result(&found)["txs"][0]["height"], "2");
 
-    let q = s.get(&format!("abci_query?path=\"/store/main/key\"&data=0x{}", hex::encode(lantau_app::state_key::CHAIN_ID))).await;
+    let q = s.get(&format!("abci_query?path=\"/store/main/key\"&data=0x{}", const_hex::encode(lantau_app::state_key::CHAIN_ID))).await;
     let resp = &result(&q)["response"];
     assert_eq!(resp["code"], 0);
     assert_eq!(resp["value"], b64(b"test-1"));
@@ -428,7 +428,7 @@ async fn uri_and_post_forms_agree() {
 
     let blk = s.get("block?height=1").await;
     let blk = result(&blk);
-    assert_eq!(blk["block_id"]["hash"], hex::encode_upper(s.node.blocks[0].header.hash().as_bytes()));
+    assert_eq!(blk["block_id"]["hash"], const_hex::encode_upper(s.node.blocks[0].header.hash().as_bytes()));
     assert_eq!(blk["block_id"]["parts"]["total"], 1);
     assert_eq!(blk["block"]["header"]["height"], "1");
     assert_eq!(blk["block"]["data"]["txs"][0], b64(b"tx-one"));
@@ -450,8 +450,8 @@ async fn errors_follow_json_rpc() {
     let s = start(64).await;
     let missing = [0x11u8; 32];
     let v = s.post("tx", json!({ "hash": b64(&missing) })).await;
-    assert_eq!(error(&v), (-32603, format!("tx ({}) not found", hex::encode_upper(missing))));
-    let v = s.get(&format!("tx?hash=0x{}", hex::encode(missing))).await;
+    assert_eq!(error(&v), (-32603, format!("tx ({}) not found", const_hex::encode_upper(missing))));
+    let v = s.get(&format!("tx?hash=0x{}", const_hex::encode(missing))).await;
     assert_eq!(error(&v).0, -32603);
 
     let v = s.post("tx_search", json!({ "query": "tx.height = = 5" })).await;
@@ -485,7 +485,7 @@ async fn broadcasts() {
     assert_eq!(r["log"], "insufficient funds");
     assert_eq!(r["hash"], tx_hash_hex(b"bad"));
 
-    let v = s.get(&format!("broadcast_tx_async?tx=0x{}", hex::encode(b"later"))).await;
+    let v = s.get(&format!("broadcast_tx_async?tx=0x{}", const_hex::encode(b"later"))).await;
     assert_eq!(result(&v)["hash"], tx_hash_hex(b"later"));
     assert_eq!(result(&v)["code"], 0);
 
@@ -535,7 +535,7 @@ async fn ws_subscribe_delivers_matching_events_only() {
     assert_eq!(txr["index"], 1);
     assert_eq!(txr["tx"], b64(b"mine"));
     assert_eq!(txr["result"]["events"][0]["type"], "transfer");
-    assert_eq!(r["events"]["tx.hash"], json!([hex::encode_upper(rec.hash)]));
+    assert_eq!(r["events"]["tx.hash"], json!([const_hex::encode_upper(rec.hash)]));
     assert_eq!(r["events"]["tx.height"], json!(["5"]));
     assert_eq!(r["events"]["tm.event"], json!(["Tx"]));
     assert_eq!(r["events"]["transfer.recipient"], json!(["dave"]));
@@ -575,7 +575,7 @@ async fn ws_new_block_events() {
     let r = result(&v);
     assert_eq!(r["data"]["type"], "tendermint/event/NewBlock");
     assert_eq!(r["data"]["value"]["block"]["header"]["height"], "2");
-    assert_eq!(r["data"]["value"]["block_id"]["hash"], hex::encode_upper(s.node.blocks[1].header.hash().as_bytes()));
+    assert_eq!(r["data"]["value"]["block_id"]["hash"], const_hex::encode_upper(s.node.blocks[1].header.hash().as_bytes()));
     assert_eq!(r["data"]["value"]["result_finalize_block"]["events"][0]["type"], "mint");
     assert_eq!(r["events"]["tm.event"], json!(["NewBlock"]));
     assert_eq!(r["events"]["block.height"], json!(["2"]));

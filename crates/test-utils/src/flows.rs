@@ -89,7 +89,7 @@ pub async fn spec_client_flows(e: &Endpoints, sender: &SecretKey, recipient: &Ad
     //    CometBFT RPC right after (no wait: the node's mempool knows the first).
     let payload = rest.travel_rule_payload(&from, recipient).await?;
     let transfer = sign(TxBuilder::new(vec![msg_send(&from, recipient, &[Coin::new("hkd.demo", 1234u128)])]).gas(400_000).travel_rule(&payload));
-    let a = rpc(&http, e, &format!("broadcast_tx_async?tx=0x{}", hex::encode(&transfer))).await?;
+    let a = rpc(&http, e, &format!("broadcast_tx_async?tx=0x{}", const_hex::encode(&transfer))).await?;
     ensure!(a["code"] == 0, "ASYNC broadcast: {a}");
     let async_hash = a["hash"].as_str().context("ASYNC broadcast without a hash")?.to_string();
 

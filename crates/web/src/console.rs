@@ -549,7 +549,7 @@ const MAX_ATTACHMENTS: usize = 4;
 const MAX_ATTACHMENT_BYTES: usize = 256 * 1024;
 
 fn sha256_hex(text: &str) -> String {
-    hex::encode(lantau_crypto::sha256(text.as_bytes()))
+    const_hex::encode(lantau_crypto::sha256(text.as_bytes()))
 }
 
 /// A flag id as the compliance module takes it (a positive decimal number that fits 64 bits),
@@ -631,7 +631,7 @@ async fn escalate(
                 a.name
             )));
         }
-        refs.push(AttachmentRef { name: a.name.trim().to_string(), sha256: hex::encode(lantau_crypto::sha256(&bytes)), bytes: bytes.len() });
+        refs.push(AttachmentRef { name: a.name.trim().to_string(), sha256: const_hex::encode(lantau_crypto::sha256(&bytes)), bytes: bytes.len() });
         files.push(bytes);
     }
     let hash = sha256_hex(note);

@@ -46,7 +46,7 @@ fn random_hex(n: usize) -> String {
     use rand::RngCore as _;
     let mut b = vec![0u8; n];
     rand::rngs::OsRng.fill_bytes(&mut b);
-    hex::encode(b)
+    const_hex::encode(b)
 }
 
 /// Compares two secrets in time independent of where they differ.

@@ -553,7 +553,7 @@ async fn apply(State(p): State<Arc<Portal>>, Body(b): Body<ApplyBody>) -> Result
     let canonical = serde_json::to_vec(&stored["ivms101"]).unwrap_or_default();
     let mut salted = salt.clone().into_bytes();
     salted.extend_from_slice(&canonical);
-    let reference = format!("ivms101:sha256:{}", hex::encode(lantau_crypto::sha256(&salted)));
+    let reference = format!("ivms101:sha256:{}", const_hex::encode(lantau_crypto::sha256(&salted)));
     let app = Application {
         id: String::new(),
         address: addr.to_bech32(),
@@ -601,7 +601,7 @@ async fn prepare_transfer(State(p): State<Arc<Portal>>, Body(b): Body<PrepareBod
     let data = lantau_client::eth::transfer_with_travel_rule_calldata(&to, amount, &prost::Message::encode_to_vec(&payload));
     Ok(Json(json!({
         "to": token_address(&p).await?,
-        "data": format!("0x{}", hex::encode(data)),
+        "data": format!("0x{}", const_hex::encode(data)),
         "gas": format!("0x{TRANSFER_GAS:x}"),
         "payload": {
             "originator_ref": payload.originator_ref, "beneficiary_ref": payload.beneficiary_ref,

@@ -157,7 +157,7 @@ mod tests {
     fn sign(key: &lantau_crypto::SecretKey, message: &str) -> String {
         let mut sig = key.sign_digest(&personal_digest(message));
         sig[64] += 27;
-        format!("0x{}", hex::encode(sig))
+        format!("0x{}", const_hex::encode(sig))
     }
 
     #[test]
@@ -199,7 +199,7 @@ mod tests {
         // v as 0/1 too (some libraries), without 0x.
         let mut raw = hex::decode(&sig[2..]).unwrap();
         raw[64] -= 27;
-        assert_eq!(verify(&m, &hex::encode(&raw), &addr), Ok(()));
+        assert_eq!(verify(&m, &const_hex::encode(&raw), &addr), Ok(()));
         // Another text, another key, garbage.
         assert!(matches!(verify(&format!("{m} "), &sig, &addr), Err(SignatureProblem::OtherSigner(_))));
         let other = lantau_crypto::SecretKey::from_hex(&"11".repeat(32)).unwrap();
@@ -217,6 +217,6 @@ mod tests {
     #[test]
     fn the_personal_digest_matches_a_known_vector() {
         // keccak256("\x19Ethereum Signed Message:\n11hello world"), as ethers/viem hashMessage.
-        assert_eq!(hex::encode(personal_digest("hello world")), "d9eba16ed0ecae432b71fe008c98cc872bb4cc214d3220a36f365326cf807d68");
+        assert_eq!(const_hex::encode(personal_digest("hello world")), "d9eba16ed0ecae432b71fe008c98cc872bb4cc214d3220a36f365326cf807d68");
     }
 }

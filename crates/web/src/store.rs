@@ -409,8 +409,8 @@ mod tests {
             author: "lantau1r".into(),
             at: "2026-11-27T12:00:00Z".into(),
             text: text.into(),
-            hash: hex::encode(lantau_crypto::sha256(text.as_bytes())),
-            attachments: vec![AttachmentRef { name: "e.pdf".into(), sha256: hex::encode(lantau_crypto::sha256(&file)), bytes: file.len() }],
+            hash: const_hex::encode(lantau_crypto::sha256(text.as_bytes())),
+            attachments: vec![AttachmentRef { name: "e.pdf".into(), sha256: const_hex::encode(lantau_crypto::sha256(&file)), bytes: file.len() }],
         };
         s.put_note("lantau-local-1", 7, &note("escalate"), std::slice::from_ref(&file)).unwrap();
         s.put_note("lantau-local-1", 70, &note("other flag"), std::slice::from_ref(&file)).unwrap();

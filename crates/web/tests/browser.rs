@@ -206,7 +206,7 @@ async fn the_worklist_pages_searches_sorts_and_exports_a_thousand_flags() {
     let n = TestNode::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (stop_tx, stopped) = stop_signal();
-    let hash = |i: u32| hex::encode_upper(lantau_crypto::sha256(&i.to_be_bytes()));
+    let hash = |i: u32| const_hex::encode_upper(lantau_crypto::sha256(&i.to_be_bytes()));
     let flags: Vec<serde_json::Value> = (1..=1000u32)
         .map(|i| {
             let who = |tag: u8| lantau_primitives::Address([tag, (i >> 8) as u8, i as u8, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7]).to_bech32();

@@ -211,7 +211,7 @@ async fn a_reviewer_escalates_and_an_officer_blocks_through_their_consoles() {
     assert_eq!((s, v["code"].as_u64()), (200, Some(0)), "{v}");
     assert_eq!(status(&desk).await, "FLAG_STATUS_PENDING_OFFICER");
     let (_, case) = desk.get(&format!("/api/case/{id}")).await;
-    let note_hash = hex::encode(lantau_crypto::sha256(note.as_bytes()));
+    let note_hash = const_hex::encode(lantau_crypto::sha256(note.as_bytes()));
     assert_eq!(case["flag"]["officer_note_hash"], note_hash.as_str());
     assert_eq!(case["notes"].as_array().map(Vec::len), Some(1), "{case}");
     assert_eq!(case["notes"][0]["text"], note);
@@ -417,12 +417,12 @@ async fn the_desk_is_one_service_people_sign_in_to_and_the_officer_reads_the_rev
 
     // Omar, on the same service, reads Jane's note and file in the case.
     let (_, case) = omar.get(&format!("/api/case/{id}")).await;
-    assert_eq!(case["flag"]["officer_note_hash"], hex::encode(lantau_crypto::sha256(note.as_bytes())).as_str(), "{case}");
+    assert_eq!(case["flag"]["officer_note_hash"], const_hex::encode(lantau_crypto::sha256(note.as_bytes())).as_str(), "{case}");
     assert_eq!(case["notes"].as_array().map(Vec::len), Some(1), "{case}");
     let kept = &case["notes"][0];
     assert_eq!((kept["text"].as_str(), kept["author"].as_str()), (Some(note), Some(reviewer.address().to_bech32().as_str())), "{kept}");
     let sha = kept["attachments"][0]["sha256"].as_str().unwrap();
-    assert_eq!(sha, hex::encode(lantau_crypto::sha256(&file)));
+    assert_eq!(sha, const_hex::encode(lantau_crypto::sha256(&file)));
     let r = reqwest::Client::new().get(format!("{}/api/attachments/{sha}", desk.url)).bearer_auth(&omar.token).send().await.unwrap();
     assert_eq!(r.bytes().await.unwrap().to_vec(), file);
     let (s, v) = omar.act(&format!("/api/flags/{id}/close"), &json!({"decision": "BLOCKED", "evidence": "read the statement"})).await;

@@ -80,7 +80,7 @@ async fn a_travel_rule_transfer_through_the_precompile_moves_the_bank_balance_an
     let res = &r.tx_results[0];
     assert!(res.code.is_ok(), "{}", res.log);
     assert_eq!(attr(&res.events, "ethereum_tx", "ethereumTxFailed"), None, "{:?}", res.events);
-    assert_eq!(attr(&res.events, "ethereum_tx", "ethereumTxHash"), Some(format!("0x{}", hex::encode(eth_hash)).as_str()));
+    assert_eq!(attr(&res.events, "ethereum_tx", "ethereumTxHash"), Some(format!("0x{}", const_hex::encode(eth_hash)).as_str()));
     assert_eq!(attr(&res.events, "ethereum_tx", "recipient"), Some(token.to_hex().as_str()));
     assert!(attr(&res.events, "ethereum_log", "topics").is_some_and(|t| t.starts_with("0xddf252ad")), "a Transfer log");
     assert_eq!((balance(&app, &k1, DENOM).await, balance(&app, &k2, DENOM).await), (start.0 - 500, start.1 + 500));

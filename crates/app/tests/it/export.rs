@@ -94,7 +94,7 @@ async fn round_trip(ops: Vec<Op>) {
     let h = history(ops).await;
     let first = lantau_app::export::export(&h.app.snapshot()).await.unwrap();
     assert_eq!(first.height, h.height);
-    assert_eq!(first.app_hash, hex::encode_upper(h.app.queries().app_hash().await.unwrap().as_bytes()));
+    assert_eq!(first.app_hash, const_hex::encode_upper(h.app.queries().app_hash().await.unwrap().as_bytes()));
     let (_dir, imported, init) = import("prop-1", &first).await;
     init.unwrap();
     assert_eq!(imported.queries().last_height().await.unwrap(), h.height);

@@ -238,7 +238,7 @@ async fn blocks(http: &reqwest::Client, url: &str, from: u64, to: u64) -> anyhow
             .iter()
             .filter_map(|t| t.as_str())
             .filter_map(|t| base64::engine::general_purpose::STANDARD.decode(t).ok())
-            .map(|t| hex::encode_upper(lantau_crypto::sha256(&t)))
+            .map(|t| const_hex::encode_upper(lantau_crypto::sha256(&t)))
             .collect();
         let r = rpc(http, url, &format!("block_results?height={h}")).await?;
         let ok = r["txs_results"]

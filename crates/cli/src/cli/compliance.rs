@@ -32,7 +32,7 @@ impl HashArgs {
             (Some(h), _) => Ok(h.clone()),
             (None, Some(f)) => {
                 let bytes = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
-                Ok(hex::encode(sha2::Sha256::digest(&bytes)))
+                Ok(const_hex::encode(sha2::Sha256::digest(&bytes)))
             }
             (None, None) => Ok(String::new()),
         }

@@ -76,7 +76,7 @@ fn quantity(v: &Value) -> anyhow::Result<u64> {
 }
 
 async fn submit_and_wait(out: Output, eth: &EthArgs, raw: &[u8]) -> anyhow::Result<()> {
-    let hash = rpc(&eth.json_rpc, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(raw))])).await?;
+    let hash = rpc(&eth.json_rpc, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(raw))])).await?;
     let hash = hash.as_str().unwrap_or_default().to_string();
     if eth.no_wait {
         print(out, json!({"transactionHash": hash}), || format!("submitted {hash} (not waiting for the receipt)"));
@@ -123,7 +123,7 @@ pub(super) async fn evm_tx(home: &Path, out: Output, t: EvmTx) -> anyhow::Result
             let gas = match gas {
                 Some(g) => g,
                 None => {
-                    let call = json!({"from": key.address().to_hex(), "to": token.to_hex(), "data": format!("0x{}", hex::encode(&data))});
+                    let call = json!({"from": key.address().to_hex(), "to": token.to_hex(), "data": format!("0x{}", const_hex::encode(&data))});
                     let est = quantity(&rpc(&eth.json_rpc, "eth_estimateGas", json!([call])).await?)?;
                     est.saturating_mul(13) / 10
                 }

@@ -524,7 +524,7 @@ async fn an_audit_export_verifies_offline_and_an_edited_row_is_named() {
     let mut entry = lantau_app::compliance::AuditEntry::decode(hex::decode(export["links"][last]["row"].as_str().unwrap()).unwrap().as_slice()).unwrap();
     entry.tx_type = "forged".into();
     let mut forged = export.clone();
-    forged["links"][last]["row"] = serde_json::json!(hex::encode(entry.encode_to_vec()));
+    forged["links"][last]["row"] = serde_json::json!(const_hex::encode(entry.encode_to_vec()));
     forged["links"][last]["entry"] = serde_json::to_value(&entry).unwrap();
     let (ok, _, log) = verify(&forged);
     assert!(!ok && log.contains(&format!("row {seq} breaks the hash chain")), "{log}");

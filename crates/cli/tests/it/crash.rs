@@ -120,8 +120,8 @@ async fn kill_minus_nine_loses_nothing_committed_and_restart_continues_the_chain
     let mut prev: Option<(String, String)> = None;
     for h in 1..=tip {
         let b = block(&base, h).await.unwrap_or_else(|| panic!("block {h} missing"));
-        let hash = hex::encode_upper(b64.decode(b["block_id"]["hash"].as_str().unwrap()).unwrap());
-        let parts = hex::encode_upper(b64.decode(b["block_id"]["part_set_header"]["hash"].as_str().unwrap()).unwrap());
+        let hash = const_hex::encode_upper(b64.decode(b["block_id"]["hash"].as_str().unwrap()).unwrap());
+        let parts = const_hex::encode_upper(b64.decode(b["block_id"]["part_set_header"]["hash"].as_str().unwrap()).unwrap());
         if let Some((ph, pp)) = &prev {
             let last = &b["block"]["header"]["last_block_id"];
             assert_eq!(last["hash"].as_str().unwrap(), ph, "block {h} does not link to {}", h - 1);

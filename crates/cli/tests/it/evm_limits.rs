@@ -193,7 +193,7 @@ async fn a_transaction_that_can_never_run_is_refused_at_submission() {
         ),
     ];
     for (tx, want) in cases {
-        let raw = format!("0x{}", hex::encode(sign(&alice, &tx)));
+        let raw = format!("0x{}", const_hex::encode(sign(&alice, &tx)));
         let r = node.rpc(&http, "eth_sendRawTransaction", json!([raw])).await.unwrap();
         assert_eq!(r["error"]["code"], -32000, "{r}");
         assert!(r["error"]["message"].as_str().is_some_and(|m| m.contains(want)), "{want}: {r}");
@@ -203,7 +203,7 @@ async fn a_transaction_that_can_never_run_is_refused_at_submission() {
     // The largest init code allowed is accepted and, mined, has its receipt.
     let ok =
         Unsigned { chain_id: Some(chain), nonce: start, gas_limit: 15_000_000, max_fee_per_gas: gwei, to: None, input: vec![0; 49_152], ..Default::default() };
-    let r = node.rpc(&http, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &ok)))])).await.unwrap();
+    let r = node.rpc(&http, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&alice, &ok)))])).await.unwrap();
     let hash = r["result"].as_str().unwrap_or_else(|| panic!("{r}")).to_string();
     poll(Duration::from_secs(30), || async { node.rpc(&http, "eth_getTransactionReceipt", json!([hash])).await.is_some_and(|r| r["result"].is_object()) })
         .await

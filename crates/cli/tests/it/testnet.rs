@@ -59,7 +59,7 @@ async fn height(http: &reqwest::Client, node: &testnet::TestnetNode) -> u64 {
 }
 
 async fn abci_query(http: &reqwest::Client, node: &testnet::TestnetNode, path: &str, data: &[u8], height: u64) -> Value {
-    let q = format!("abci_query?path=%22{path}%22&data=0x{}&height={height}", hex::encode(data));
+    let q = format!("abci_query?path=%22{path}%22&data=0x{}&height={height}", const_hex::encode(data));
     rpc(http, node, &q).await.unwrap_or_else(|| panic!("abci_query {path} on {}", node.moniker))["response"].clone()
 }
 
@@ -142,7 +142,7 @@ impl Sender {
 }
 
 async fn broadcast(http: &reqwest::Client, node: &testnet::TestnetNode, tx: &[u8]) -> Value {
-    rpc(http, node, &format!("broadcast_tx_sync?tx=0x{}", hex::encode(tx))).await.unwrap_or_else(|| panic!("broadcast to {}", node.moniker))
+    rpc(http, node, &format!("broadcast_tx_sync?tx=0x{}", const_hex::encode(tx))).await.unwrap_or_else(|| panic!("broadcast to {}", node.moniker))
 }
 
 /// Waits (bounded) until `node` has committed `hash`, asking its app's CometBFT RPC front (the
@@ -468,7 +468,7 @@ async fn four_validators_keeping_the_mempool_in_the_app_forward_and_commit_what_
     };
 
     // CometBFT's own mempool is off: its broadcast refuses.
-    let own = http.get(format!("{}/broadcast_tx_sync?tx=0x{}", net.nodes[0].rpc, hex::encode(alice.transfer(&issuer, 1, &pa)))).send().await.unwrap();
+    let own = http.get(format!("{}/broadcast_tx_sync?tx=0x{}", net.nodes[0].rpc, const_hex::encode(alice.transfer(&issuer, 1, &pa)))).send().await.unwrap();
     let own: Value = own.json().await.unwrap();
     assert!(own.get("error").is_some(), "CometBFT's broadcast with a nop mempool: {own}");
     alice.signer.sequence -= 1;
@@ -477,7 +477,7 @@ async fn four_validators_keeping_the_mempool_in_the_app_forward_and_commit_what_
     // validator-3's REST.
     let mut hashes = Vec::new();
     for n in 0..8u128 {
-        let r = rpc_at(&http, &net.nodes[1].rpc_front, &format!("broadcast_tx_sync?tx=0x{}", hex::encode(alice.transfer(&issuer, 1_000 + n, &pa))))
+        let r = rpc_at(&http, &net.nodes[1].rpc_front, &format!("broadcast_tx_sync?tx=0x{}", const_hex::encode(alice.transfer(&issuer, 1_000 + n, &pa))))
             .await
             .expect("the front answers broadcast_tx_sync");
         assert_eq!(r["code"], 0, "{r}");
@@ -490,7 +490,7 @@ async fn four_validators_keeping_the_mempool_in_the_app_forward_and_commit_what_
         hashes.push(r.txhash);
     }
     // The gates refuse at admission (carol has no identity).
-    let refused = rpc_at(&http, &net.nodes[2].rpc_front, &format!("broadcast_tx_sync?tx=0x{}", hex::encode(alice.transfer(&dev_addr("carol"), 5, &pa))))
+    let refused = rpc_at(&http, &net.nodes[2].rpc_front, &format!("broadcast_tx_sync?tx=0x{}", const_hex::encode(alice.transfer(&dev_addr("carol"), 5, &pa))))
         .await
         .expect("the front answers broadcast_tx_sync");
     assert_ne!(refused["code"], 0, "{refused}");
@@ -522,7 +522,7 @@ async fn four_validators_keeping_the_mempool_in_the_app_forward_and_commit_what_
     let whole: Value = forwarded(body).await.unwrap().json().await.unwrap();
     assert_eq!((whole["received"].as_u64(), whole["admitted"].as_u64()), (Some(1), Some(1)), "{whole}");
     // Not forwarded again, but the network includes it once validator-2 proposes.
-    committed(&http, &net.nodes[0], &hex::encode_upper(lantau_crypto::sha256(&tx))).await;
+    committed(&http, &net.nodes[0], &const_hex::encode_upper(lantau_crypto::sha256(&tx))).await;
     for v in vals {
         v.stop(Duration::from_secs(10));
     }
@@ -562,7 +562,7 @@ fn load(
             let tx = TxBuilder::new(vec![msg_send(&sender.key.address(), &to, &[Coin::new("alantau", 1u128)])]).gas(200_000).sign(&sender.key, &sender.signer);
             let node = net.nodes[n % 4].clone();
             n += 1;
-            let r = rpc_at(&http, &node.rpc, &format!("broadcast_tx_sync?tx=0x{}", hex::encode(&tx))).await;
+            let r = rpc_at(&http, &node.rpc, &format!("broadcast_tx_sync?tx=0x{}", const_hex::encode(&tx))).await;
             match r {
                 Some(r) if r["code"] == 0 => {
                     sender.signer.sequence += 1;

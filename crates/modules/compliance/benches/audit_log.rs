@@ -56,7 +56,7 @@ fn subject(i: u64) -> Address {
 }
 
 fn tx_hash(i: u64) -> String {
-    hex::encode_upper(Sha256::digest(i.to_be_bytes()))
+    const_hex::encode_upper(Sha256::digest(i.to_be_bytes()))
 }
 
 fn row(i: u64, o: &Opts) -> AuditEntry {

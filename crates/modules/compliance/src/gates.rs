@@ -195,6 +195,12 @@ impl Verdict {
         lantau_proto::chain::compliance::v1::GateTrace { tx_hash: tx_hash.to_string(), accepted: self.accepted(), results: self.results.clone() }
     }
 
+    /// [`Verdict::trace`], taking the verdict's results instead of copying them.
+    pub fn into_trace(self, tx_hash: &str) -> lantau_proto::chain::compliance::v1::GateTrace {
+        let accepted = self.accepted();
+        lantau_proto::chain::compliance::v1::GateTrace { tx_hash: tx_hash.to_string(), accepted, results: self.results }
+    }
+
     /// True when every blocking gate passed.
     pub fn accepted(&self) -> bool {
         self.rejection.is_none()

@@ -364,16 +364,15 @@ impl<'s, S: StateRead + Send + Sync> Precompiles<'s, '_, S> {
         let standing = counter_of(ctx)?;
         self.cosmos.roll_back_to(standing);
         let events_before = self.cosmos.events.len();
+        // The overlay as it stands, kept for a roll-back; the call writes to `cur` itself.
         let snapshot = self.cosmos.cur.fork();
         let meter = GasMeter::new(inputs.gas_limit.saturating_sub(base_gas));
         let cx = CallCtx { denom, caller: la(&inputs.caller), block: self.block, tx_hash: self.tx_hash };
-        let mut layer = StateDelta::new(&mut self.cosmos.cur);
         let mut events = Vec::new();
-        let res = block_on(precompile::execute(&mut layer, &meter, &call, cx, &mut events));
+        let res = block_on(precompile::execute(&mut self.cosmos.cur, &meter, &call, cx, &mut events));
         let used = base_gas.saturating_add(meter.used());
         match res {
             Ok(done) => {
-                layer.apply();
                 self.cosmos.forks.push((snapshot, events_before));
                 self.cosmos.events.extend(events);
                 if let Some(v) = done.verdict {
@@ -388,7 +387,8 @@ impl<'s, S: StateRead + Send + Sync> Precompiles<'s, '_, S> {
                 Ok(PrecompileOutput::new(used, Bytes::from(done.output), reservoir))
             }
             Err((err, verdict)) => {
-                drop(layer);
+                // A failed call leaves nothing: back to the overlay before it.
+                self.cosmos.cur = snapshot;
                 if let Some(v) = verdict {
                     self.cosmos.verdicts.push(v);
                 }

@@ -36,7 +36,8 @@ impl MsgHandler for EvmMsg {
         // row written while it runs carries its Ethereum hash (`eth_tx_hash`), for the length
         // of this transaction only.
         use lantau_compliance::audit::{EthTxHash, ETH_TX_HASH_OBJECT};
-        state.object_put(ETH_TX_HASH_OBJECT, EthTxHash(format!("0x{}", tx.hash_hex().trim_start_matches("0x").to_ascii_lowercase())));
+        let eth_hash = tx.hash_hex();
+        state.object_put(ETH_TX_HASH_OBJECT, EthTxHash(eth_hash.clone()));
         let out = exec::run(state, ctx.block, &EvmCall::from_tx(tx), ctx.tx_hash).await;
         state.object_delete(ETH_TX_HASH_OBJECT);
         let out = out?;
@@ -58,7 +59,7 @@ impl MsgHandler for EvmMsg {
         ctx.emit(event("message", [("module", "evm".to_string()), ("sender", tx.from.to_hex()), ("txType", tx.tx_type.to_string())]));
         let mut attrs = vec![
             ("amount", tx.value_u128().unwrap_or(0).to_string()),
-            ("ethereumTxHash", tx.hash_hex()),
+            ("ethereumTxHash", eth_hash),
             ("txHash", ctx.tx_hash.to_string()),
             ("txGasUsed", out.gas_used.to_string()),
         ];
@@ -75,14 +76,14 @@ impl MsgHandler for EvmMsg {
                 "ethereum_log",
                 [
                     ("address", l.address.to_hex()),
-                    ("topics", l.topics.iter().map(|t| format!("0x{}", hex::encode(t))).collect::<Vec<_>>().join(",")),
-                    ("data", format!("0x{}", hex::encode(&l.data))),
+                    ("topics", l.topics.iter().map(|t| format!("0x{}", const_hex::encode(t))).collect::<Vec<_>>().join(",")),
+                    ("data", format!("0x{}", const_hex::encode(&l.data))),
                     ("index", i.to_string()),
                 ],
             ));
         }
         // Each screening the precompile ran, as a trace (the pipeline keeps the last).
-        ctx.traces.extend(out.verdicts.iter().map(|v| v.trace(ctx.tx_hash)));
+        ctx.traces.extend(out.verdicts.into_iter().map(|v| v.into_trace(ctx.tx_hash)));
         Ok(())
     }
 }

@@ -53,7 +53,7 @@ impl EvmMsg {
         let m = pb::MsgEthereumTx::decode(bytes).map_err(|e| EvmError::Envelope(format!("MsgEthereumTx: {e}")))?;
         let tx = tx::decode(&m.raw)?;
         if m.from.as_ref() != tx.from.0.as_slice() {
-            return Err(EvmError::Envelope(format!("from 0x{} is not the signer {}", hex::encode(&m.from), tx.from.to_hex())).into());
+            return Err(EvmError::Envelope(format!("from 0x{} is not the signer {}", const_hex::encode(&m.from), tx.from.to_hex())).into());
         }
         Ok(EvmMsg::EthereumTx(Box::new(tx)))
     }

@@ -45,7 +45,7 @@ pub fn response(tx: &EthTx, out: &Outcome) -> Any {
         .enumerate()
         .map(|(i, l)| pb::Log {
             address: l.address.to_hex(),
-            topics: l.topics.iter().map(|t| format!("0x{}", hex::encode(t))).collect(),
+            topics: l.topics.iter().map(|t| format!("0x{}", const_hex::encode(t))).collect(),
             data: l.data.clone().into(),
             tx_hash: tx.hash_hex(),
             index: u64::try_from(i).unwrap_or(u64::MAX),

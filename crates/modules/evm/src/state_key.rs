@@ -20,11 +20,11 @@ pub fn code_hash(addr: &Address) -> String {
 
 /// `evm/code/<lower-hex code hash>` → the code bytes (shared by every account with that code).
 pub fn code(hash: &[u8; 32]) -> String {
-    format!("evm/code/{}", hex::encode(hash))
+    format!("evm/code/{}", const_hex::encode(hash))
 }
 
 /// `evm/storage/<lower-hex address>/<lower-hex slot>` → the 32-byte big-endian value; a zero
 /// value is deleted, never stored.
 pub fn storage(addr: &Address, slot: &[u8; 32]) -> String {
-    format!("evm/storage/{}/{}", addr.to_key_hex(), hex::encode(slot))
+    format!("evm/storage/{}/{}", addr.to_key_hex(), const_hex::encode(slot))
 }

@@ -91,7 +91,7 @@ impl EthTx {
 
     /// The hash as a wallet prints it: `0x` and lower-case hex.
     pub fn hash_hex(&self) -> String {
-        format!("0x{}", hex::encode(self.hash))
+        const_hex::encode_prefixed(self.hash)
     }
 
     /// The address a deployment deploys to (`CREATE` by the sender at its nonce), as the

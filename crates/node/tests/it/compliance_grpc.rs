@@ -87,7 +87,7 @@ pub(crate) async fn abci(n: &TestNode, path: &str, req: &impl prost::Message) ->
 
 /// [`abci`] at a height (0: the latest).
 pub(crate) async fn abci_at(n: &TestNode, path: &str, req: &impl prost::Message, height: u64) -> Result<Vec<u8>, (u64, String)> {
-    let url = format!("{}/abci_query?path=%22{path}%22&data=0x{}&height={height}", n.rpc_url, hex::encode(req.encode_to_vec()));
+    let url = format!("{}/abci_query?path=%22{path}%22&data=0x{}&height={height}", n.rpc_url, const_hex::encode(req.encode_to_vec()));
     let r = reqwest::get(url).await.unwrap().json::<Value>().await.unwrap()["result"]["response"].clone();
     match r["code"].as_u64() {
         Some(0) => Ok(base64::Engine::decode(&base64::engine::general_purpose::STANDARD, r["value"].as_str().unwrap_or_default()).unwrap()),

@@ -33,8 +33,8 @@ async fn cosmjs_reads_accounts_and_balances_and_signs_and_broadcasts_gated_trans
         .env("ISSUER", issuer.to_bech32())
         .env("NOBODY", nobody.to_bech32())
         .env("PAYLOAD_TYPE_URL", &payload.type_url)
-        .env("PAYLOAD_HEX", hex::encode(&payload.value))
-        .env("PAYLOAD_NOBODY_HEX", hex::encode(&to_nobody.value))
+        .env("PAYLOAD_HEX", const_hex::encode(&payload.value))
+        .env("PAYLOAD_NOBODY_HEX", const_hex::encode(&to_nobody.value))
         .output()
         .expect("node runs");
     assert!(out.status.success(), "client.mjs failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

@@ -134,7 +134,7 @@ async fn module_queries_answer_through_abci_query_by_grpc_path() {
     use prost::Message as _;
     let n = TestNode::start().await.unwrap();
     let q = |path: &str, data: Vec<u8>| {
-        let url = format!("{}/abci_query?path=%22{path}%22&data=0x{}", n.rpc_url, hex::encode(data));
+        let url = format!("{}/abci_query?path=%22{path}%22&data=0x{}", n.rpc_url, const_hex::encode(data));
         async move { reqwest::get(url).await.unwrap().json::<Value>().await.unwrap()["result"]["response"].clone() }
     };
     let b64 = |v: &Value| base64::Engine::decode(&base64::engine::general_purpose::STANDARD, v.as_str().unwrap_or_default()).unwrap();

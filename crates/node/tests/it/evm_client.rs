@@ -47,8 +47,8 @@ async fn viem_deploys_calls_and_transfers_and_both_paths_agree() {
         .env("CAROL_KEY", format!("0x{}", dev_key("carol").to_hex().trim_start_matches("0x")))
         .env("BOB", bob.to_hex())
         .env("TOKEN", lantau_app::erc20::token_address("hkd.demo").to_hex())
-        .env("PAYLOAD_ALICE_BOB", format!("0x{}", hex::encode(&p_ab)))
-        .env("PAYLOAD_INTERMEDIARY_BOB", format!("0x{}", hex::encode(&p_ib)))
+        .env("PAYLOAD_ALICE_BOB", format!("0x{}", const_hex::encode(&p_ab)))
+        .env("PAYLOAD_INTERMEDIARY_BOB", format!("0x{}", const_hex::encode(&p_ib)))
         .env("INTERMEDIARY", inter.to_hex())
         .output()
         .expect("node runs");
@@ -96,7 +96,7 @@ async fn viem_deploys_calls_and_transfers_and_both_paths_agree() {
 async fn ethers_and_web3py_filters_deliver_each_event_once() {
     let n = TestNode::start().await.unwrap();
     let (alice, bob) = (dev_addr("alice"), dev_addr("issuer"));
-    let payload = format!("0x{}", hex::encode(n.client.travel_rule_payload(&alice, &bob).await.unwrap().encode_to_vec()));
+    let payload = format!("0x{}", const_hex::encode(n.client.travel_rule_payload(&alice, &bob).await.unwrap().encode_to_vec()));
     let key = format!("0x{}", dev_key("alice").to_hex().trim_start_matches("0x"));
     let token = lantau_app::erc20::token_address("hkd.demo").to_hex();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");

@@ -33,7 +33,7 @@ fn call_data(selector_sig: &str, args: &[[u8; 32]]) -> String {
     for a in args {
         d.extend_from_slice(a);
     }
-    format!("0x{}", hex::encode(d))
+    format!("0x{}", const_hex::encode(d))
 }
 
 fn word_of(a: &Address) -> [u8; 32] {
@@ -91,7 +91,7 @@ async fn a_wallet_reads_the_stablecoin_sends_a_travel_rule_transfer_and_confirms
     assert_eq!(b, format!("0x{:064x}", 100_000_000u128));
 
     // transfer() reverts with a reason naming the Travel Rule method: code 3, ABI data.
-    let plain = format!("0x{}", hex::encode(transfer_calldata(&bob, 5)));
+    let plain = format!("0x{}", const_hex::encode(transfer_calldata(&bob, 5)));
     let e = rpc(&n, "eth_call", json!([{"from": alice.to_hex(), "to": t, "data": plain}])).await;
     assert_eq!(e["error"]["code"], 3, "{e}");
     assert!(e["error"]["message"].as_str().unwrap().starts_with("execution reverted: transfer is disabled"), "{e}");
@@ -99,7 +99,7 @@ async fn a_wallet_reads_the_stablecoin_sends_a_travel_rule_transfer_and_confirms
 
     // A gated eth_call (carol has no identity): the gate message as the revert reason.
     let p = n.client.travel_rule_payload(&alice, &bob).await.unwrap();
-    let to_carol = format!("0x{}", hex::encode(transfer_with_travel_rule_calldata(&carol, 5, &p.encode_to_vec())));
+    let to_carol = format!("0x{}", const_hex::encode(transfer_with_travel_rule_calldata(&carol, 5, &p.encode_to_vec())));
     let e = rpc(&n, "eth_call", json!([{"from": alice.to_hex(), "to": t, "data": to_carol}])).await;
     assert_eq!(e["error"]["code"], 3, "{e}");
     assert!(e["error"]["message"].as_str().unwrap().contains(&format!("recipient={}", carol.to_bech32())), "{e}");
@@ -108,7 +108,7 @@ async fn a_wallet_reads_the_stablecoin_sends_a_travel_rule_transfer_and_confirms
     let nonce = ok(&n, "eth_getTransactionCount", json!([alice.to_hex(), "pending"])).await;
     let nonce = u64::from_str_radix(nonce.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
     let data = transfer_with_travel_rule_calldata(&bob, 500, &p.encode_to_vec());
-    let est = ok(&n, "eth_estimateGas", json!([{"from": alice.to_hex(), "to": t, "data": format!("0x{}", hex::encode(&data))}])).await;
+    let est = ok(&n, "eth_estimateGas", json!([{"from": alice.to_hex(), "to": t, "data": format!("0x{}", const_hex::encode(&data))}])).await;
     let gas = u64::from_str_radix(est.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
     assert!(gas > 21_000, "{est}");
     let raw = sign(
@@ -124,7 +124,7 @@ async fn a_wallet_reads_the_stablecoin_sends_a_travel_rule_transfer_and_confirms
             ..Default::default()
         },
     );
-    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(&raw))])).await;
+    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(&raw))])).await;
     let hash = hash.as_str().unwrap().to_string();
     // The same bytes give the same hash; a lookup by hash finds it before or after mining.
     let by_hash = ok(&n, "eth_getTransactionByHash", json!([hash])).await;
@@ -166,7 +166,7 @@ async fn a_wallet_reads_the_stablecoin_sends_a_travel_rule_transfer_and_confirms
             ..Default::default()
         },
     );
-    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(&raw))])).await;
+    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(&raw))])).await;
     let r = receipt(&n, hash.as_str().unwrap()).await;
     assert_eq!(r["status"], "0x0", "{r}");
     assert_ne!(r["gasUsed"], "0x0");
@@ -213,7 +213,7 @@ async fn bad_json_rpc_input_gets_the_codes_clients_expect_and_changes_nothing() 
         (Unsigned { gas_limit: u64::MAX, ..u.clone() }, "gas limit"),
     ];
     for (c, want) in cases {
-        let v = rpc(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &c)))])).await;
+        let v = rpc(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&alice, &c)))])).await;
         assert_eq!(v["error"]["code"], -32000, "{want}: {v}");
         assert!(v["error"]["message"].as_str().unwrap().contains(want), "{want}: {v}");
     }
@@ -223,14 +223,14 @@ async fn bad_json_rpc_input_gets_the_codes_clients_expect_and_changes_nothing() 
     // geth's words for the refusals wallets act on (ethers reads them as NONCE_EXPIRED and
     // INSUFFICIENT_FUNDS): the same bytes twice are "already known", a spent nonce is "nonce too
     // low", with the figures geth gives.
-    let first = format!("0x{}", hex::encode(sign(&alice, &u)));
+    let first = format!("0x{}", const_hex::encode(sign(&alice, &u)));
     let hash = rpc(&n, "eth_sendRawTransaction", json!([first])).await["result"].clone();
     assert!(hash.is_string());
     let v = rpc(&n, "eth_sendRawTransaction", json!([first])).await;
     assert_eq!((v["error"]["code"].as_i64(), v["error"]["message"].as_str()), (Some(-32000), Some("already known")), "{v}");
     // Mined, its nonce is spent (while it waited, the same nonce would be a replacement).
     receipt(&n, hash.as_str().unwrap()).await;
-    let again = format!("0x{}", hex::encode(sign(&alice, &Unsigned { value: 2, ..u.clone() })));
+    let again = format!("0x{}", const_hex::encode(sign(&alice, &Unsigned { value: 2, ..u.clone() })));
     let v = rpc(&n, "eth_sendRawTransaction", json!([again])).await;
     let want = format!("nonce too low: address {}, tx: 0 state: 1", dev_addr("alice").to_hex());
     assert_eq!(v["error"]["message"].as_str(), Some(want.as_str()), "{v}");
@@ -343,7 +343,7 @@ async fn websocket_subscribers_get_new_heads_and_the_transfer_logs_they_asked_fo
             ..Default::default()
         },
     );
-    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(&raw))])).await;
+    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(&raw))])).await;
     loop {
         let v = next_json(&mut ws).await;
         if v["params"]["subscription"] == json!(logs_id) {
@@ -394,7 +394,7 @@ async fn filters_deliver_each_block_log_and_pending_transaction_once() {
             input: transfer_with_travel_rule_calldata(&issuer, amount, &payload),
             ..Default::default()
         };
-        let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
+        let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&alice, &u)))])).await;
         let r = receipt(&n, hash.as_str().unwrap()).await;
         assert_eq!(r["status"], "0x1");
         // The block's logsBloom holds every bit of its receipts' blooms (not zero).
@@ -448,7 +448,7 @@ async fn the_pending_nonce_is_never_behind_a_mined_transaction() {
         let nonce = u64::from_str_radix(count.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
         assert_eq!(nonce, i, "after {i} mined transactions");
         let u = to_bob(nonce);
-        let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
+        let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&alice, &u)))])).await;
         assert_eq!(receipt(&n, hash.as_str().unwrap()).await["status"], "0x1");
     }
     n.stop().await;
@@ -473,9 +473,9 @@ async fn an_evm_transfers_audit_rows_are_found_by_its_ethereum_hash() {
         ..Default::default()
     };
     // The estimate is the mined cost exactly, rows under the Ethereum hash included.
-    let call = json!({"from": alice.address().to_hex(), "to": token().to_hex(), "data": format!("0x{}", hex::encode(&u.input))});
+    let call = json!({"from": alice.address().to_hex(), "to": token().to_hex(), "data": format!("0x{}", const_hex::encode(&u.input))});
     let estimate = ok(&n, "eth_estimateGas", json!([call, "latest"])).await;
-    let eth_hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
+    let eth_hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&alice, &u)))])).await;
     let eth_hash = eth_hash.as_str().unwrap().to_string();
     let r = receipt(&n, &eth_hash).await;
     assert_eq!(r["status"], "0x1");
@@ -511,7 +511,7 @@ async fn every_method_the_table_lists_as_supported_answers() {
     let alice = dev_key("alice");
     // A mined Ethereum transaction to point at.
     let u = to_bob(0);
-    let tx = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
+    let tx = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&alice, &u)))])).await;
     let r = receipt(&n, tx.as_str().unwrap()).await;
     let (block, number) = (r["blockHash"].clone(), r["blockNumber"].clone());
     let a = alice.address().to_hex();
@@ -560,7 +560,7 @@ async fn every_method_the_table_lists_as_supported_answers() {
             "debug_traceBlockByHash" => json!([block]),
             "eth_sendRawTransaction" => {
                 let next = Unsigned { nonce: 1, ..u.clone() };
-                json!([format!("0x{}", hex::encode(sign(&alice, &next)))])
+                json!([format!("0x{}", const_hex::encode(sign(&alice, &next)))])
             }
             "eth_getTransactionByHash" | "eth_getTransactionReceipt" => json!([tx]),
             "eth_getTransactionByBlockHashAndIndex" => json!([block, "0x0"]),
@@ -628,7 +628,7 @@ async fn a_waiting_transaction_is_replaced_by_one_paying_ten_percent_more() {
         };
         sign(&alice, &u)
     };
-    let tx = |fee: u128, tip: u128, value: u128| json!([format!("0x{}", hex::encode(raw(0, fee, tip, value)))]);
+    let tx = |fee: u128, tip: u128, value: u128| json!([format!("0x{}", const_hex::encode(raw(0, fee, tip, value)))]);
     let first = ok(&n, "eth_sendRawTransaction", tx(2 * GWEI, GWEI, 1)).await;
     // The same fee, or less than 10% more on either: refused in geth's words.
     for (fee, tip) in [(2 * GWEI, GWEI), (2 * GWEI * 11 / 10, GWEI), (3 * GWEI, GWEI * 109 / 100)] {
@@ -720,7 +720,7 @@ async fn a_dev_chain_mines_on_demand_moves_its_clock_and_automines() {
     // Automine: a transaction is mined at once, not at the next minute.
     ok(&n, "evm_setAutomine", json!([true])).await;
     let u = to_bob(0);
-    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&dev_key("alice"), &u)))])).await;
+    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&dev_key("alice"), &u)))])).await;
     let t = std::time::Instant::now();
     assert_eq!(receipt(&n, hash.as_str().unwrap()).await["status"], "0x1");
     assert!(t.elapsed() < Duration::from_secs(20));
@@ -755,7 +755,7 @@ async fn a_dev_chain_reverts_to_a_snapshot_and_goes_on_from_it() {
 
     // A transfer, a day later.
     ok(&n, "evm_increaseTime", json!([86_400])).await;
-    let sent = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&dev_key("alice"), &to_bob(0))))])).await;
+    let sent = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&dev_key("alice"), &to_bob(0))))])).await;
     ok(&n, "evm_mine", json!([])).await;
     let mined = receipt(&n, sent.as_str().unwrap()).await;
     assert_eq!(number(&mined["blockNumber"]), number(&head["number"]) + 1);
@@ -773,7 +773,7 @@ async fn a_dev_chain_reverts_to_a_snapshot_and_goes_on_from_it() {
     assert_eq!(ok(&n, "evm_revert", json!([later])).await, json!(false));
 
     // The chain goes on from the snapshot's block, on the clock as it was then.
-    let again = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&dev_key("alice"), &to_bob(0))))])).await;
+    let again = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&dev_key("alice"), &to_bob(0))))])).await;
     ok(&n, "evm_mine", json!([])).await;
     let r = receipt(&n, again.as_str().unwrap()).await;
     assert_eq!(r["blockNumber"], mined["blockNumber"]);
@@ -915,7 +915,7 @@ fn proxy(target: &Address) -> Vec<u8> {
 /// Deploys `runtime` from alice at `nonce`; its address.
 async fn deploy(n: &TestNode, nonce: u64, runtime: &[u8]) -> Address {
     let u = Unsigned { nonce, gas_limit: 300_000, to: None, value: 0, input: deployer(runtime), ..to_bob(nonce) };
-    let tx = ok(n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&dev_key("alice"), &u)))])).await;
+    let tx = ok(n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&dev_key("alice"), &u)))])).await;
     let r = receipt(n, tx.as_str().unwrap()).await;
     assert_eq!(r["status"], "0x1", "{r}");
     Address::from_hex(r["contractAddress"].as_str().unwrap()).unwrap()
@@ -942,7 +942,7 @@ async fn traces_show_each_frame_and_the_gate_reason_and_access_lists_name_the_sl
         }],
     );
     let u = Unsigned { nonce: 3, gas_limit: 400_000, to: Some(to_token), value: 0, input: hex::decode(&transfer[2..]).unwrap(), ..to_bob(3) };
-    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(sign(&alice, &u)))])).await;
+    let hash = ok(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(sign(&alice, &u)))])).await;
     let r = receipt(&n, hash.as_str().unwrap()).await;
     assert_eq!(r["status"], "0x0", "{r}");
 
@@ -1111,7 +1111,7 @@ async fn an_impersonated_account_sends_without_its_key_and_still_meets_the_gates
         [0; 32],
         &[],
     );
-    let v = rpc(&n, "eth_sendRawTransaction", json!([format!("0x{}", hex::encode(raw))])).await;
+    let v = rpc(&n, "eth_sendRawTransaction", json!([format!("0x{}", const_hex::encode(raw))])).await;
     assert!(v["error"]["message"].as_str().unwrap().contains("invalid signature"), "{v}");
     n.stop().await;
 }

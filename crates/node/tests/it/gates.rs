@@ -428,7 +428,7 @@ async fn a_lapsed_identity_is_refused_with_code_22_on_both_paths_until_renewed()
     let token = lantau_app::erc20::token_address("hkd.demo").to_hex();
     let call = |from: &lantau_primitives::Address, to: &lantau_primitives::Address, p: &lantau_proto::chain::compliance::v1::TravelRulePayload| {
         let data = eth::transfer_with_travel_rule_calldata(to, 100, &p.encode_to_vec());
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "eth_call", "params": [{"from": from.to_hex(), "to": token, "data": format!("0x{}", hex::encode(data))}, "latest"]})
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "eth_call", "params": [{"from": from.to_hex(), "to": token, "data": format!("0x{}", const_hex::encode(data))}, "latest"]})
     };
     for (body, party) in [(call(&alice, &issuer, &p), "sender"), (call(&issuer, &alice, &back), "recipient")] {
         let e: Value = reqwest::Client::new().post(&n.eth_url).json(&body).send().await.unwrap().json().await.unwrap();

@@ -236,7 +236,7 @@ async fn history(n: &TestNode) -> (Vec<String>, Vec<(String, Value)>, u64) {
         let mut data = lantau_app::evm::precompile::selector_of("balanceOf(address)").to_vec();
         data.extend_from_slice(&[0u8; 12]);
         data.extend_from_slice(&a.0);
-        calls.push(("eth_call".into(), json!([{"to": token.to_hex(), "data": format!("0x{}", hex::encode(data))}, "latest"])));
+        calls.push(("eth_call".into(), json!([{"to": token.to_hex(), "data": format!("0x{}", const_hex::encode(data))}, "latest"])));
     }
     let _ = via_evm;
     (paths, calls, plan_height)

@@ -28,7 +28,7 @@ async fn python_grpcio_queries_broadcasts_and_reflects_and_grpc_web_answers_http
     let target = n.grpc_url.trim_start_matches("http://").to_string();
     let out = Command::new(&python)
         .arg(dir.join("client.py"))
-        .args([target.as_str(), &alice.to_bech32(), &n.chain_id, &t.txhash, &hex::encode(&next)])
+        .args([target.as_str(), &alice.to_bech32(), &n.chain_id, &t.txhash, &const_hex::encode(&next)])
         .output()
         .expect("python runs");
     assert!(out.status.success(), "client.py failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

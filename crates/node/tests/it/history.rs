@@ -61,7 +61,7 @@ async fn a_balance_as_of_an_old_height_reads_the_same_on_every_face() {
     data.extend_from_slice(&[0u8; 12]);
     data.extend_from_slice(&alice.0);
     let token = lantau_app::erc20::token_address("hkd.demo").to_hex();
-    let call = |h: u64| json!([{"to": token, "data": format!("0x{}", hex::encode(&data))}, format!("0x{h:x}")]);
+    let call = |h: u64| json!([{"to": token, "data": format!("0x{}", const_hex::encode(&data))}, format!("0x{h:x}")]);
     let old = eth(&n, "eth_call", call(before)).await;
     assert_eq!(u128::from_str_radix(old["result"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap().to_string(), want, "{old}");
     let new = eth(&n, "eth_call", call(at)).await;

@@ -1147,7 +1147,7 @@ async fn an_open_redemption_past_its_deadline_is_overdue_and_the_precompile_requ
     // Paused, the precompile's request reverts with the same reason.
     exec(&n, &dev_key("issuer"), pause("issuer", &["REDEEM"])).await.ok();
     let data = eth::redeem_calldata(1, "x");
-    let body = serde_json::json!([{"from": dev_addr("alice").to_hex(), "to": token.to_hex(), "data": format!("0x{}", hex::encode(data))}, "latest"]);
+    let body = serde_json::json!([{"from": dev_addr("alice").to_hex(), "to": token.to_hex(), "data": format!("0x{}", const_hex::encode(data))}, "latest"]);
     let e = crate::support::eth_rpc(&n, "eth_call", &body).await;
     assert_eq!(e["error"]["message"], "execution reverted: REDEEM of hkd.demo is paused by its issuer", "{e}");
     n.stop().await;

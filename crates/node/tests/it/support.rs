@@ -131,7 +131,7 @@ pub(crate) async fn eth_send(n: &TestNode, key: &SecretKey, to: Option<Address>,
             ..Default::default()
         },
     );
-    let hash = eth_rpc(n, "eth_sendRawTransaction", &serde_json::json!([format!("0x{}", hex::encode(raw))])).await;
+    let hash = eth_rpc(n, "eth_sendRawTransaction", &serde_json::json!([format!("0x{}", const_hex::encode(raw))])).await;
     let hash = hash.as_str().unwrap_or_else(|| panic!("eth_sendRawTransaction: {hash}")).to_string();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {

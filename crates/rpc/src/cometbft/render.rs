@@ -20,7 +20,7 @@ pub(crate) fn b64(bytes: &[u8]) -> String {
 
 /// Upper hex.
 pub(crate) fn hex_upper(bytes: &[u8]) -> String {
-    hex::encode_upper(bytes)
+    const_hex::encode_upper(bytes)
 }
 
 /// An upper-hex string (as [`crate::api`] carries app hashes) re-encoded as base64, as

@@ -56,7 +56,7 @@ impl EthError {
     /// The error object.
     pub fn to_json(&self) -> Value {
         match self {
-            EthError::Reverted { data, .. } => json!({"code": 3, "message": self.to_string(), "data": format!("0x{}", hex::encode(data))}),
+            EthError::Reverted { data, .. } => json!({"code": 3, "message": self.to_string(), "data": format!("0x{}", const_hex::encode(data))}),
             _ => json!({"code": self.code(), "message": self.to_string()}),
         }
     }

@@ -104,7 +104,7 @@ impl Filters {
             )));
         }
         let id = loop {
-            let id = format!("0x{}", hex::encode(rand::random::<[u8; 16]>()));
+            let id = format!("0x{}", const_hex::encode(rand::random::<[u8; 16]>()));
             if !m.contains_key(&id) {
                 break id;
             }

@@ -816,11 +816,11 @@ impl EthServer {
             Method::GetFilterChanges(id) => {
                 let latest = self.latest_height().await?;
                 match self.filters.poll(&id, latest, now)? {
-                    super::filters::Due::Pending(hashes) => Ok(json!(hashes.iter().map(|h| format!("0x{}", hex::encode(h))).collect::<Vec<_>>())),
+                    super::filters::Due::Pending(hashes) => Ok(json!(hashes.iter().map(|h| format!("0x{}", const_hex::encode(h))).collect::<Vec<_>>())),
                     super::filters::Due::Blocks { from, to } => {
                         let mut out = Vec::new();
                         for h in from..=to {
-                            out.push(json!(format!("0x{}", hex::encode(self.block_hash(h).await?))));
+                            out.push(json!(format!("0x{}", const_hex::encode(self.block_hash(h).await?))));
                         }
                         Ok(Value::Array(out))
                     }
@@ -894,7 +894,7 @@ impl EthServer {
                 _ => Value::Null,
             }),
             Method::GetUncle => Ok(Value::Null),
-            Method::Sha3(data) => Ok(json!(format!("0x{}", hex::encode(lantau_crypto::keccak256(&data))))),
+            Method::Sha3(data) => Ok(json!(format!("0x{}", const_hex::encode(lantau_crypto::keccak256(&data))))),
             Method::NetListening => Ok(json!(true)),
             Method::Mining => Ok(json!(false)),
             Method::Hashrate => Ok(json!("0x0")),
@@ -988,19 +988,19 @@ impl EthServer {
                     Some(h) => snap.code(&g, &h).await.map_err(internal)?.unwrap_or_default(),
                     None => Vec::new(),
                 };
-                Ok(json!(format!("0x{}", hex::encode(code))))
+                Ok(json!(format!("0x{}", const_hex::encode(code))))
             }
             Method::GetStorageAt(a, slot, tag) => {
                 use lantau_app::evm::EvmRead as _;
                 let snap = self.snapshot(tag).await?;
                 let v = snap.storage(&lantau_app::module_api::GasMeter::infinite(), &a, &slot).await.map_err(internal)?;
-                Ok(json!(format!("0x{}", hex::encode(v))))
+                Ok(json!(format!("0x{}", const_hex::encode(v))))
             }
             Method::Call(call, tag) => {
                 let h = self.height_of(tag).await?;
                 let call = EvmCall { gas_limit: call.gas_limit.min(self.calls.gas_cap), ..*call };
                 let out = self.bounded(move |node, stop| async move { Self::call_result(node.eth_call(h, &call, &stop).await?) }).await?;
-                Ok(json!(format!("0x{}", hex::encode(out.output))))
+                Ok(json!(format!("0x{}", const_hex::encode(out.output))))
             }
             Method::EstimateGas(call, tag) => {
                 let h = self.height_of(tag).await?;
@@ -1223,7 +1223,7 @@ impl EthServer {
                 all_logs.extend(r.logs.iter().cloned());
                 let mut call = json!({
                     "status": if r.success { "0x1" } else { "0x0" },
-                    "returnData": format!("0x{}", hex::encode(&r.output)),
+                    "returnData": format!("0x{}", const_hex::encode(&r.output)),
                     "gasUsed": hex_u64(r.gas_used),
                     "logs": logs,
                 });
@@ -1232,7 +1232,7 @@ impl EthServer {
                         Err(EthError::Reverted { reason, data }) => json!({
                             "code": 3,
                             "message": reason.map(|x| format!("execution reverted: {x}")).unwrap_or_else(|| "execution reverted".into()),
-                            "data": format!("0x{}", hex::encode(data)),
+                            "data": format!("0x{}", const_hex::encode(data)),
                         }),
                         Err(e) => json!({"code": -32015, "message": e.to_string()}),
                         Ok(_) => Value::Null,
@@ -1242,15 +1242,15 @@ impl EthServer {
             }
             out.push(json!({
                 "number": hex_u64(b.height),
-                "hash": format!("0x{}", hex::encode(hash)),
-                "parentHash": format!("0x{}", hex::encode(parent)),
+                "hash": format!("0x{}", const_hex::encode(hash)),
+                "parentHash": format!("0x{}", const_hex::encode(parent)),
                 "timestamp": hex_u64(u64::try_from(b.time.unix_timestamp()).unwrap_or(0)),
                 "gasLimit": hex_u64(cap),
                 "gasUsed": hex_u64(gas_used),
                 "baseFeePerGas": hex_u128(lantau_app::evm::tx::BASE_FEE),
                 "miner": format!("0x{}", "00".repeat(20)),
-                "logsBloom": format!("0x{}", hex::encode(render::bloom(&all_logs))),
-                "transactions": hashes.iter().map(|t| format!("0x{}", hex::encode(t))).collect::<Vec<_>>(),
+                "logsBloom": format!("0x{}", const_hex::encode(render::bloom(&all_logs))),
+                "transactions": hashes.iter().map(|t| format!("0x{}", const_hex::encode(t))).collect::<Vec<_>>(),
                 "calls": calls,
             }));
             parent = hash;
@@ -1327,7 +1327,7 @@ impl EthServer {
             }
             let mut out = Vec::with_capacity(traced.len());
             for (h, s) in traced.values() {
-                let hash = format!("0x{}", hex::encode(h));
+                let hash = format!("0x{}", const_hex::encode(h));
                 out.push(match Self::trace_result(s, &stop) {
                     Ok(v) => json!({"txHash": hash, "result": v}),
                     Err(e) if stop.is_stopped() => return Err(e),

@@ -21,7 +21,7 @@ pub fn hex_u128(n: u128) -> String {
 
 /// A 32-byte big-endian word as a quantity.
 pub fn word_quantity(w: &[u8; 32]) -> String {
-    let h = hex::encode(w);
+    let h = const_hex::encode(w);
     let t = h.trim_start_matches('0');
     if t.is_empty() {
         "0x0".into()
@@ -31,7 +31,7 @@ pub fn word_quantity(w: &[u8; 32]) -> String {
 }
 
 fn data(b: &[u8]) -> String {
-    format!("0x{}", hex::encode(b))
+    format!("0x{}", const_hex::encode(b))
 }
 
 fn addr(a: &Address) -> String {
@@ -121,8 +121,8 @@ pub fn transaction(tx: &EthTx, at: Option<([u8; 32], u64, u32)>) -> Value {
         "type": hex_u64(u64::from(tx.tx_type)),
         "chainId": hex_u64(tx.chain_id),
         "v": hex_u64(v),
-        "r": format!("0x{}", hex::encode(r)),
-        "s": format!("0x{}", hex::encode(s)),
+        "r": format!("0x{}", const_hex::encode(r)),
+        "s": format!("0x{}", const_hex::encode(s)),
     });
     if tx.tx_type >= 1 {
         o["yParity"] = json!(hex_u64(u64::from(*y)));

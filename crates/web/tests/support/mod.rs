@@ -42,5 +42,5 @@ pub(crate) async fn alices_next_transfer_is_refused_with_code_18(n: &TestNode) {
 pub(crate) fn personal_sign(key: &SecretKey, message: &str) -> String {
     let mut sig = key.sign_digest(&lantau_web::siwe::personal_digest(message));
     sig[64] += 27;
-    format!("0x{}", hex::encode(sig))
+    format!("0x{}", const_hex::encode(sig))
 }

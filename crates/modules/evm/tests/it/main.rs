@@ -183,7 +183,7 @@ fn word(n: u8) -> [u8; 32] {
 }
 
 fn hex0x(b: &[u8]) -> String {
-    format!("0x{}", hex::encode(b))
+    format!("0x{}", const_hex::encode(b))
 }
 
 // === a value transfer ===

@@ -266,6 +266,12 @@ mod tests {
         assert_eq!(Address::from_bech32(&upper), before);
         assert_eq!(a.to_bech32(), canonical);
         assert_eq!(Address::from_bech32(&canonical).unwrap(), a);
+        // A bech32m checksum is a valid form of the same address, parsed but never rendered.
+        let m = bech32::encode::<bech32::Bech32m>(Hrp::parse_unchecked(BECH32_PREFIX), &a.0).unwrap();
+        assert_ne!(m, canonical);
+        assert_eq!(Address::from_bech32(&m).unwrap(), a);
+        assert_eq!(a.to_bech32(), canonical);
+        assert_eq!(Address::from_bech32(&m).unwrap(), a);
         // A kept rendering does not hide a wrong checksum or prefix.
         let mut bad = canonical.clone();
         let last = if bad.ends_with('q') { 'p' } else { 'q' };

@@ -88,13 +88,20 @@ impl Address {
     pub fn to_bech32(&self) -> String {
         // A transaction renders its parties' addresses a dozen times (events, the audit row,
         // replies), and the checksum is most of the cost: the thread's last few are kept.
+        self.kept(|r| &mut r.bech32, Self::encode_bech32)
+    }
+
+    /// This address's rendering from the thread's ring `ring` of recent ones, or `encode`d
+    /// (and kept).
+    fn kept(&self, ring: fn(&mut Recent) -> &mut Ring<(Address, String)>, encode: fn(&Self) -> String) -> String {
         RECENT.with(|recent| {
-            let Ok(mut recent) = recent.try_borrow_mut() else { return self.encode_bech32() };
-            if let Some(s) = recent.bech32.find(|(a, _)| a == self).map(|(_, s)| s.clone()) {
+            let Ok(mut recent) = recent.try_borrow_mut() else { return encode(self) };
+            let ring = ring(&mut recent);
+            if let Some(s) = ring.find(|(a, _)| a == self).map(|(_, s)| s.clone()) {
                 return s;
             }
-            let s = self.encode_bech32();
-            recent.bech32.keep((*self, s.clone()));
+            let s = encode(self);
+            ring.keep((*self, s.clone()));
             s
         })
     }
@@ -123,15 +130,7 @@ impl Address {
     pub fn to_hex(&self) -> String {
         // A transaction renders its parties in this form several times (events, receipts,
         // logs), and the checksum is a keccak: the thread's last few are kept, as for bech32.
-        RECENT.with(|recent| {
-            let Ok(mut recent) = recent.try_borrow_mut() else { return self.encode_eip55() };
-            if let Some(s) = recent.eip55.find(|(a, _)| a == self).map(|(_, s)| s.clone()) {
-                return s;
-            }
-            let s = self.encode_eip55();
-            recent.eip55.keep((*self, s.clone()));
-            s
-        })
+        self.kept(|r| &mut r.eip55, Self::encode_eip55)
     }
 
     fn encode_eip55(&self) -> String {

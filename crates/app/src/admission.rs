@@ -442,7 +442,7 @@ impl Admission {
         let mut state = StateDelta::new(&check.state);
         let run = crate::pipeline::run(&shared.env(), &mut state, &decoded, &block, &gas, Mode::SimulateTrace).await;
         match (run.trace, run.result) {
-            (Some(t), _) => Ok(Some(t)),
+            (Some(t), _) => Ok(Some(std::sync::Arc::unwrap_or_clone(t))),
             (None, Err(e)) => Err(e),
             (None, Ok(())) => Err(SdkError::Internal("the gates ran without a trace".into()).into()),
         }

@@ -26,6 +26,7 @@ use lantau_compliance::screening::Session;
 use lantau_module_api::{event, BlockCtx, Dispatch, Event, ExecCtx, GasMeter, TxError};
 use lantau_primitives::Address;
 use lantau_proto::chain::compliance::v1::GateTrace;
+use std::sync::Arc;
 
 use crate::ante;
 use crate::hooks::BlockHook;
@@ -49,7 +50,7 @@ pub(crate) struct Env<'a> {
 }
 
 impl Env<'_> {
-    fn keep_trace(&self, hash: [u8; 32], block: &BlockCtx, trace: GateTrace) {
+    fn keep_trace(&self, hash: [u8; 32], block: &BlockCtx, trace: Arc<GateTrace>) {
         self.traces.lock().put(hash, block.time.unix_timestamp(), trace);
     }
 }
@@ -100,13 +101,13 @@ pub struct Run {
     /// Events: the ante's once it passed, the messages' (and the record's) on success.
     pub events: Vec<Event>,
     /// The gate trace, when the gates ran.
-    pub trace: Option<GateTrace>,
+    pub trace: Option<Arc<GateTrace>>,
     /// One response per message once they all ran (the Cosmos SDK's `TxMsgData.msg_responses`).
     pub msg_responses: Vec<Any>,
 }
 
 impl Run {
-    fn stopped(result: Result<(), TxError>, events: Vec<Event>, trace: Option<GateTrace>) -> Self {
+    fn stopped(result: Result<(), TxError>, events: Vec<Event>, trace: Option<Arc<GateTrace>>) -> Self {
         Self { result, events, trace, msg_responses: Vec::new() }
     }
 }
@@ -134,23 +135,29 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(env: &Env<'_>, state: &mut 
         let rejection = session.rejection().cloned();
         let keep = mode.keeps_trace() && (mode != Mode::Recheck || rejection.is_some());
         let hash_hex = tx.hash_hex();
-        let trace = session.verdict().trace(&hash_hex);
-        // The node's metrics hear of one trace per admission and per executed transaction: the
-        // one that stands for it (the precompile's, when execution screened inside).
-        let report = |t: &GateTrace| match mode {
-            Mode::Check => env.hook.on_verdict("check", t),
-            Mode::Deliver => env.hook.on_verdict("deliver", t),
-            Mode::Recheck | Mode::Propose | Mode::Simulate | Mode::SimulateTrace => {}
+        let trace = Arc::new(session.verdict().trace(&hash_hex));
+        // The trace that stands for the transaction: the node's metrics hear of one per
+        // admission and per executed transaction, and TxTrace keeps it (by the Ethereum hash
+        // as well when it is the precompile's screening).
+        let stand = |t: &Arc<GateTrace>, by_eth: bool| {
+            match mode {
+                Mode::Check => env.hook.on_verdict("check", t),
+                Mode::Deliver => env.hook.on_verdict("deliver", t),
+                Mode::Recheck | Mode::Propose | Mode::Simulate | Mode::SimulateTrace => {}
+            }
+            if keep {
+                env.keep_trace(tx.hash, block, Arc::clone(t));
+                if let Some(eth) = tx.eth_hash.filter(|_| by_eth) {
+                    env.keep_trace(eth, block, Arc::clone(t));
+                }
+            }
         };
-        if keep {
-            env.keep_trace(tx.hash, block, trace.clone());
-        }
         if let Some(e) = rejection {
-            report(&trace);
+            stand(&trace, false);
             return Run::stopped(Err(e), events, Some(trace));
         }
         if !mode.runs_messages() {
-            report(&trace);
+            stand(&trace, false);
             return Run::stopped(Ok(()), events, Some(trace));
         }
         let mut msg_state = StateDelta::new(&mut *state);
@@ -158,22 +165,16 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(env: &Env<'_>, state: &mut 
             Ok(mut done) => {
                 // Screenings inside execution (the ERC-20 precompile's): the last one is the
                 // transaction's trace, found by the Cosmos and the Ethereum hash.
-                match done.inside.pop().filter(|_| mode.keeps_trace()) {
-                    Some(t) => {
-                        report(&t);
-                        env.keep_trace(tx.hash, block, t.clone());
-                        if let Some(eth) = tx.eth_hash {
-                            env.keep_trace(eth, block, t);
-                        }
-                    }
-                    None => report(&trace),
+                match done.inside.pop() {
+                    Some(t) => stand(&Arc::new(t), true),
+                    None => stand(&trace, false),
                 }
                 msg_state.apply();
                 events.extend(done.events);
                 Run { result: Ok(()), events, trace: Some(trace), msg_responses: done.responses }
             }
             Err(e) => {
-                report(&trace);
+                stand(&trace, false);
                 Run::stopped(Err(e), events, Some(trace))
             }
         }

@@ -27,15 +27,17 @@ use lantau_module_api::{BlockCtx, Event, GasMeter, TxError};
 use lantau_primitives::{Address, Coin, NATIVE_DENOM};
 use revm::context::result::{ExecutionResult, Output};
 use revm::context::{BlockEnv, CfgEnv, Context, TxEnv};
-use revm::context_interface::{ContextTr, JournalTr};
+use revm::context_interface::{ContextTr, FrameStack, JournalTr};
 use revm::database_interface::DatabaseRef;
-use revm::handler::{precompile_output_to_interpreter_result, EthPrecompiles, PrecompileProvider};
+use revm::handler::instructions::EthInstructions;
+use revm::handler::{precompile_output_to_interpreter_result, EthFrame, EthPrecompiles, PrecompileProvider};
+use revm::interpreter::interpreter::EthInterpreter;
 use revm::interpreter::{CallInputs, CallScheme, InterpreterResult};
 use revm::precompile::{PrecompileHalt, PrecompileOutput};
 use revm::primitives::hardfork::SpecId;
 use revm::primitives::{AddressSet, TxKind};
 use revm::state::{AccountInfo, AccountStatus, Bytecode, EvmState};
-use revm::{Database, ExecuteEvm, InspectEvm, MainBuilder, MainContext};
+use revm::{Database, ExecuteEvm, InspectEvm, MainContext};
 
 use crate::error::EvmError;
 use crate::precompile::{self, Call, CallCtx, CallError, Mutability};
@@ -427,6 +429,17 @@ impl<'s, S: StateRead + Send + Sync, CTX: ContextTr<Cfg: revm::context::Cfg<Spec
     }
 }
 
+/// An EVM for one transaction: revm's builders lay out eight call frames up front (each an
+/// interpreter with its 32 KiB stack), which pays off for an EVM kept across transactions;
+/// this one runs one and is dropped, so each frame is laid out when a call first reaches it.
+fn one_shot<CTX: ContextTr, INSP, P>(
+    ctx: CTX,
+    inspector: INSP,
+    precompiles: P,
+) -> revm::context::Evm<CTX, INSP, EthInstructions<EthInterpreter, CTX>, P, EthFrame> {
+    revm::context::Evm { ctx, inspector, instruction: EthInstructions::new_mainnet_with_spec(SPEC), precompiles, frame_stack: FrameStack::new() }
+}
+
 // === the run ===
 
 struct Ran {
@@ -487,10 +500,11 @@ fn run_sync<S: StateRead + Send + Sync>(
         .access_list(access_list)
         .build()
         .map_err(|e| EvmError::Invalid(format!("{e:?}")))?;
-    let mut warm = EthPrecompiles::new(SPEC).warm_addresses().clone();
+    let inner = EthPrecompiles::new(SPEC);
+    let mut warm = inner.warm_addresses().clone();
     warm.extend(tokens.keys().copied());
     let precompiles = Precompiles {
-        inner: EthPrecompiles::new(SPEC),
+        inner,
         warm,
         tokens,
         cosmos: Cosmos { cur: StateDelta::new(base), forks: Vec::new(), events: Vec::new(), verdicts: Vec::new() },
@@ -502,12 +516,12 @@ fn run_sync<S: StateRead + Send + Sync>(
     let never = Interrupt::new();
     let (out, mut pc) = match (trace, interrupt) {
         (None, None) => {
-            let mut evm = ctx.build_mainnet().with_precompiles(precompiles);
+            let mut evm = one_shot(ctx, (), precompiles);
             let out = evm.transact(tx);
             (out, evm.precompiles)
         }
         (None, Some(i)) => {
-            let mut evm = ctx.build_mainnet_with_inspector(Interruptible(i)).with_precompiles(precompiles);
+            let mut evm = one_shot(ctx, Interruptible(i), precompiles);
             let out = evm.inspect_tx(tx);
             (out, evm.precompiles)
         }
@@ -517,7 +531,7 @@ fn run_sync<S: StateRead + Send + Sync>(
             match &slot.kind {
                 TraceKind::Debug(opts) => {
                     let dbg = DebugInspector::new((**opts).clone()).map_err(|e| EvmError::Invalid(format!("tracer: {e}")))?;
-                    let mut evm = ctx.build_mainnet_with_inspector((dbg, Interruptible(i))).with_precompiles(precompiles);
+                    let mut evm = one_shot(ctx, (dbg, Interruptible(i)), precompiles);
                     let out = evm.inspect_tx(tx);
                     if let Ok(o) = &out {
                         // The counter of standing precompile effects is bookkeeping, not state.
@@ -536,7 +550,7 @@ fn run_sync<S: StateRead + Send + Sync>(
                 }
                 TraceKind::AccessList(list) => {
                     let insp = revm_inspectors::access_list::AccessListInspector::new(list.clone());
-                    let mut evm = ctx.build_mainnet_with_inspector((insp, Interruptible(i))).with_precompiles(precompiles);
+                    let mut evm = one_shot(ctx, (insp, Interruptible(i)), precompiles);
                     let out = evm.inspect_tx(tx);
                     let (insp, _) = evm.inspector;
                     slot.set(Ok(crate::trace::access_list_json(&insp.into_access_list())));

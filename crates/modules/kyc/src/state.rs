@@ -1,6 +1,8 @@
 //! Typed access to KYC state: the module's keeper.
 
+use std::cell::RefCell;
 use std::future::Future;
+use std::sync::Arc;
 
 use cnidarium::{StateRead, StateWrite};
 use lantau_module_api::{event, store, BlockCtx, Event, GasMeter, TxError};
@@ -24,7 +26,22 @@ pub trait KycRead: StateRead {
     where
         Self: Sync,
     {
-        async move { Ok(store::get_proto(self, gas, state_key::PARAMS).await?.unwrap_or_else(default_params)) }
+        async move { Ok(Arc::unwrap_or_clone(self.kyc_params_shared(gas).await?)) }
+    }
+
+    /// The params as [`KycRead::kyc_params`] reads them (the same read, the same gas), shared:
+    /// the stored bytes are decoded once per thread for as long as they stay the same, since
+    /// every gate run reads them for each party with an identity.
+    fn kyc_params_shared(&self, gas: &GasMeter) -> impl Future<Output = Result<Arc<Params>, TxError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            match store::get(self, gas, state_key::PARAMS).await? {
+                Some(bytes) => decoded_params(bytes),
+                None => Ok(Arc::new(default_params())),
+            }
+        }
     }
 
     /// The level of `addr` (UNSPECIFIED without a record) and its Travel Rule tier.
@@ -35,7 +52,7 @@ pub trait KycRead: StateRead {
         async move {
             let id = self.identity(gas, addr).await?;
             let tier = match &id {
-                Some(i) => tier_for(&self.kyc_params(gas).await?, level_of(i)),
+                Some(i) => tier_for(&*self.kyc_params_shared(gas).await?, level_of(i)),
                 None => Tier::None,
             };
             Ok((id, tier))
@@ -44,6 +61,22 @@ pub trait KycRead: StateRead {
 }
 
 impl<T: StateRead + ?Sized> KycRead for T {}
+
+thread_local! {
+    /// The params' stored bytes this thread last decoded, with their decoding.
+    static PARAMS: RefCell<Option<(Vec<u8>, Arc<Params>)>> = const { RefCell::new(None) };
+}
+
+/// The params stored as `bytes`: the decoding this thread kept when it is of these very bytes,
+/// a new one (kept in its place) otherwise. A function of the bytes read alone.
+fn decoded_params(bytes: Vec<u8>) -> Result<Arc<Params>, TxError> {
+    if let Some(p) = PARAMS.with_borrow(|kept| kept.as_ref().filter(|(b, _)| *b == bytes).map(|(_, p)| p.clone())) {
+        return Ok(p);
+    }
+    let params = Arc::new(store::decode::<Params>(&bytes, state_key::PARAMS)?);
+    PARAMS.with_borrow_mut(|kept| *kept = Some((bytes, params.clone())));
+    Ok(params)
+}
 
 /// The level of a record; an out-of-range stored value reads as UNSPECIFIED.
 pub fn level_of(id: &Identity) -> Level {
@@ -201,4 +234,29 @@ pub(crate) async fn audit_identity<S: StateWrite + Send + Sync + ?Sized>(
         return Ok(());
     }
     state.append_audit(gas, block, lantau_audit::action_entry(tx_type, addr, tx_hash, metadata)).await.map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message as _;
+
+    #[test]
+    fn params_are_decoded_again_only_when_their_bytes_change() {
+        let a = default_params();
+        let mut b = default_params();
+        b.level_definitions.pop();
+        let first = decoded_params(a.encode_to_vec()).unwrap();
+        assert_eq!(*first, a);
+        // The same bytes: the kept decoding.
+        assert!(Arc::ptr_eq(&first, &decoded_params(a.encode_to_vec()).unwrap()));
+        // Other bytes: their own decoding, kept in its place.
+        let second = decoded_params(b.encode_to_vec()).unwrap();
+        assert_eq!(*second, b);
+        assert!(Arc::ptr_eq(&second, &decoded_params(b.encode_to_vec()).unwrap()));
+        // Bytes that do not decode are an error and leave the kept decoding as it was.
+        assert!(decoded_params(vec![0xff, 0xff, 0xff]).is_err());
+        assert!(Arc::ptr_eq(&second, &decoded_params(b.encode_to_vec()).unwrap()));
+        assert_eq!(*decoded_params(a.encode_to_vec()).unwrap(), a);
+    }
 }

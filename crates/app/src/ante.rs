@@ -78,7 +78,7 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     gas: &GasMeter,
     sigs: &SigCache,
     mode: Mode,
-    events: &mut Vec<Event>,
+    mut events: Option<&mut Vec<Event>>,
 ) -> Result<(), TxError> {
     // An Ethereum transaction pays for its bytes, its signature and this ante's reads and
     // writes (its account, its fee) in the EVM's intrinsic gas, as in Cosmos EVM: Ethereum's
@@ -138,10 +138,12 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     if !fee_amount.is_zero() {
         let fee = [Coin::new(NATIVE_DENOM, fee_amount)];
         state
-            .transfer_plain(gas, &signer, &fee_collector(), &fee, events)
+            .transfer_plain(gas, &signer, &fee_collector(), &fee, events.as_deref_mut())
             .await
             .map_err(|e| e.wrap(format!("{} is smaller than {}: insufficient funds to pay fee", signer, fee[0])))?;
-        events.push(event("tx", [("fee", fee[0].to_string()), ("fee_payer", signer.to_bech32())]));
+        if let Some(events) = events.as_deref_mut() {
+            events.push(event("tx", [("fee", fee[0].to_string()), ("fee_payer", signer.to_bech32())]));
+        }
     }
 
     if let (None, Some(pk)) = (stored, pubkey) {
@@ -149,6 +151,8 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(
     }
     acct.sequence = acct.sequence.checked_add(1).ok_or_else(|| SdkError::Internal("sequence overflow".into()))?;
     state.put_account(gas, &acct)?;
+    // Where the caller discards the events (admission) none is built.
+    let Some(events) = events else { return Ok(()) };
     events.push(event("tx", [("acc_seq", format!("{}/{}", signer.to_bech32(), tx.sequence))]));
     // An included Ethereum transaction is found by its hash (its receipt) whatever follows:
     // the ante's events stay even when the EVM then refuses to run it (Cosmos EVM's ante

@@ -88,6 +88,13 @@ impl Mode {
         matches!(self, Mode::Deliver | Mode::Simulate)
     }
 
+    /// Whether the run's events are used: execution's go into the block's results and a
+    /// simulation's to its caller; admission, recheck and a proposal's checks keep only the
+    /// verdict, so the ante builds no events for them.
+    fn keeps_events(self) -> bool {
+        matches!(self, Mode::Deliver | Mode::Simulate)
+    }
+
     fn keeps_trace(self) -> bool {
         matches!(self, Mode::Check | Mode::Recheck | Mode::Deliver)
     }
@@ -98,7 +105,8 @@ impl Mode {
 pub struct Run {
     /// The verdict: the first failure of ante, gates, messages or record.
     pub result: Result<(), TxError>,
-    /// Events: the ante's once it passed, the messages' (and the record's) on success.
+    /// Events: the ante's once it passed, the messages' (and the record's) on success; none
+    /// in a mode that discards them (`Mode::keeps_events`).
     pub events: Vec<Event>,
     /// The gate trace, when the gates ran.
     pub trace: Option<Arc<GateTrace>>,
@@ -118,7 +126,8 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(env: &Env<'_>, state: &mut 
         let mut events = Vec::new();
         if let Some(ante_mode) = mode.ante() {
             let mut ante_state = StateDelta::new(&mut *state);
-            if let Err(e) = ante::run(&mut ante_state, tx, block, gas, env.sigs, ante_mode, &mut events).await {
+            let kept = mode.keeps_events().then_some(&mut events);
+            if let Err(e) = ante::run(&mut ante_state, tx, block, gas, env.sigs, ante_mode, kept).await {
                 return Run::stopped(Err(e), Vec::new(), None);
             }
             // From here on the fee is paid and the sequence advanced, whatever follows.

@@ -519,6 +519,16 @@ pub trait BankWrite: StateWrite + BankRead {
     where
         Self: Sync + Send,
     {
+        self.transfer_into(gas, legs, Some(events))
+    }
+
+    /// [`BankWrite::transfer`], with the events appended to `events` when there is a list to
+    /// take them: a caller whose events are discarded (admission's fee payment) passes `None`
+    /// and no event is built. The same reads, writes and gas either way.
+    fn transfer_into(&mut self, gas: &GasMeter, legs: Vec<Leg>, events: Option<&mut Vec<Event>>) -> impl Future<Output = Result<(), TxError>> + Send
+    where
+        Self: Sync + Send,
+    {
         async move {
             let mut ledger = Ledger::default();
             for leg in &legs {
@@ -566,27 +576,30 @@ pub trait BankWrite: StateWrite + BankRead {
             for (denom, supply) in &ledger.supplies {
                 store::put(self, gas, state_key::supply(denom), supply.to_be_bytes().to_vec())?;
             }
-            emit_events(&legs, events);
+            if let Some(events) = events {
+                emit_events(&legs, events);
+            }
             Ok(())
         }
     }
 
     /// Moves denoms outside compliance's scope (the native coin: fees, gas money); a
-    /// stablecoin among `coins` is refused before anything moves.
+    /// stablecoin among `coins` is refused before anything moves. The events go to `events`
+    /// when given (see [`BankWrite::transfer_into`]).
     fn transfer_plain(
         &mut self,
         gas: &GasMeter,
         from: &Address,
         to: &Address,
         coins: &[Coin],
-        events: &mut Vec<Event>,
+        events: Option<&mut Vec<Event>>,
     ) -> impl Future<Output = Result<(), TxError>> + Send
     where
         Self: Sync + Send,
     {
         async move {
             let legs = coins.iter().map(|c| PlainLeg::new(from, to, c).map(Leg::Plain)).collect::<Result<Vec<_>, _>>()?;
-            self.transfer(gas, legs, events).await
+            self.transfer_into(gas, legs, events).await
         }
     }
 

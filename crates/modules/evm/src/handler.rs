@@ -50,7 +50,7 @@ impl MsgHandler for EvmMsg {
         if refund > 0 {
             let mut evs = Vec::new();
             let fee_gas = lantau_module_api::GasMeter::infinite();
-            state.transfer_plain(&fee_gas, &lantau_bank::fee_collector(), &tx.from, &[Coin::new(NATIVE_DENOM, refund)], &mut evs).await?;
+            state.transfer_plain(&fee_gas, &lantau_bank::fee_collector(), &tx.from, &[Coin::new(NATIVE_DENOM, refund)], Some(&mut evs)).await?;
             ctx.events.extend(evs);
         }
         // The receipt's record, read back typed by the Ethereum API.

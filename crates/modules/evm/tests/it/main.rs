@@ -86,7 +86,7 @@ async fn ante(storage: &Storage, tx: &EthTx) {
     tx.check_chain(d.evm_chain_id().await.unwrap()).unwrap();
     let mut acct = d.account(&g, &tx.from).await.unwrap().unwrap();
     assert_eq!(acct.sequence, tx.nonce);
-    d.transfer_plain(&g, &tx.from, &fee_collector(), &[Coin::new(NATIVE_DENOM, tx.max_fee())], &mut Vec::new()).await.unwrap();
+    d.transfer_plain(&g, &tx.from, &fee_collector(), &[Coin::new(NATIVE_DENOM, tx.max_fee())], None).await.unwrap();
     acct.sequence += 1;
     d.put_account(&g, &acct).unwrap();
     storage.commit(d).await.unwrap();

@@ -15,6 +15,8 @@
 pub use cosmos_sdk_proto as cosmos;
 pub use prost;
 
+mod event_fields;
+
 /// Our own protobuf packages.
 pub mod chain {
     /// `chain.auth.v1`: auth module records.
@@ -168,10 +170,12 @@ mod tests {
 /// message's full protobuf name and each attribute value is the field's JSON value (strings
 /// quoted, enums by name, 64-bit integers as quoted strings).
 pub fn typed_event<M: prost::Name + serde::Serialize>(msg: &M) -> (String, Vec<(String, String)>) {
-    let attrs = match serde_json::to_value(msg) {
+    // Field by field (`event_fields`); a message that does not serialize as a struct goes
+    // through a whole `Value` as before, which gives it no attributes.
+    let attrs = msg.serialize(event_fields::Fields).unwrap_or_else(|_| match serde_json::to_value(msg) {
         Ok(serde_json::Value::Object(m)) => m.into_iter().map(|(k, v)| (k, v.to_string())).collect(),
         _ => Vec::new(),
-    };
+    });
     (M::full_name(), attrs)
 }
 

@@ -88,11 +88,11 @@ impl Mode {
         matches!(self, Mode::Deliver | Mode::Simulate)
     }
 
-    /// Whether the run's events are used: execution's go into the block's results and a
-    /// simulation's to its caller; admission, recheck and a proposal's checks keep only the
-    /// verdict, so the ante builds no events for them.
+    /// Whether the run's events are used: those of the modes that run messages (execution's
+    /// go into the block's results, a simulation's to its caller); admission, recheck and a
+    /// proposal's checks keep only the verdict, so the ante builds no events for them.
     fn keeps_events(self) -> bool {
-        matches!(self, Mode::Deliver | Mode::Simulate)
+        self.runs_messages()
     }
 
     fn keeps_trace(self) -> bool {

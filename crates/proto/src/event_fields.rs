@@ -16,6 +16,15 @@ fn not_a_struct() -> Error {
     ser::Error::custom("a typed event is a struct")
 }
 
+/// The rendering through a whole `serde_json::Value`: what a message that is not a struct
+/// gets (no attributes unless it is a map), and the reference the fields' rendering is held to.
+pub(crate) fn through_a_value<M: ?Sized + Serialize>(msg: &M) -> Vec<(String, String)> {
+    match serde_json::to_value(msg) {
+        Ok(serde_json::Value::Object(m)) => m.into_iter().map(|(k, v)| (k, v.to_string())).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The serializer of a message's top level: a struct becomes its (field, JSON text) pairs.
 pub(crate) struct Fields;
 
@@ -126,14 +135,6 @@ mod tests {
     use crate::chain::compliance::v1 as compliance;
     use crate::chain::kyc::v1 as kyc;
     use crate::chain::stablecoin::v1 as stablecoin;
-
-    /// The rendering through a whole `serde_json::Value`, as typed events were rendered before.
-    fn through_a_value<M: Serialize>(msg: &M) -> Vec<(String, String)> {
-        match serde_json::to_value(msg) {
-            Ok(serde_json::Value::Object(m)) => m.into_iter().map(|(k, v)| (k, v.to_string())).collect(),
-            _ => Vec::new(),
-        }
-    }
 
     fn check<M: Serialize>(msg: &M) {
         let direct = msg.serialize(Fields).expect("a message is a struct");

@@ -171,11 +171,8 @@ mod tests {
 /// quoted, enums by name, 64-bit integers as quoted strings).
 pub fn typed_event<M: prost::Name + serde::Serialize>(msg: &M) -> (String, Vec<(String, String)>) {
     // Field by field (`event_fields`); a message that does not serialize as a struct goes
-    // through a whole `Value` as before, which gives it no attributes.
-    let attrs = msg.serialize(event_fields::Fields).unwrap_or_else(|_| match serde_json::to_value(msg) {
-        Ok(serde_json::Value::Object(m)) => m.into_iter().map(|(k, v)| (k, v.to_string())).collect(),
-        _ => Vec::new(),
-    });
+    // through a whole `Value` as before.
+    let attrs = msg.serialize(event_fields::Fields).unwrap_or_else(|_| event_fields::through_a_value(msg));
     (M::full_name(), attrs)
 }
 

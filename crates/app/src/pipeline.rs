@@ -20,7 +20,7 @@
 //! of the node around it is explicit (`Env`): it is a function of its inputs, not a method of
 //! the app.
 
-use cnidarium::{StateDelta, StateWrite};
+use cnidarium::StateWrite;
 use cosmos_sdk_proto::Any;
 use lantau_compliance::screening::Session;
 use lantau_module_api::{event, BlockCtx, Dispatch, Event, ExecCtx, GasMeter, TxError};
@@ -34,6 +34,7 @@ use crate::msg::Msg;
 use crate::sigcache::SigCache;
 use crate::trace::TraceBuffer;
 use crate::tx::DecodedTx;
+use lantau_store::Layer;
 
 /// What the pipeline reads and keeps outside the state it runs on.
 pub(crate) struct Env<'a> {
@@ -125,7 +126,7 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(env: &Env<'_>, state: &mut 
     {
         let mut events = Vec::new();
         if let Some(ante_mode) = mode.ante() {
-            let mut ante_state = StateDelta::new(&mut *state);
+            let mut ante_state = Layer::new(&mut *state);
             let kept = mode.keeps_events().then_some(&mut events);
             if let Err(e) = ante::run(&mut ante_state, tx, block, gas, env.sigs, ante_mode, kept).await {
                 return Run::stopped(Err(e), Vec::new(), None);
@@ -169,7 +170,7 @@ pub(crate) async fn run<S: StateWrite + Send + Sync>(env: &Env<'_>, state: &mut 
             stand(&trace, false);
             return Run::stopped(Ok(()), events, Some(trace));
         }
-        let mut msg_state = StateDelta::new(&mut *state);
+        let mut msg_state = Layer::new(&mut *state);
         match execute(&mut msg_state, tx, block, gas, &mut session).await {
             Ok(mut done) => {
                 // Screenings inside execution (the ERC-20 precompile's): the last one is the
@@ -306,7 +307,7 @@ async fn run_dispatch<S: StateWrite + Send + Sync>(
     payload: Option<lantau_compliance::TravelRulePayload>,
 ) -> Result<(), TxError> {
     let outcome = {
-        let mut sub = StateDelta::new(&mut *state);
+        let mut sub = Layer::new(&mut *state);
         let ran: Result<Executed, TxError> = async {
             let mut msgs = Vec::with_capacity(d.msgs.len());
             for (i, any) in d.msgs.iter().enumerate() {

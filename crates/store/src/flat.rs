@@ -146,7 +146,7 @@ impl<S: StateRead> FlatDelta<S> {
 }
 
 /// The layer's writes in key order (deletions as `None`), merged over `below`.
-fn merged<K, V, St>(writes: Vec<(K, Option<V>)>, below: St) -> BoxStream<'static, Result<(K, V)>>
+pub(crate) fn merged<K, V, St>(writes: Vec<(K, Option<V>)>, below: St) -> BoxStream<'static, Result<(K, V)>>
 where
     K: Ord + Send + 'static,
     V: Send + 'static,
@@ -196,7 +196,7 @@ where
 /// A range's start and end keys (`None`: unbounded).
 type Ends = (Option<Vec<u8>>, Option<Vec<u8>>);
 
-fn start_and_end(range: &impl RangeBounds<Vec<u8>>) -> Result<Ends> {
+pub(crate) fn start_and_end(range: &impl RangeBounds<Vec<u8>>) -> Result<Ends> {
     let start = match range.start_bound() {
         Bound::Included(v) | Bound::Excluded(v) => Some(v.clone()),
         Bound::Unbounded => None,

@@ -3,8 +3,9 @@
 //! The verifiable state is a Jellyfish Merkle tree (the `jmt` crate) whose root is the app hash;
 //! beside it, non-verifiable rows (indexes, the audit log's rows, history). Both live in one
 //! RocksDB database and change together, one version per block, in one atomic write. Modules read
-//! and write through cnidarium's `StateRead`/`StateWrite` and stack `StateDelta`s over a
-//! [`Snapshot`]; this crate is what lies under them in place of cnidarium's own `Storage`.
+//! and write through cnidarium's `StateRead`/`StateWrite` over a [`Snapshot`], in the block's
+//! [`FlatDelta`] and each transaction's [`Layer`]s; this crate is what lies under them in place
+//! of cnidarium's own `Storage` and `StateDelta`.
 //!
 //! **Why a store of our own.** cnidarium's `Storage` updated the tree one key at a time,
 //! flattened, copied and sharded every block's changes before writing them (its substores and
@@ -31,12 +32,14 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 mod flat;
+mod layer;
 mod layout;
 mod snapshot;
 mod storage;
 
 pub use flat::{ChangeSet, Changes, FlatDelta};
 pub use jmt::RootHash;
+pub use layer::{Checkpoint, Layer, LayerChanges};
 pub use snapshot::Snapshot;
 pub use storage::{StagedWriteBatch, Stopping, Storage, TempStorage};
 

@@ -331,3 +331,68 @@ async fn a_flat_delta_reads_scans_and_commits_as_a_state_delta() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_layer_reads_reverts_and_applies_as_a_state_delta() {
+    let (a, b) = (crate::TempStorage::new().await.unwrap(), crate::TempStorage::new().await.unwrap());
+    let key_space = 300;
+    // A committed block below, so the layers write over and delete stored keys.
+    let first = block(&mut Gen(5), 0, key_space, 200, false);
+    commit_ours(&a, &first).await;
+    commit_ours(&b, &first).await;
+    let mut g = Gen(29);
+    // The block's layer: a `StateDelta` on one side, the `FlatDelta` the app runs on the other.
+    let mut delta = StateDelta::new(a.latest_snapshot());
+    let mut flat = crate::FlatDelta::new(b.latest_snapshot());
+    for round in 0..8u64 {
+        // A transaction's layer on each, with the writes of a message; then a checkpoint (a
+        // fork on cnidarium's side) and more writes, kept or rolled back.
+        let mut on_delta = StateDelta::new(&mut delta);
+        let mut on_layer = crate::Layer::new(&mut flat);
+        let tx = block(&mut g, 1, key_space, 30, true);
+        apply(&mut on_delta, &tx);
+        apply(&mut on_layer, &tx);
+        same_view(&on_delta, &on_layer, key_space, &[]).await;
+        let kept = on_delta.fork();
+        let at = on_layer.checkpoint();
+        let call = block(&mut g, 1, key_space, 20, true);
+        apply(&mut on_delta, &call);
+        apply(&mut on_layer, &call);
+        let inner_kept = on_delta.fork();
+        let inner_at = on_layer.checkpoint();
+        let inner = block(&mut g, 1, key_space, 10, true);
+        apply(&mut on_delta, &inner);
+        apply(&mut on_layer, &inner);
+        same_view(&on_delta, &on_layer, key_space, &[]).await;
+        match round % 3 {
+            // Back past both calls.
+            0 => {
+                on_delta = kept;
+                on_layer.revert(at);
+            }
+            // Back past the inner call only.
+            1 => {
+                on_delta = inner_kept;
+                on_layer.revert(inner_at);
+            }
+            // Both kept.
+            _ => {}
+        }
+        same_view(&on_delta, &on_layer, key_space, &[]).await;
+        let after = block(&mut g, 1, key_space, 10, true);
+        apply(&mut on_delta, &after);
+        apply(&mut on_layer, &after);
+        same_view(&on_delta, &on_layer, key_space, &[]).await;
+        // A transaction that fails leaves nothing.
+        if round == 5 {
+            continue;
+        }
+        on_delta.apply();
+        on_layer.apply();
+    }
+    same_view(&delta, &flat, key_space, &[]).await;
+    let (_, changes) = delta.flatten();
+    let (_, flat_changes) = flat.flatten();
+    assert_eq!(changes.unwritten_changes(), crate::ChangeSet::unwritten_changes(&flat_changes));
+    assert_eq!(changes.nonverifiable_changes(), crate::ChangeSet::nonverifiable_changes(&flat_changes));
+}

@@ -20,11 +20,12 @@
 use std::collections::BTreeMap;
 
 use alloy_primitives::{Address as EA, Bytes, Log, B256, U256};
-use cnidarium::{StateDelta, StateRead, StateWrite};
+use cnidarium::{StateRead, StateWrite};
 use lantau_auth::{AuthRead, AuthWrite};
 use lantau_bank::{BankRead, BankWrite, Leg, PlainLeg};
 use lantau_module_api::{BlockCtx, Event, GasMeter, TxError};
 use lantau_primitives::{Address, Coin, NATIVE_DENOM};
+use lantau_store::{Checkpoint, Layer, LayerChanges};
 use revm::context::result::{ExecutionResult, Output};
 use revm::context::{BlockEnv, CfgEnv, Context, TxEnv};
 use revm::context_interface::{ContextTr, FrameStack, JournalTr};
@@ -302,9 +303,9 @@ impl<S: StateRead + Send + Sync> Database for StoreDb<'_, S> {
 // === the frame-aligned Cosmos overlay ===
 
 struct Cosmos<'s, S: StateRead + Send + Sync> {
-    cur: StateDelta<&'s S>,
+    cur: Layer<&'s S>,
     /// `forks[k]`: the overlay before the (k+1)-th standing call, with the event count then.
-    forks: Vec<(StateDelta<&'s S>, usize)>,
+    forks: Vec<(Checkpoint, usize)>,
     events: Vec<Event>,
     verdicts: Vec<lantau_compliance::gates::Verdict>,
 }
@@ -314,8 +315,8 @@ impl<'s, S: StateRead + Send + Sync> Cosmos<'s, S> {
     fn roll_back_to(&mut self, k: usize) {
         if self.forks.len() > k {
             let tail = self.forks.split_off(k);
-            if let Some((mut snap, events)) = tail.into_iter().next() {
-                self.cur = snap.fork();
+            if let Some((at, events)) = tail.into_iter().next() {
+                self.cur.revert(at);
                 self.events.truncate(events);
             }
         }
@@ -367,7 +368,7 @@ impl<'s, S: StateRead + Send + Sync> Precompiles<'s, '_, S> {
         self.cosmos.roll_back_to(standing);
         let events_before = self.cosmos.events.len();
         // The overlay as it stands, kept for a roll-back; the call writes to `cur` itself.
-        let snapshot = self.cosmos.cur.fork();
+        let snapshot = self.cosmos.cur.checkpoint();
         let meter = GasMeter::new(inputs.gas_limit.saturating_sub(base_gas));
         let cx = CallCtx { denom, caller: la(&inputs.caller), block: self.block, tx_hash: self.tx_hash };
         let mut events = Vec::new();
@@ -390,7 +391,7 @@ impl<'s, S: StateRead + Send + Sync> Precompiles<'s, '_, S> {
             }
             Err((err, verdict)) => {
                 // A failed call leaves nothing: back to the overlay before it.
-                self.cosmos.cur = snapshot;
+                self.cosmos.cur.revert(snapshot);
                 if let Some(v) = verdict {
                     self.cosmos.verdicts.push(v);
                 }
@@ -445,7 +446,7 @@ fn one_shot<CTX: ContextTr, INSP, P>(
 struct Ran {
     result: ExecutionResult,
     state: EvmState,
-    cache: cnidarium::Cache,
+    cache: LayerChanges,
     events: Vec<Event>,
     verdicts: Vec<lantau_compliance::gates::Verdict>,
 }
@@ -507,7 +508,7 @@ fn run_sync<S: StateRead + Send + Sync>(
         inner,
         warm,
         tokens,
-        cosmos: Cosmos { cur: StateDelta::new(base), forks: Vec::new(), events: Vec::new(), verdicts: Vec::new() },
+        cosmos: Cosmos { cur: Layer::new(base), forks: Vec::new(), events: Vec::new(), verdicts: Vec::new() },
         block,
         tx_hash,
     };
@@ -567,7 +568,7 @@ fn run_sync<S: StateRead + Send + Sync>(
     let standing = out.state.get(&EFFECTS_COUNTER).and_then(|a| a.storage.get(&U256::ZERO)).map(|s| usize::try_from(s.present_value).unwrap_or(0)).unwrap_or(0);
     pc.cosmos.roll_back_to(standing);
     let Cosmos { cur, events, verdicts, .. } = pc.cosmos;
-    let (_, cache) = cur.flatten();
+    let (_, cache) = cur.into_changes();
     Ok(Ran { result: out.result, state: out.state, cache, events, verdicts })
 }
 

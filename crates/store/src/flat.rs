@@ -34,8 +34,10 @@ use futures::stream::{BoxStream, Stream, StreamExt};
 use parking_lot::Mutex;
 use tendermint::abci;
 
-type Map<K> = HashMap<K, Option<Vec<u8>>, foldhash::fast::RandomState>;
-type Objects = BTreeMap<&'static str, Option<Box<dyn Any + Send + Sync>>>;
+/// A layer's writes by key (`None`: deleted).
+pub(crate) type Map<K> = HashMap<K, Option<Vec<u8>>, foldhash::fast::RandomState>;
+/// A layer's ephemeral objects (`None`: deleted).
+pub(crate) type Objects = BTreeMap<&'static str, Option<Box<dyn Any + Send + Sync>>>;
 /// A prefix's writes in this layer, sorted (`None`: deleted).
 type Matches<K> = Arc<[(K, Option<Vec<u8>>)]>;
 
@@ -196,7 +198,7 @@ where
 /// A range's start and end keys (`None`: unbounded).
 type Ends = (Option<Vec<u8>>, Option<Vec<u8>>);
 
-pub(crate) fn start_and_end(range: &impl RangeBounds<Vec<u8>>) -> Result<Ends> {
+fn start_and_end(range: &impl RangeBounds<Vec<u8>>) -> Result<Ends> {
     let start = match range.start_bound() {
         Bound::Included(v) | Bound::Excluded(v) => Some(v.clone()),
         Bound::Unbounded => None,
@@ -214,6 +216,52 @@ pub(crate) fn start_and_end(range: &impl RangeBounds<Vec<u8>>) -> Result<Ends> {
     Ok((start, end))
 }
 
+/// A point read over a layer's writes: the layer's write of the key, else the reader's.
+pub(crate) fn read_over<F>(write: Option<&Option<Vec<u8>>>, below: impl FnOnce() -> F) -> Either<Ready<Result<Option<Vec<u8>>>>, F> {
+    match write {
+        Some(v) => Either::Left(futures::future::ready(Ok(v.clone()))),
+        None => Either::Right(below()),
+    }
+}
+
+/// An object over a layer's objects. An object of another type under the key reads as none.
+pub(crate) fn object_over<T: Any + Clone>(object: Option<&Option<Box<dyn Any + Send + Sync>>>, below: impl FnOnce() -> Option<T>) -> Option<T> {
+    match object {
+        Some(o) => o.as_ref().and_then(|o| o.downcast_ref::<T>()).cloned(),
+        None => below(),
+    }
+}
+
+/// The type of an object over a layer's objects.
+pub(crate) fn object_type_over(
+    object: Option<&Option<Box<dyn Any + Send + Sync>>>,
+    below: impl FnOnce() -> Option<std::any::TypeId>,
+) -> Option<std::any::TypeId> {
+    match object {
+        Some(o) => o.as_ref().map(|o| Any::type_id(&**o)),
+        None => below(),
+    }
+}
+
+/// The keys under a prefix: a layer's writes there (sorted) merged over the reader's keys.
+pub(crate) fn keys_over<St>(writes: &[(String, Option<Vec<u8>>)], below: St) -> BoxStream<'static, Result<String>>
+where
+    St: Stream<Item = Result<String>> + Send + 'static,
+{
+    let writes = writes.iter().map(|(k, v)| (k.clone(), v.as_ref().map(|_| ()))).collect();
+    merged(writes, below.map(|r| r.map(|k| (k, ())))).map(|r| r.map(|(k, ())| k)).boxed()
+}
+
+/// Of a layer's row writes under `prefix` (sorted), those in `range` as the store reads a
+/// range: the keys under `prefix` from `prefix ++ start` up to (not including) `prefix ++
+/// end`, an empty `end` bounding nothing.
+pub(crate) fn in_range(under: &[(Vec<u8>, Option<Vec<u8>>)], prefix: &[u8], range: &impl RangeBounds<Vec<u8>>) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
+    let (start, end) = start_and_end(range)?;
+    let from = [prefix, start.as_deref().unwrap_or_default()].concat();
+    let to = end.filter(|e| !e.is_empty()).map(|e| [prefix, e.as_slice()].concat());
+    Ok(under.iter().filter(|(k, _)| k.as_slice() >= from.as_slice() && to.as_ref().is_none_or(|t| k.as_slice() < t.as_slice())).cloned().collect())
+}
+
 impl<S: StateRead> StateRead for FlatDelta<S> {
     type GetRawFut = Either<Ready<Result<Option<Vec<u8>>>>, S::GetRawFut>;
     type PrefixRawStream = BoxStream<'static, Result<(String, Vec<u8>)>>;
@@ -222,32 +270,19 @@ impl<S: StateRead> StateRead for FlatDelta<S> {
     type NonconsensusRangeRawStream = BoxStream<'static, Result<(Vec<u8>, Vec<u8>)>>;
 
     fn get_raw(&self, key: &str) -> Self::GetRawFut {
-        match self.verifiable.get(key) {
-            Some(v) => Either::Left(futures::future::ready(Ok(v.clone()))),
-            None => Either::Right(self.base.get_raw(key)),
-        }
+        read_over(self.verifiable.get(key), || self.base.get_raw(key))
     }
 
     fn nonverifiable_get_raw(&self, key: &[u8]) -> Self::GetRawFut {
-        match self.nonverifiable.get(key) {
-            Some(v) => Either::Left(futures::future::ready(Ok(v.clone()))),
-            None => Either::Right(self.base.nonverifiable_get_raw(key)),
-        }
+        read_over(self.nonverifiable.get(key), || self.base.nonverifiable_get_raw(key))
     }
 
     fn object_get<T: Any + Send + Sync + Clone>(&self, key: &'static str) -> Option<T> {
-        match self.objects.get(key) {
-            // An object of another type under the key reads as none.
-            Some(o) => o.as_ref().and_then(|o| o.downcast_ref::<T>()).cloned(),
-            None => self.base.object_get(key),
-        }
+        object_over(self.objects.get(key), || self.base.object_get(key))
     }
 
     fn object_type(&self, key: &'static str) -> Option<std::any::TypeId> {
-        match self.objects.get(key) {
-            Some(o) => o.as_ref().map(|o| Any::type_id(&**o)),
-            None => self.base.object_type(key),
-        }
+        object_type_over(self.objects.get(key), || self.base.object_type(key))
     }
 
     fn prefix_raw(&self, prefix: &str) -> Self::PrefixRawStream {
@@ -257,9 +292,7 @@ impl<S: StateRead> StateRead for FlatDelta<S> {
 
     fn prefix_keys(&self, prefix: &str) -> Self::PrefixKeysStream {
         let found = matches(&mut self.scans.lock().verifiable, &self.verifiable, prefix.as_bytes());
-        let writes = found.iter().map(|(k, v)| (k.clone(), v.as_ref().map(|_| ()))).collect();
-        let below = self.base.prefix_keys(prefix).map(|r| r.map(|k| (k, ())));
-        merged(writes, below).map(|r| r.map(|(k, ())| k)).boxed()
+        keys_over(&found, self.base.prefix_keys(prefix))
     }
 
     fn nonverifiable_prefix_raw(&self, prefix: &[u8]) -> Self::NonconsensusPrefixRawStream {
@@ -268,15 +301,9 @@ impl<S: StateRead> StateRead for FlatDelta<S> {
     }
 
     fn nonverifiable_range_raw(&self, prefix: Option<&[u8]>, range: impl RangeBounds<Vec<u8>>) -> Result<Self::NonconsensusRangeRawStream> {
-        // As the store reads a range: the keys under `prefix` from `prefix ++ start` up to (not
-        // including) `prefix ++ end`, an empty `end` bounding nothing.
-        let (start, end) = start_and_end(&range)?;
         let p = prefix.unwrap_or_default();
-        let from = [p, start.as_deref().unwrap_or_default()].concat();
-        let to = end.filter(|e| !e.is_empty()).map(|e| [p, e.as_slice()].concat());
         let found = matches(&mut self.scans.lock().nonverifiable, &self.nonverifiable, p);
-        let writes =
-            found.iter().filter(|(k, _)| k.as_slice() >= from.as_slice() && to.as_ref().is_none_or(|t| k.as_slice() < t.as_slice())).cloned().collect();
+        let writes = in_range(&found, p, &range)?;
         Ok(merged(writes, self.base.nonverifiable_range_raw(prefix, range)?))
     }
 }

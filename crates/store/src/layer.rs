@@ -18,20 +18,17 @@
 #![allow(clippy::disallowed_types)]
 
 use std::any::Any;
-use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeBounds;
 
 use anyhow::Result;
 use cnidarium::{StateRead, StateWrite};
 use futures::future::{Either, Ready};
-use futures::stream::{BoxStream, StreamExt};
+use futures::stream::BoxStream;
 use tendermint::abci;
 
-use crate::flat::{merged, start_and_end};
+use crate::flat::{in_range, keys_over, merged, object_over, object_type_over, read_over, Map, Objects};
 
-type Map<K> = HashMap<K, Option<Vec<u8>>, foldhash::fast::RandomState>;
 type Object = Option<Box<dyn Any + Send + Sync>>;
-type Objects = BTreeMap<&'static str, Object>;
 
 /// What a write replaced, for [`Layer::revert`] (`None`: the layer had no write of the key).
 enum Undo {
@@ -128,7 +125,7 @@ impl LayerChanges {
     }
 }
 
-fn sorted<K: Ord>(map: HashMap<K, Option<Vec<u8>>, foldhash::fast::RandomState>) -> Vec<(K, Option<Vec<u8>>)> {
+fn sorted<K: Ord>(map: Map<K>) -> Vec<(K, Option<Vec<u8>>)> {
     let mut v: Vec<_> = map.into_iter().collect();
     v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     v
@@ -217,32 +214,19 @@ impl<S: StateRead> StateRead for Layer<S> {
     type NonconsensusRangeRawStream = BoxStream<'static, Result<(Vec<u8>, Vec<u8>)>>;
 
     fn get_raw(&self, key: &str) -> Self::GetRawFut {
-        match self.verifiable.get(key) {
-            Some(v) => Either::Left(futures::future::ready(Ok(v.clone()))),
-            None => Either::Right(self.base.get_raw(key)),
-        }
+        read_over(self.verifiable.get(key), || self.base.get_raw(key))
     }
 
     fn nonverifiable_get_raw(&self, key: &[u8]) -> Self::GetRawFut {
-        match self.nonverifiable.get(key) {
-            Some(v) => Either::Left(futures::future::ready(Ok(v.clone()))),
-            None => Either::Right(self.base.nonverifiable_get_raw(key)),
-        }
+        read_over(self.nonverifiable.get(key), || self.base.nonverifiable_get_raw(key))
     }
 
     fn object_get<T: Any + Send + Sync + Clone>(&self, key: &'static str) -> Option<T> {
-        match self.objects.get(key) {
-            // An object of another type under the key reads as none.
-            Some(o) => o.as_ref().and_then(|o| o.downcast_ref::<T>()).cloned(),
-            None => self.base.object_get(key),
-        }
+        object_over(self.objects.get(key), || self.base.object_get(key))
     }
 
     fn object_type(&self, key: &'static str) -> Option<std::any::TypeId> {
-        match self.objects.get(key) {
-            Some(o) => o.as_ref().map(|o| Any::type_id(&**o)),
-            None => self.base.object_type(key),
-        }
+        object_type_over(self.objects.get(key), || self.base.object_type(key))
     }
 
     fn prefix_raw(&self, prefix: &str) -> Self::PrefixRawStream {
@@ -250,9 +234,7 @@ impl<S: StateRead> StateRead for Layer<S> {
     }
 
     fn prefix_keys(&self, prefix: &str) -> Self::PrefixKeysStream {
-        let writes = under(&self.verifiable, prefix.as_bytes()).into_iter().map(|(k, v)| (k, v.map(|_| ()))).collect();
-        let below = self.base.prefix_keys(prefix).map(|r| r.map(|k| (k, ())));
-        merged(writes, below).map(|r| r.map(|(k, ())| k)).boxed()
+        keys_over(&under(&self.verifiable, prefix.as_bytes()), self.base.prefix_keys(prefix))
     }
 
     fn nonverifiable_prefix_raw(&self, prefix: &[u8]) -> Self::NonconsensusPrefixRawStream {
@@ -260,14 +242,8 @@ impl<S: StateRead> StateRead for Layer<S> {
     }
 
     fn nonverifiable_range_raw(&self, prefix: Option<&[u8]>, range: impl RangeBounds<Vec<u8>>) -> Result<Self::NonconsensusRangeRawStream> {
-        // As the store reads a range: the keys under `prefix` from `prefix ++ start` up to (not
-        // including) `prefix ++ end`, an empty `end` bounding nothing.
-        let (start, end) = start_and_end(&range)?;
         let p = prefix.unwrap_or_default();
-        let from = [p, start.as_deref().unwrap_or_default()].concat();
-        let to = end.filter(|e| !e.is_empty()).map(|e| [p, e.as_slice()].concat());
-        let mut writes = under(&self.nonverifiable, p);
-        writes.retain(|(k, _)| k.as_slice() >= from.as_slice() && to.as_ref().is_none_or(|t| k.as_slice() < t.as_slice()));
+        let writes = in_range(&under(&self.nonverifiable, p), p, &range)?;
         Ok(merged(writes, self.base.nonverifiable_range_raw(prefix, range)?))
     }
 }

@@ -38,6 +38,8 @@ use tendermint::abci;
 pub(crate) type Map<K> = HashMap<K, Option<Vec<u8>>, foldhash::fast::RandomState>;
 /// A layer's ephemeral objects (`None`: deleted).
 pub(crate) type Objects = BTreeMap<&'static str, Option<Box<dyn Any + Send + Sync>>>;
+/// A layer's writes as a list (`None`: deleted).
+pub(crate) type WriteList<K> = Vec<(K, Option<Vec<u8>>)>;
 /// A prefix's writes in this layer, sorted (`None`: deleted).
 type Matches<K> = Arc<[(K, Option<Vec<u8>>)]>;
 
@@ -255,7 +257,7 @@ where
 /// Of a layer's row writes under `prefix` (sorted), those in `range` as the store reads a
 /// range: the keys under `prefix` from `prefix ++ start` up to (not including) `prefix ++
 /// end`, an empty `end` bounding nothing.
-pub(crate) fn in_range(under: &[(Vec<u8>, Option<Vec<u8>>)], prefix: &[u8], range: &impl RangeBounds<Vec<u8>>) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
+pub(crate) fn in_range(under: &[(Vec<u8>, Option<Vec<u8>>)], prefix: &[u8], range: &impl RangeBounds<Vec<u8>>) -> Result<WriteList<Vec<u8>>> {
     let (start, end) = start_and_end(range)?;
     let from = [prefix, start.as_deref().unwrap_or_default()].concat();
     let to = end.filter(|e| !e.is_empty()).map(|e| [prefix, e.as_slice()].concat());

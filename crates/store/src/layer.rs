@@ -26,7 +26,7 @@ use futures::future::{Either, Ready};
 use futures::stream::BoxStream;
 use tendermint::abci;
 
-use crate::flat::{in_range, keys_over, merged, object_over, object_type_over, read_over, Map, Objects};
+use crate::flat::{in_range, keys_over, merged, object_over, object_type_over, read_over, Map, Objects, WriteList};
 
 type Object = Option<Box<dyn Any + Send + Sync>>;
 
@@ -72,8 +72,8 @@ impl<S: std::fmt::Debug> std::fmt::Debug for Layer<S> {
 /// elsewhere ([`LayerChanges::apply_to`]).
 #[derive(Default)]
 pub struct LayerChanges {
-    verifiable: Vec<(String, Option<Vec<u8>>)>,
-    nonverifiable: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    verifiable: WriteList<String>,
+    nonverifiable: WriteList<Vec<u8>>,
     objects: Objects,
     events: Vec<abci::Event>,
 }
@@ -125,14 +125,14 @@ impl LayerChanges {
     }
 }
 
-fn sorted<K: Ord>(map: Map<K>) -> Vec<(K, Option<Vec<u8>>)> {
+fn sorted<K: Ord>(map: Map<K>) -> WriteList<K> {
     let mut v: Vec<_> = map.into_iter().collect();
     v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     v
 }
 
 /// The writes of `map` under `prefix`, sorted.
-fn under<K: AsRef<[u8]> + Ord + Clone>(map: &Map<K>, prefix: &[u8]) -> Vec<(K, Option<Vec<u8>>)> {
+fn under<K: AsRef<[u8]> + Ord + Clone>(map: &Map<K>, prefix: &[u8]) -> WriteList<K> {
     let mut v: Vec<_> = map.iter().filter(|(k, _)| k.as_ref().starts_with(prefix)).map(|(k, v)| (k.clone(), v.clone())).collect();
     v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     v

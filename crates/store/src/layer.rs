@@ -118,11 +118,6 @@ impl LayerChanges {
         }
         self.events
     }
-
-    /// Whether there is nothing to write.
-    pub fn is_empty(&self) -> bool {
-        self.verifiable.is_empty() && self.nonverifiable.is_empty() && self.objects.is_empty() && self.events.is_empty()
-    }
 }
 
 fn sorted<K: Ord>(map: Map<K>) -> WriteList<K> {

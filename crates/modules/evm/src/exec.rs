@@ -7,10 +7,10 @@
 //!
 //! The precompile's Cosmos-side writes (stablecoin balances, audit rows, flags, anchors,
 //! windows) go to an overlay aligned with revm's call frames: before each precompile call the
-//! overlay is forked, and a counter in the journaled storage of [`EFFECTS_COUNTER`] counts the
+//! overlay takes a checkpoint, and a counter in the journaled storage of [`EFFECTS_COUNTER`] counts the
 //! calls whose effects stand. A frame that reverts (or runs out of gas) reverts the counter
 //! with it; the next precompile call, and the end of the transaction, roll the overlay back to
-//! the fork the counter names. So a revert anywhere (including a caller that catches the
+//! the checkpoint the counter names. So a revert anywhere (including a caller that catches the
 //! revert and carries on) undoes exactly the Cosmos writes of the frames it reverts.
 //!
 //! After the run, the overlay's writes are applied and the EVM's own diff is committed: code,
@@ -304,8 +304,9 @@ impl<S: StateRead + Send + Sync> Database for StoreDb<'_, S> {
 
 struct Cosmos<'s, S: StateRead + Send + Sync> {
     cur: Layer<&'s S>,
-    /// `forks[k]`: the overlay before the (k+1)-th standing call, with the event count then.
-    forks: Vec<(Checkpoint, usize)>,
+    /// `checkpoints[k]`: the overlay before the (k+1)-th standing call, with the event count
+    /// then.
+    checkpoints: Vec<(Checkpoint, usize)>,
     events: Vec<Event>,
     verdicts: Vec<lantau_compliance::gates::Verdict>,
 }
@@ -313,12 +314,10 @@ struct Cosmos<'s, S: StateRead + Send + Sync> {
 impl<'s, S: StateRead + Send + Sync> Cosmos<'s, S> {
     /// Rolls back to the state after `k` standing calls.
     fn roll_back_to(&mut self, k: usize) {
-        if self.forks.len() > k {
-            let tail = self.forks.split_off(k);
-            if let Some((at, events)) = tail.into_iter().next() {
-                self.cur.revert(at);
-                self.events.truncate(events);
-            }
+        if let Some(&(at, events)) = self.checkpoints.get(k) {
+            self.cur.revert(at);
+            self.events.truncate(events);
+            self.checkpoints.truncate(k);
         }
     }
 }
@@ -376,7 +375,7 @@ impl<'s, S: StateRead + Send + Sync> Precompiles<'s, '_, S> {
         let used = base_gas.saturating_add(meter.used());
         match res {
             Ok(done) => {
-                self.cosmos.forks.push((snapshot, events_before));
+                self.cosmos.checkpoints.push((snapshot, events_before));
                 self.cosmos.events.extend(events);
                 if let Some(v) = done.verdict {
                     self.cosmos.verdicts.push(v);
@@ -508,7 +507,7 @@ fn run_sync<S: StateRead + Send + Sync>(
         inner,
         warm,
         tokens,
-        cosmos: Cosmos { cur: Layer::new(base), forks: Vec::new(), events: Vec::new(), verdicts: Vec::new() },
+        cosmos: Cosmos { cur: Layer::new(base), checkpoints: Vec::new(), events: Vec::new(), verdicts: Vec::new() },
         block,
         tx_hash,
     };

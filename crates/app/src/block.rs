@@ -11,6 +11,7 @@ use tendermint::abci::{request, response, types::ExecTxResult, Code};
 use tendermint::AppHash;
 
 use crate::error::AppError;
+use crate::hooks::BlockRows;
 use crate::pipeline::Mode;
 use crate::proposal::Proposals;
 use crate::shared::Shared;
@@ -126,16 +127,20 @@ impl Blocks {
         let block = BlockCtx { height, time: to_offset(req.time), chain_id: shared.chain_id() };
         let base_version = snap.version();
         let max_gas = storage::max_block_gas_at(&snap).await?;
+        let cached_keys = store.reads().len();
         let t_exec = crate::stopwatch::Stopwatch::start();
         let mut state = FlatDelta::new(snap);
         // A software upgrade scheduled for this height: applied here before any transaction,
         // or the block is not executed (the node stops).
         let upgrade_events = crate::upgrades::begin_block(&mut state, &shared.cfg.upgrade_handlers, &block).await?;
         let mut tx_results = Vec::with_capacity(req.txs.len());
+        // The hook's rows of each transaction are made on a thread of their own as its result
+        // comes, while the next ones execute.
+        let mut feed = RowsFeed::start(shared.hook.begin_block(height));
         // ProcessProposal refuses a block over `block.max_gas`; should one be decided anyway,
         // the transactions past the limit fail (code 11) without executing, on every replica.
         let mut block_gas = 0u64;
-        for t in &req.txs {
+        for (i, t) in req.txs.iter().enumerate() {
             // An early execution of a block another was decided over stops here (nothing it
             // did is kept: the block's state is dropped unstaged).
             if superseded.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
@@ -144,13 +149,17 @@ impl Blocks {
             let decoded = proposals.decode(shared, t);
             let wanted = decoded.as_ref().map(|d| d.gas_limit).unwrap_or(0);
             block_gas = block_gas.saturating_add(wanted);
-            if let Some(max) = max_gas.filter(|m| block_gas > *m) {
+            let result = if let Some(max) = max_gas.filter(|m| block_gas > *m) {
                 let e = TxError::from(SdkError::OutOfGas(format!("the block's gas limits reach {block_gas}, over the consensus maximum {max}: not executed")));
-                tx_results.push(exec_err(&e, wanted, 0, vec![]));
-                continue;
-            }
-            tx_results.push(deliver_tx(shared, &mut state, decoded, &block).await);
+                exec_err(&e, wanted, 0, vec![])
+            } else {
+                deliver_tx(shared, &mut state, decoded, &block).await
+            };
+            let result = Arc::new(result);
+            feed.push(u32::try_from(i).unwrap_or(u32::MAX), t.clone(), result.clone());
+            tx_results.push(result);
         }
+        feed.flush();
         // The offered decodings served this block.
         proposals.forget();
         let gas = GasMeter::infinite();
@@ -158,13 +167,6 @@ impl Blocks {
         mstore::put(&mut state, &gas, state_key::BLOCK_TIME.to_string(), block.time.unix_timestamp_nanos().to_be_bytes().to_vec())
             .map_err(AppError::BlockRecord)?;
 
-        let resp = response::FinalizeBlock {
-            events: upgrade_events,
-            tx_results,
-            validator_updates: vec![],
-            consensus_param_updates: None,
-            app_hash: AppHash::default(),
-        };
         let exec_ms = t_exec.ms();
         let t_finish = crate::stopwatch::Stopwatch::start();
         // The node's history of past heights: its baseline and pruning, read from the committed
@@ -173,17 +175,26 @@ impl Blocks {
         let upkeep = crate::history::upkeep(&store.snapshot(), height, retention).await.map_err(AppError::store)?;
         // Execution ran over the read cache; the store takes its changes as they are. Three
         // threads then share the block's finish, none reading what another writes: the tree's
-        // update, the hook's rows (the tx index, from the request and the response), and the
-        // block's records (its writes for the read cache, the keys it wrote, the history's
-        // rows); the rows then join the tree's part of the block's one atomic write. They run
-        // off the runtime's threads, which keep serving meanwhile.
-        let (hook, storage, reads) = (shared.hook.clone(), store.storage().clone(), store.reads_shared());
+        // update, the hook's rows (the transactions', made during execution, and the block's
+        // own), and the block's records (its writes for the read cache, the keys it wrote, the
+        // history's rows); the rows then join the tree's part of the block's one atomic write.
+        // They run off the runtime's threads, which keep serving meanwhile.
+        let (storage, reads) = (store.storage().clone(), store.reads_shared());
         let finish = move || {
             let t = crate::stopwatch::Stopwatch::start();
+            // The rows' thread let go of the results once it made their rows.
+            let rows = feed.close().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            let resp = response::FinalizeBlock {
+                events: upgrade_events,
+                tx_results: tx_results.into_iter().map(|r| Arc::try_unwrap(r).unwrap_or_else(|r| (*r).clone())).collect(),
+                validator_updates: vec![],
+                consensus_param_updates: None,
+                app_hash: AppHash::default(),
+            };
             let (_, changes) = state.flatten();
             let flatten_ms = t.ms();
             let (rows, records, staged, root_ms) = std::thread::scope(|scope| {
-                let rows = scope.spawn(|| in_key_order(hook.on_finalize(&req, &resp)));
+                let rows = scope.spawn(|| in_key_order(rows.finish(&req, &resp)));
                 let records = scope.spawn(|| {
                     let t = crate::stopwatch::Stopwatch::start();
                     let writes: Vec<(String, Option<Vec<u8>>)> = changes.unwritten_changes().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -247,6 +258,7 @@ impl Blocks {
         tracing::debug!(
             height,
             txs = req.txs.len(),
+            cached_keys,
             exec_ms,
             finish_ms,
             flatten_ms,
@@ -291,6 +303,93 @@ impl Blocks {
         tracing::info!(height = staged.height, txs = staged.txs, time = %staged.time, block_ms, write_ms, app_hash = %const_hex::encode_upper(root), "committed block");
         crate::dropper::drop_later((staged.writes, staged.cached_nv_writes));
         Ok((staged.height, staged.keys))
+    }
+}
+
+/// The hook's rows of a block being executed: the transactions' results, handed over in
+/// batches to a thread that makes their rows while the next transactions execute.
+enum RowsFeed {
+    Thread {
+        sender: std::sync::mpsc::Sender<Vec<FedTx>>,
+        batch: Vec<FedTx>,
+        thread: std::thread::JoinHandle<Option<Box<dyn BlockRows>>>,
+    },
+    /// Where no thread could be started: the rows are made as each result comes.
+    Inline(Box<dyn BlockRows>),
+}
+
+/// A transaction handed to the rows: its index in the block, its bytes and its result.
+type FedTx = (u32, bytes::Bytes, Arc<ExecTxResult>);
+
+/// Results handed over together (one wakeup of the rows' thread each).
+const FEED_BATCH: usize = 64;
+
+impl RowsFeed {
+    fn start(rows: Box<dyn BlockRows>) -> Self {
+        let (sender, receiver) = std::sync::mpsc::channel::<Vec<FedTx>>();
+        // The rows reach the thread through a channel, so that they stay here if none starts.
+        let (hand, take) = std::sync::mpsc::sync_channel::<Box<dyn BlockRows>>(1);
+        let work = move || {
+            let mut rows = take.recv().ok()?;
+            for batch in receiver {
+                for (i, tx, result) in batch {
+                    rows.tx(i, &tx, &result);
+                }
+            }
+            Some(rows)
+        };
+        match std::thread::Builder::new().name("lantau-rows".into()).spawn(work) {
+            Ok(thread) => match hand.send(rows) {
+                Ok(()) => Self::Thread { sender, batch: Vec::with_capacity(FEED_BATCH), thread },
+                Err(std::sync::mpsc::SendError(rows)) => Self::Inline(rows),
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "no thread for the block's rows: they are made on the block's own");
+                Self::Inline(rows)
+            }
+        }
+    }
+
+    /// Transaction `index`, its bytes and its result.
+    fn push(&mut self, index: u32, tx: bytes::Bytes, result: Arc<ExecTxResult>) {
+        match self {
+            Self::Thread { sender, batch, .. } => {
+                batch.push((index, tx, result));
+                if batch.len() >= FEED_BATCH {
+                    Self::send(sender, batch);
+                }
+            }
+            Self::Inline(rows) => rows.tx(index, &tx, &result),
+        }
+    }
+
+    /// Hands over the results pushed since the last batch.
+    fn flush(&mut self) {
+        if let Self::Thread { sender, batch, .. } = self {
+            Self::send(sender, batch);
+        }
+    }
+
+    fn send(sender: &std::sync::mpsc::Sender<Vec<FedTx>>, batch: &mut Vec<FedTx>) {
+        if batch.is_empty() {
+            return;
+        }
+        // A thread that is gone panicked: `close` says so.
+        let _ = sender.send(std::mem::replace(batch, Vec::with_capacity(FEED_BATCH)));
+    }
+
+    /// The rows of every transaction pushed, once the thread made them (it then holds none of
+    /// the results); the thread's panic if it panicked.
+    fn close(mut self) -> std::thread::Result<Box<dyn BlockRows>> {
+        self.flush();
+        match self {
+            Self::Thread { sender, thread, .. } => {
+                drop(sender);
+                // The thread is handed the rows before this variant is made.
+                thread.join()?.ok_or_else(|| Box::new("the block's rows never reached their thread") as Box<dyn std::any::Any + Send>)
+            }
+            Self::Inline(rows) => Ok(rows),
+        }
     }
 }
 

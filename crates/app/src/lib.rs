@@ -67,7 +67,7 @@ pub use config::AppConfig;
 pub use error::AppError;
 pub use footprint::Footprint;
 pub use genesis::AppGenesis;
-pub use hooks::{BlockHook, NoHook};
+pub use hooks::{BlockHook, BlockRows, NoHook};
 pub use lantau_auth as auth;
 pub use lantau_authority as authority;
 pub use lantau_bank as bank;

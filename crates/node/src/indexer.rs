@@ -40,7 +40,7 @@ use lantau_app::module_api::store;
 use lantau_app::store::Snapshot;
 use lantau_app::tendermint::abci::{request, response, types::ExecTxResult};
 use lantau_app::tendermint::{Block, Time};
-use lantau_app::BlockHook;
+use lantau_app::{BlockHook, BlockRows};
 use lantau_event_query::{Op, Operand, Query};
 use lantau_rpc::api::{event_map, BlockResults, NodeError, SearchPage, TxRecord};
 use parking_lot::Mutex;
@@ -174,7 +174,7 @@ fn postings_with(row: &[u8], id: [u8; 4]) -> Option<Vec<[u8; 32]>> {
 #[derive(Debug, Default)]
 pub struct Indexer {
     /// The block the embedded engine is about to finalize (None under CometBFT).
-    pending_block: Mutex<Option<Block>>,
+    pending_block: Arc<Mutex<Option<Block>>>,
     /// Where gate verdicts are counted.
     metrics: Option<Arc<crate::metrics::Metrics>>,
 }
@@ -187,7 +187,7 @@ impl Indexer {
 
     /// A new indexer that also reports gate verdicts to `metrics`.
     pub fn with_metrics(metrics: Arc<crate::metrics::Metrics>) -> Arc<Self> {
-        Arc::new(Self { pending_block: Mutex::new(None), metrics: Some(metrics) })
+        Arc::new(Self { pending_block: Default::default(), metrics: Some(metrics) })
     }
 
     /// Sets the block the next FinalizeBlock belongs to, so it is stored with it.
@@ -203,10 +203,79 @@ impl BlockHook for Indexer {
         }
     }
 
-    fn on_finalize(&self, req: &request::FinalizeBlock, resp: &response::FinalizeBlock) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let height = req.height.value();
-        let mut out = Vec::new();
-        match self.pending_block.lock().take() {
+    fn begin_block(&self, height: u64) -> Box<dyn BlockRows> {
+        Box::new(IndexRows { height, pending_block: self.pending_block.clone(), ..Default::default() })
+    }
+}
+
+/// One block's rows: each transaction's as it comes, the attribute values' posting rows and the
+/// block's own rows at the end.
+#[derive(Default)]
+struct IndexRows {
+    height: u64,
+    /// The indexer's pending block (the embedded engine's), taken when the block finishes.
+    pending_block: Arc<Mutex<Option<Block>>>,
+    /// The transactions' rows so far.
+    out: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Attribute value → the block's transactions carrying it (with the attribute's id).
+    /// Looked up by value, never read in order (each becomes a row of its own).
+    postings: std::collections::HashMap<String, Postings, foldhash::fast::RandomState>,
+    /// Attribute ids by event type, then key.
+    ids: std::collections::HashMap<String, std::collections::HashMap<String, [u8; 4], foldhash::fast::RandomState>, foldhash::fast::RandomState>,
+    /// The transactions' hashes in block order.
+    hashes: Vec<u8>,
+}
+
+impl IndexRows {
+    /// The id of attribute `key` of events of type `kind`.
+    fn attribute_id(&mut self, kind: &str, key: &str) -> [u8; 4] {
+        if let Some(id) = self.ids.get(kind).and_then(|by_key| by_key.get(key)) {
+            return *id;
+        }
+        let id = attribute_id(&format!("{kind}.{key}"));
+        self.ids.entry(kind.to_string()).or_default().insert(key.to_string(), id);
+        id
+    }
+}
+
+impl BlockRows for IndexRows {
+    fn tx(&mut self, index: u32, tx: &[u8], result: &ExecTxResult) {
+        let hash = lantau_app::tx::tx_hash(tx);
+        self.out.push((tx_key(&hash), tx_result::encode(i64::try_from(self.height).unwrap_or(i64::MAX), index, tx, result)));
+        // An Ethereum transaction that ran has the evm module's receipt in its result; one
+        // whose Cosmos result failed after its ante took the fee (the ante's `ethereum_tx`
+        // event stands) has a receipt all the same, status 0.
+        let eth_hash = match lantau_app::evm::receipt::of_result(&result.data) {
+            Some(r) => Some(r.hash),
+            None if result.code.is_err() && result.events.iter().any(|e| e.kind == "ethereum_tx") => lantau_app::evm::msg::eth_tx_of(tx).map(|t| t.hash),
+            None => None,
+        };
+        if let Some(h) = eth_hash {
+            self.out.push((eth_tx_key(&h), hash.to_vec()));
+        }
+        self.hashes.extend_from_slice(&hash);
+        for e in &result.events {
+            for a in &e.attributes {
+                if !a.index() {
+                    continue;
+                }
+                let (Ok(k), Ok(v)) = (a.key_str(), a.value_str()) else { continue };
+                let id = self.attribute_id(&e.kind, k);
+                match self.postings.get_mut(v) {
+                    Some(p) => p.add(index, &hash, id),
+                    None => {
+                        let mut p = Postings::default();
+                        p.add(index, &hash, id);
+                        self.postings.insert(v.to_string(), p);
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(self: Box<Self>, req: &request::FinalizeBlock, resp: &response::FinalizeBlock) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let IndexRows { height, pending_block, mut out, postings, hashes, .. } = *self;
+        match pending_block.lock().take() {
             Some(b) if b.header.height.value() == height => {
                 out.push((block_hash_key(b.header.hash().as_bytes()), height.to_be_bytes().to_vec()));
                 out.push((block_key(height), Protobuf::<pb::types::Block>::encode_vec(b)));
@@ -225,43 +294,11 @@ impl BlockHook for Indexer {
             app_hash: resp.app_hash.clone(),
         };
         out.push((results_key(height), pb::abci::ResponseFinalizeBlock::from(block_part).encode_to_vec()));
-        // Attribute value → the block's transactions carrying it (with the attribute's id).
-        // Looked up by value, never read in order (each row is a key of its own).
-        let mut rows: std::collections::HashMap<&str, Postings, foldhash::fast::RandomState> = Default::default();
-        let mut ids: std::collections::HashMap<(&str, &str), [u8; 4], foldhash::fast::RandomState> = Default::default();
-        let mut hashes = Vec::with_capacity(req.txs.len().saturating_mul(32));
-        for (i, (tx, result)) in req.txs.iter().zip(resp.tx_results.iter()).enumerate() {
-            let index = u32::try_from(i).unwrap_or(u32::MAX);
-            let hash = lantau_app::tx::tx_hash(tx);
-            out.push((tx_key(&hash), tx_result::encode(i64::try_from(height).unwrap_or(i64::MAX), index, tx, result)));
-            // An Ethereum transaction that ran has the evm module's receipt in its result; one
-            // whose Cosmos result failed after its ante took the fee (the ante's `ethereum_tx`
-            // event stands) has a receipt all the same, status 0.
-            let eth_hash = match lantau_app::evm::receipt::of_result(&result.data) {
-                Some(r) => Some(r.hash),
-                None if result.code.is_err() && result.events.iter().any(|e| e.kind == "ethereum_tx") => lantau_app::evm::msg::eth_tx_of(tx).map(|t| t.hash),
-                None => None,
-            };
-            if let Some(h) = eth_hash {
-                out.push((eth_tx_key(&h), hash.to_vec()));
-            }
-            hashes.extend_from_slice(&hash);
-            for e in &result.events {
-                for a in &e.attributes {
-                    if !a.index() {
-                        continue;
-                    }
-                    let (Ok(k), Ok(v)) = (a.key_str(), a.value_str()) else { continue };
-                    let id = *ids.entry((e.kind.as_str(), k)).or_insert_with(|| attribute_id(&format!("{}.{k}", e.kind)));
-                    rows.entry(v).or_default().add(index, &hash, id);
-                }
-            }
-        }
         if !hashes.is_empty() {
             out.push((block_txs_key(height), hashes));
         }
-        for (v, postings) in rows {
-            let mut key = value_rows_prefix(POSTINGS, v);
+        for (v, postings) in postings {
+            let mut key = value_rows_prefix(POSTINGS, &v);
             key.extend_from_slice(&height.to_be_bytes());
             out.push((key, postings.bytes));
         }
@@ -810,7 +847,7 @@ mod tests {
             consensus_param_updates: None,
             app_hash: Default::default(),
         };
-        let written = Indexer::new().on_finalize(&req, &resp);
+        let written = Indexer::new().rows_of(&req, &resp);
         // One posting row per distinct value: alice, bob, carol, dave, erin.
         let value_rows: Vec<_> = written.iter().filter(|(k, _)| k.starts_with(POSTINGS)).collect();
         assert_eq!(value_rows.len(), 5);
@@ -891,7 +928,7 @@ mod tests {
             app_hash: Default::default(),
         };
         let mut delta = StateDelta::new(storage.latest_snapshot());
-        for (k, v) in Indexer::new().on_finalize(&req, &resp) {
+        for (k, v) in Indexer::new().rows_of(&req, &resp) {
             delta.nonverifiable_put_raw(k, v);
         }
         storage.commit(delta).await.unwrap();

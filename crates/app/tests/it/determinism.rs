@@ -12,11 +12,11 @@ use lantau_client::{msg_multi_send, msg_send, SignerData, TxBuilder};
 use lantau_crypto::SecretKey;
 use lantau_primitives::{Coin, NATIVE_DENOM};
 
-fn key(i: u8) -> SecretKey {
+pub(crate) fn key(i: u8) -> SecretKey {
     SecretKey::from_bytes(&lantau_crypto::sha256(&[i; 4])).unwrap()
 }
 
-fn genesis(keys: &[SecretKey]) -> Vec<u8> {
+pub(crate) fn genesis(keys: &[SecretKey]) -> Vec<u8> {
     let g = AppGenesis {
         evm_chain_id: 852,
         auth: AuthGenesis::default(),
@@ -53,7 +53,7 @@ pub(crate) fn test_params() -> lantau_app::tendermint::consensus::Params {
     }
 }
 
-fn block_req(height: u64, txs: &[Vec<u8>]) -> request::FinalizeBlock {
+pub(crate) fn block_req(height: u64, txs: &[Vec<u8>]) -> request::FinalizeBlock {
     request::FinalizeBlock {
         txs: txs.iter().map(|t| bytes::Bytes::from(t.clone())).collect(),
         decided_last_commit: CommitInfo { round: Default::default(), votes: vec![] },
@@ -67,7 +67,7 @@ fn block_req(height: u64, txs: &[Vec<u8>]) -> request::FinalizeBlock {
 }
 
 /// Blocks of transfers, multi-sends, failures and garbage, signed for chain `det-1`.
-fn blocks(keys: &[SecretKey]) -> Vec<Vec<Vec<u8>>> {
+pub(crate) fn blocks(keys: &[SecretKey]) -> Vec<Vec<Vec<u8>>> {
     let mut seqs = vec![0u64; keys.len()];
     let mut out = Vec::new();
     for b in 0..6usize {

@@ -14,3 +14,4 @@ mod layout;
 mod proposals;
 mod recheck;
 mod results;
+mod rows;

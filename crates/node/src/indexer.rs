@@ -208,6 +208,9 @@ impl BlockHook for Indexer {
     }
 }
 
+/// A hashed map: the rows made from one are sorted by key before they are written.
+type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 /// One block's rows: each transaction's as it comes, the attribute values' posting rows and the
 /// block's own rows at the end.
 #[derive(Default)]
@@ -219,9 +222,9 @@ struct IndexRows {
     out: Vec<(Vec<u8>, Vec<u8>)>,
     /// Attribute value → the block's transactions carrying it (with the attribute's id).
     /// Looked up by value, never read in order (each becomes a row of its own).
-    postings: std::collections::HashMap<String, Postings, foldhash::fast::RandomState>,
+    postings: Map<String, Postings>,
     /// Attribute ids by event type, then key.
-    ids: std::collections::HashMap<String, std::collections::HashMap<String, [u8; 4], foldhash::fast::RandomState>, foldhash::fast::RandomState>,
+    ids: Map<String, Map<String, [u8; 4]>>,
     /// The transactions' hashes in block order.
     hashes: Vec<u8>,
 }

@@ -103,6 +103,7 @@ struct Finished {
     root_ms: f64,
     records_ms: f64,
     rows_ms: f64,
+    join_ms: f64,
 }
 
 impl Blocks {
@@ -173,12 +174,13 @@ impl Blocks {
         // state before this block.
         let retention = shared.cfg.history;
         let upkeep = crate::history::upkeep(&store.snapshot(), height, retention).await.map_err(AppError::store)?;
-        // Execution ran over the read cache; the store takes its changes as they are. Three
-        // threads then share the block's finish, none reading what another writes: the tree's
-        // update, the hook's rows (the transactions', made during execution, and the block's
-        // own), and the block's records (its writes for the read cache, the keys it wrote, the
-        // history's rows); the rows then join the tree's part of the block's one atomic write.
-        // They run off the runtime's threads, which keep serving meanwhile.
+        // Execution ran over the read cache; the store takes its changes as they are. The
+        // block's finish then runs on three threads, none reading what another writes: the
+        // tree's update; the block's records (its writes for the read cache, the keys it
+        // wrote); and the history's rows, then the block's write started with its
+        // non-verifiable rows (its own, the history's, the hook's: the transactions' made during
+        // execution, and the block's own, made meanwhile on a fourth). The tree's part joins
+        // that write last. They run off the runtime's threads, which keep serving meanwhile.
         let (storage, reads) = (store.storage().clone(), store.reads_shared());
         let finish = move || {
             let t = crate::stopwatch::Stopwatch::start();
@@ -193,7 +195,7 @@ impl Blocks {
             };
             let (_, changes) = state.flatten();
             let flatten_ms = t.ms();
-            let (rows, records, staged, root_ms) = std::thread::scope(|scope| {
+            let (records, rows_side, tree, root_ms) = std::thread::scope(|scope| {
                 let rows = scope.spawn(|| in_key_order(rows.finish(&req, &resp)));
                 let records = scope.spawn(|| {
                     let t = crate::stopwatch::Stopwatch::start();
@@ -204,34 +206,38 @@ impl Blocks {
                         let by = count_by_prefix(changes.nonverifiable_changes().keys().map(Vec::as_slice), 3);
                         tracing::trace!(?by, "non-verifiable writes of the block's transactions by prefix");
                     }
+                    (writes, cached_nv_writes, keys, t.ms())
+                });
+                let rows_side = scope.spawn(|| {
+                    let t = crate::stopwatch::Stopwatch::start();
                     let history = match retention {
                         crate::history::Retention::Off => Vec::new(),
                         _ => in_key_order(crate::history::rows(height, changes.unwritten_changes(), changes.nonverifiable_changes())),
                     };
-                    (writes, cached_nv_writes, keys, history, t.ms())
+                    // Node-local rows: the history, its upkeep, the hook's rows. They follow the
+                    // block's own non-verifiable changes, outside the tree (the hook sees the
+                    // response before the app hash is known).
+                    let rows = rows.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    let own = changes.nonverifiable_changes().iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
+                    let history_rows = history.iter().map(|(k, v)| (k.as_slice(), Some(v.as_slice())));
+                    let upkeep_rows = upkeep.iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
+                    let index_rows = rows.iter().map(|(k, v)| (k.as_slice(), Some(v.as_slice())));
+                    let staged =
+                        storage.stage_rows(base_version, changes.unwritten_changes().len(), own.chain(history_rows).chain(upkeep_rows).chain(index_rows));
+                    (staged, history, rows, t.ms())
                 });
                 let t = crate::stopwatch::Stopwatch::start();
-                let staged = storage.stage_tree(base_version, &changes);
+                let tree = storage.update_tree(base_version, &changes);
                 let root_ms = t.ms();
                 // A task that panicked panics here, as it would have on this thread.
-                let rows = rows.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
                 let records = records.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                (rows, records, staged, root_ms)
+                (records, rows_side.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), tree, root_ms)
             });
-            let (writes, cached_nv_writes, mut keys, history, records_ms) = records;
-            // Node-local rows: the history, its upkeep, the hook's rows. They join the same
-            // atomic write after the block's own non-verifiable changes, outside the tree (the
-            // hook sees the response before the app hash is known).
+            let (writes, cached_nv_writes, mut keys, records_ms) = records;
+            let (staged_rows, history, rows, rows_ms) = rows_side;
             let t = crate::stopwatch::Stopwatch::start();
             keys.extend(rows.iter().map(|(k, _)| crate::footprint::fingerprint(1, k)));
-            let staged = staged.and_then(|mut batch| {
-                let own = changes.nonverifiable_changes().iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
-                let history_rows = history.iter().map(|(k, v)| (k.as_slice(), Some(v.as_slice())));
-                let upkeep_rows = upkeep.iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
-                let index_rows = rows.iter().map(|(k, v)| (k.as_slice(), Some(v.as_slice())));
-                storage.stage_rows(&mut batch, own.chain(history_rows).chain(upkeep_rows).chain(index_rows))?;
-                Ok(batch)
-            });
+            let staged = staged_rows.and_then(|staged_rows| storage.staged(staged_rows, tree?));
             let finished = Finished {
                 staged,
                 writes,
@@ -242,7 +248,8 @@ impl Blocks {
                 flatten_ms,
                 root_ms,
                 records_ms,
-                rows_ms: t.ms(),
+                rows_ms,
+                join_ms: t.ms(),
             };
             crate::dropper::drop_later((changes, history, upkeep, rows));
             (finished, req, resp)
@@ -252,7 +259,7 @@ impl Blocks {
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => return Err(AppError::store(lantau_store::Stopping.into())),
         };
-        let Finished { staged, writes, cached_nv_writes, keys, index_rows, index_bytes, flatten_ms, root_ms, records_ms, rows_ms } = finished;
+        let Finished { staged, writes, cached_nv_writes, keys, index_rows, index_bytes, flatten_ms, root_ms, records_ms, rows_ms, join_ms } = finished;
         let batch = staged.map_err(AppError::store)?;
         let finish_ms = t_finish.ms();
         tracing::debug!(
@@ -265,6 +272,7 @@ impl Blocks {
             root_ms,
             records_ms,
             rows_ms,
+            join_ms,
             keys = writes.len(),
             index_rows,
             index_bytes,

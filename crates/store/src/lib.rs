@@ -41,7 +41,7 @@ pub use flat::{ChangeSet, Changes, FlatDelta};
 pub use jmt::RootHash;
 pub use layer::{Checkpoint, Layer, LayerChanges};
 pub use snapshot::Snapshot;
-pub use storage::{StagedWriteBatch, Stopping, Storage, TempStorage};
+pub use storage::{StagedRows, StagedWriteBatch, Stopping, Storage, TempStorage, TreeUpdate};
 
 #[cfg(test)]
 mod tests;

@@ -26,7 +26,17 @@ struct Inner {
     db: Arc<DB>,
     /// The recent versions, oldest first; never empty.
     recent: RwLock<VecDeque<Snapshot>>,
+    /// The bytes the last tree's part took in its write per key written (what the room a
+    /// write leaves for its tree's part is sized on).
+    tree_bytes_per_key: std::sync::atomic::AtomicUsize,
 }
+
+/// What an entry of a write batch takes beyond its key and value, at most: its tag, column
+/// family and two lengths.
+const BATCH_FRAMING: usize = 16;
+
+/// Below this, a write is not given its room ahead: it grows as rows are added.
+const ROOM_AHEAD_FROM: usize = 1 << 20;
 
 impl std::fmt::Debug for Storage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -122,7 +132,7 @@ impl Storage {
         let db = Arc::new(open(path)?);
         let version = latest_version(&db)?;
         let latest = Snapshot::new(db.clone(), version);
-        Ok(Self(Arc::new(Inner { db, recent: RwLock::new(VecDeque::from([latest])) })))
+        Ok(Self(Arc::new(Inner { db, recent: RwLock::new(VecDeque::from([latest])), tree_bytes_per_key: Default::default() })))
     }
 
     /// The latest version (`u64::MAX` before genesis).
@@ -159,20 +169,59 @@ impl Storage {
         blocking(move || stage(&latest, &changes, &rows)).await
     }
 
-    /// The tree's part of staging changes made over version `base` (the latest), on the
-    /// caller's thread: the key indexes, the tree's update and the new root. The changes'
-    /// non-verifiable rows and any others follow with [`Storage::stage_rows`]; apart, the
-    /// tree's update can run while other threads build the rows.
-    pub fn stage_tree(&self, base: jmt::Version, changes: &impl ChangeSet) -> Result<StagedWriteBatch> {
+    /// The tree's part of the version after `base` (the latest), computed on the caller's
+    /// thread apart from any write: the new root, the key indexes, and the tree's new nodes
+    /// and values, encoded. [`Storage::stage_rows`] meanwhile starts the write with the
+    /// version's non-verifiable rows; [`Storage::staged`] then adds this to it.
+    pub fn update_tree<'a>(&self, base: jmt::Version, changes: &'a impl ChangeSet) -> Result<TreeUpdate<'a>> {
         let latest = self.latest_snapshot();
         ensure!(latest.version() == base, "changes made over version {base} cannot be committed after version {}", latest.version());
-        stage_tree(&latest, changes)
+        update_tree(&latest, changes)
     }
 
-    /// Adds non-verifiable rows (`None`: deleted) to a staged write, after what it holds: the
-    /// same atomic write, outside the tree.
-    pub fn stage_rows<'a>(&self, staged: &mut StagedWriteBatch, rows: impl IntoIterator<Item = (&'a [u8], Option<&'a [u8]>)>) -> Result<()> {
-        stage_rows(&self.latest_snapshot(), staged, rows.into_iter())
+    /// Starts the write of the version after `base` (the latest) with non-verifiable rows
+    /// (`None`: deleted), in the order given: outside the tree, in the same atomic write as
+    /// the tree's part that [`Storage::staged`] adds after them. `tree_keys`, the verifiable
+    /// keys the version writes, sizes the room the write keeps for that part.
+    ///
+    /// A large write is given its room at once, on this thread: the rows' bytes and the tree's
+    /// part as the last one took per key. Grown row by row, RocksDB's batch (a C++ string)
+    /// would copy itself whole at each doubling, the last of them when the tree's part joins.
+    pub fn stage_rows<'a, I>(&self, base: jmt::Version, tree_keys: usize, rows: I) -> Result<StagedRows>
+    where
+        I: IntoIterator<Item = (&'a [u8], Option<&'a [u8]>)>,
+        I::IntoIter: Clone,
+    {
+        let latest = self.latest_snapshot();
+        ensure!(latest.version() == base, "rows written over version {base} cannot be committed after version {}", latest.version());
+        let rows = rows.into_iter();
+        let row_bytes: usize = rows.clone().map(|(k, v)| k.len().saturating_add(v.map_or(0, <[u8]>::len)).saturating_add(BATCH_FRAMING)).sum();
+        let per_key = self.0.tree_bytes_per_key.load(std::sync::atomic::Ordering::Relaxed);
+        // A quarter more than the last tree's part took per key.
+        let room = row_bytes.saturating_add(tree_keys.saturating_mul(per_key.saturating_add(per_key / 4)));
+        let mut batch = if room >= ROOM_AHEAD_FROM {
+            // A batch made from that many bytes keeps its buffer once cleared.
+            let mut b = WriteBatch::from_data(&vec![0; room]);
+            b.clear();
+            b
+        } else {
+            WriteBatch::default()
+        };
+        stage_rows(&latest, &mut batch, rows)?;
+        Ok(StagedRows { batch, version: base.wrapping_add(1) })
+    }
+
+    /// The write that makes a version: its rows, then the tree's part (both for the same
+    /// version).
+    pub fn staged(&self, rows: StagedRows, tree: TreeUpdate<'_>) -> Result<StagedWriteBatch> {
+        ensure!(rows.version == tree.version, "rows staged for version {} cannot join the tree of version {}", rows.version, tree.version);
+        let StagedRows { mut batch, version } = rows;
+        let before = batch.size_in_bytes();
+        add_tree(&self.latest_snapshot(), &mut batch, &tree)?;
+        if let Some(per_key) = batch.size_in_bytes().saturating_sub(before).checked_div(tree.keys.len()) {
+            self.0.tree_bytes_per_key.store(per_key, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(StagedWriteBatch { batch, version, root: tree.root })
     }
 
     /// Writes a staged version: it becomes the latest, and the oldest kept version closes.
@@ -237,51 +286,58 @@ impl std::fmt::Display for Stopping {
 
 impl std::error::Error for Stopping {}
 
-/// The write that makes version `base + 1` from `changes` over `base`: the tree's part
-/// ([`stage_tree`]), then the changes' non-verifiable rows and `extra`.
+/// The write that makes version `base + 1` from `changes` over `base`: the changes'
+/// non-verifiable rows and `extra`, then the tree's part ([`update_tree`]).
 fn stage(base: &Snapshot, changes: &impl ChangeSet, extra: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<StagedWriteBatch> {
-    let mut staged = stage_tree(base, changes)?;
+    let tree = update_tree(base, changes)?;
+    let mut batch = WriteBatch::default();
     let rows = changes.nonverifiable_changes().iter().chain(extra.iter().map(|(k, v)| (k, v)));
-    stage_rows(base, &mut staged, rows.map(|(k, v)| (k.as_slice(), v.as_deref())))?;
-    Ok(staged)
+    stage_rows(base, &mut batch, rows.map(|(k, v)| (k.as_slice(), v.as_deref())))?;
+    add_tree(base, &mut batch, &tree)?;
+    Ok(StagedWriteBatch { batch, version: tree.version, root: tree.root })
 }
 
-/// The verifiable part of the write that makes version `base + 1` from `changes` over
-/// `base`: the key indexes, the tree's new nodes and values, and the new root.
+/// A version's non-verifiable rows, staged ahead of its tree's part ([`Storage::stage_rows`]).
+pub struct StagedRows {
+    batch: WriteBatch,
+    version: jmt::Version,
+}
+
+/// The tree's part of a version ([`Storage::update_tree`]): its root, and the rows that hold
+/// it, encoded. The keys are borrowed from the changes.
+pub struct TreeUpdate<'a> {
+    version: jmt::Version,
+    root: jmt::RootHash,
+    /// Each written key (in key order), its hash, and whether it is put (or deleted).
+    keys: Vec<(&'a str, KeyHash, bool)>,
+    /// The tree's new nodes and values: each row's key and value in its column family.
+    nodes: Vec<(Vec<u8>, Vec<u8>)>,
+    values: Vec<([u8; 40], Vec<u8>)>,
+}
+
+impl TreeUpdate<'_> {
+    /// The version's root hash (the app hash).
+    pub fn root_hash(&self) -> &jmt::RootHash {
+        &self.root
+    }
+}
+
+/// The tree's update for version `base + 1` from `changes` over `base`: the new root, the key
+/// indexes and the new nodes and values, encoded, with no write yet.
 ///
 /// The tree takes the version's keys in one sorted batch when the version deletes none (the
 /// batch insertion has no deletions), and key by key when it does; both give the same tree.
-fn stage_tree(base: &Snapshot, changes: &impl ChangeSet) -> Result<StagedWriteBatch> {
+fn update_tree<'a>(base: &Snapshot, changes: &'a impl ChangeSet) -> Result<TreeUpdate<'a>> {
     let version = base.version().wrapping_add(1);
-    let tree = base.inner();
-    let cf = |name| tree.cf(name);
-    let (nodes, values, keys, by_hash) = (cf(layout::NODES)?, cf(layout::VALUES)?, cf(layout::KEYS)?, cf(layout::KEYS_BY_HASH)?);
-    let mut batch = WriteBatch::default();
-
     let verifiable = changes.unwritten_changes();
     let mut set: Vec<(KeyHash, Option<Vec<u8>>)> = Vec::with_capacity(verifiable.len());
-    let mut hashed: Vec<(KeyHash, &str, bool)> = Vec::with_capacity(verifiable.len());
+    let mut keys: Vec<(&str, KeyHash, bool)> = Vec::with_capacity(verifiable.len());
     for (key, value) in verifiable {
         let hash = layout::key_hash(key.as_bytes());
-        if value.is_some() {
-            batch.put_cf(keys, key, hash.0);
-        } else {
-            batch.delete_cf(keys, key);
-        }
-        hashed.push((hash, key.as_str(), value.is_some()));
+        keys.push((key.as_str(), hash, value.is_some()));
         set.push((hash, value.clone()));
     }
-    // Each column family's rows go in key order: RocksDB inserts them into its memtable faster
-    // so (an insert starts from where the last one ended).
-    hashed.sort_unstable_by_key(|(h, _, _)| h.0);
-    for (hash, key, put) in hashed {
-        if put {
-            batch.put_cf(by_hash, hash.0, key);
-        } else {
-            batch.delete_cf(by_hash, hash.0);
-        }
-    }
-    let jmt = jmt::Sha256Jmt::new(tree);
+    let jmt = jmt::Sha256Jmt::new(base.inner());
     let (root, update) = if set.is_empty() || set.iter().any(|(_, v)| v.is_none()) {
         jmt.put_value_set(set, version)?
     } else {
@@ -289,22 +345,56 @@ fn stage_tree(base: &Snapshot, changes: &impl ChangeSet) -> Result<StagedWriteBa
         let (mut roots, update) = jmt.batch_put_value_sets(vec![puts], None, version)?;
         (roots.pop().context("the tree returned no root")?, update)
     };
+    let mut nodes = Vec::with_capacity(update.node_batch.nodes().len());
     for (key, node) in update.node_batch.nodes() {
-        batch.put_cf(nodes, layout::node_key(key)?, borsh::to_vec(node)?);
+        nodes.push((layout::node_key(key)?, borsh::to_vec(node)?));
     }
+    let mut values = Vec::with_capacity(update.node_batch.values().len());
     for ((v, hash), value) in update.node_batch.values() {
-        batch.put_cf(values, layout::value_key(hash, *v), borsh::to_vec(value)?);
+        values.push((layout::value_key(hash, *v), borsh::to_vec(value)?));
     }
-    Ok(StagedWriteBatch { batch, version, root })
+    Ok(TreeUpdate { version, root, keys, nodes, values })
 }
 
-/// Adds non-verifiable rows (`None`: deleted) to a staged write, after what it holds.
-fn stage_rows<'a>(base: &Snapshot, staged: &mut StagedWriteBatch, rows: impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)>) -> Result<()> {
+/// Adds a version's tree part to its write: the key indexes, the new nodes and values.
+fn add_tree(base: &Snapshot, batch: &mut WriteBatch, tree: &TreeUpdate<'_>) -> Result<()> {
+    let tree_db = base.inner();
+    let cf = |name| tree_db.cf(name);
+    let (nodes, values, keys, by_hash) = (cf(layout::NODES)?, cf(layout::VALUES)?, cf(layout::KEYS)?, cf(layout::KEYS_BY_HASH)?);
+    for (key, hash, put) in &tree.keys {
+        if *put {
+            batch.put_cf(keys, key, hash.0);
+        } else {
+            batch.delete_cf(keys, key);
+        }
+    }
+    // Each column family's rows go in key order: RocksDB inserts them into its memtable faster
+    // so (an insert starts from where the last one ended).
+    let mut hashed: Vec<&(&str, KeyHash, bool)> = tree.keys.iter().collect();
+    hashed.sort_unstable_by_key(|(_, h, _)| h.0);
+    for (key, hash, put) in hashed {
+        if *put {
+            batch.put_cf(by_hash, hash.0, key);
+        } else {
+            batch.delete_cf(by_hash, hash.0);
+        }
+    }
+    for (key, node) in &tree.nodes {
+        batch.put_cf(nodes, key, node);
+    }
+    for (key, value) in &tree.values {
+        batch.put_cf(values, key, value);
+    }
+    Ok(())
+}
+
+/// Adds non-verifiable rows (`None`: deleted) to a write, after what it holds.
+fn stage_rows<'a>(base: &Snapshot, batch: &mut WriteBatch, rows: impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)>) -> Result<()> {
     let cf = base.inner().cf(layout::NONVERIFIABLE)?;
     for (key, value) in rows {
         match value {
-            Some(v) => staged.batch.put_cf(cf, key, v),
-            None => staged.batch.delete_cf(cf, key),
+            Some(v) => batch.put_cf(cf, key, v),
+            None => batch.delete_cf(cf, key),
         }
     }
     Ok(())

@@ -232,16 +232,21 @@ fn work_a_stopping_runtime_cancels_is_stopping() {
     assert_eq!(s.latest_version(), base, "nothing was written");
 }
 
-/// A write staged in parts (the tree, then the rows) commits what the write staged at once
-/// does: the same root and the same rows.
+/// A write staged in parts (the rows on one thread while the tree updates on another, then
+/// joined; a large one given its room ahead) commits what the write staged at once does: the
+/// same root and the same rows, in a batch of the same size.
 #[tokio::test]
 async fn a_write_staged_in_parts_is_the_write_staged_at_once() {
     let (a, b) = (crate::TempStorage::new().await.unwrap(), crate::TempStorage::new().await.unwrap());
     let mut g = Gen(11);
     for height in 0..3 {
         let blk = block(&mut g, height, 200, 60, height == 2);
-        let extra: Vec<(Vec<u8>, Option<Vec<u8>>)> =
+        let mut extra: Vec<(Vec<u8>, Option<Vec<u8>>)> =
             (0..40u8).map(|i| (vec![b'x', i], if i % 7 == 0 { None } else { Some(vec![i; usize::from(i) * 3]) })).collect();
+        // A write of over a megabyte is given its room ahead; the others grow.
+        if height == 1 {
+            extra.extend((0..200u16).map(|i| ([&b"y"[..], &i.to_be_bytes()].concat(), Some(vec![(i % 251) as u8; 8192]))));
+        }
         let delta = |s: &Storage| {
             let mut d = StateDelta::new(s.latest_snapshot());
             apply(&mut d, &blk);
@@ -250,10 +255,18 @@ async fn a_write_staged_in_parts_is_the_write_staged_at_once() {
         let (base, changes) = delta(&a);
         let at_once = a.prepare_changes(base.version(), changes, extra.clone()).await.unwrap();
         let (base, changes) = delta(&b);
-        let mut parts = b.stage_tree(base.version(), &changes).unwrap();
-        b.stage_rows(&mut parts, changes.nonverifiable_changes().iter().map(|(k, v)| (k.as_slice(), v.as_deref()))).unwrap();
-        b.stage_rows(&mut parts, extra.iter().map(|(k, v)| (k.as_slice(), v.as_deref()))).unwrap();
-        assert_eq!(parts.root_hash(), at_once.root_hash(), "height {height}");
+        // The rows staged on one thread while the tree updates on another, then joined.
+        let (staged_rows, tree) = std::thread::scope(|scope| {
+            let staged_rows = scope.spawn(|| {
+                let own = changes.nonverifiable_changes().iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
+                b.stage_rows(base.version(), changes.unwritten_changes().len(), own.chain(extra.iter().map(|(k, v)| (k.as_slice(), v.as_deref()))))
+            });
+            let tree = b.update_tree(base.version(), &changes).unwrap();
+            (staged_rows.join().unwrap().unwrap(), tree)
+        });
+        assert_eq!(tree.root_hash(), at_once.root_hash(), "height {height}");
+        let parts = b.staged(staged_rows, tree).unwrap();
+        assert_eq!((parts.entries(), parts.bytes()), (at_once.entries(), at_once.bytes()));
         assert_eq!(a.commit_batch(at_once).unwrap(), b.commit_batch(parts).unwrap());
         let (sa, sb) = (a.latest_snapshot(), b.latest_snapshot());
         assert_eq!(rows(&sa, b"").await, rows(&sb, b"").await);
@@ -320,8 +333,9 @@ async fn a_flat_delta_reads_scans_and_commits_as_a_state_delta() {
         assert_eq!(changes.unwritten_changes(), crate::ChangeSet::unwritten_changes(&flat_changes));
         assert_eq!(changes.nonverifiable_changes(), crate::ChangeSet::nonverifiable_changes(&flat_changes));
         let staged = a.prepare_changes(base.version(), changes, Vec::new()).await.unwrap();
-        let mut flat_staged = b.stage_tree(base.version(), &flat_changes).unwrap();
-        b.stage_rows(&mut flat_staged, crate::ChangeSet::nonverifiable_changes(&flat_changes).iter().map(|(k, v)| (k.as_slice(), v.as_deref()))).unwrap();
+        let staged_rows =
+            b.stage_rows(base.version(), 0, crate::ChangeSet::nonverifiable_changes(&flat_changes).iter().map(|(k, v)| (k.as_slice(), v.as_deref()))).unwrap();
+        let flat_staged = b.staged(staged_rows, b.update_tree(base.version(), &flat_changes).unwrap()).unwrap();
         assert_eq!(staged.root_hash(), flat_staged.root_hash(), "height {height}");
         assert_eq!(a.commit_batch(staged).unwrap(), b.commit_batch(flat_staged).unwrap());
         // What the layer showed is what the store holds once it is committed.

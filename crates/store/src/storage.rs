@@ -215,13 +215,12 @@ impl Storage {
     /// version).
     pub fn staged(&self, rows: StagedRows, tree: TreeUpdate<'_>) -> Result<StagedWriteBatch> {
         ensure!(rows.version == tree.version, "rows staged for version {} cannot join the tree of version {}", rows.version, tree.version);
-        let StagedRows { mut batch, version } = rows;
-        let before = batch.size_in_bytes();
-        add_tree(&self.latest_snapshot(), &mut batch, &tree)?;
-        if let Some(per_key) = batch.size_in_bytes().saturating_sub(before).checked_div(tree.keys.len()) {
+        let before = rows.batch.size_in_bytes();
+        let staged = join(&self.latest_snapshot(), rows, &tree)?;
+        if let Some(per_key) = staged.bytes().saturating_sub(before).checked_div(tree.keys.len()) {
             self.0.tree_bytes_per_key.store(per_key, std::sync::atomic::Ordering::Relaxed);
         }
-        Ok(StagedWriteBatch { batch, version, root: tree.root })
+        Ok(staged)
     }
 
     /// Writes a staged version: it becomes the latest, and the oldest kept version closes.
@@ -290,11 +289,17 @@ impl std::error::Error for Stopping {}
 /// non-verifiable rows and `extra`, then the tree's part ([`update_tree`]).
 fn stage(base: &Snapshot, changes: &impl ChangeSet, extra: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<StagedWriteBatch> {
     let tree = update_tree(base, changes)?;
-    let mut batch = WriteBatch::default();
-    let rows = changes.nonverifiable_changes().iter().chain(extra.iter().map(|(k, v)| (k, v)));
-    stage_rows(base, &mut batch, rows.map(|(k, v)| (k.as_slice(), v.as_deref())))?;
-    add_tree(base, &mut batch, &tree)?;
-    Ok(StagedWriteBatch { batch, version: tree.version, root: tree.root })
+    let mut rows = StagedRows { batch: WriteBatch::default(), version: tree.version };
+    let own = changes.nonverifiable_changes().iter().chain(extra.iter().map(|(k, v)| (k, v)));
+    stage_rows(base, &mut rows.batch, own.map(|(k, v)| (k.as_slice(), v.as_deref())))?;
+    join(base, rows, &tree)
+}
+
+/// The write that makes a version: its rows, then its tree's part added to them.
+fn join(base: &Snapshot, rows: StagedRows, tree: &TreeUpdate<'_>) -> Result<StagedWriteBatch> {
+    let StagedRows { mut batch, version } = rows;
+    add_tree(base, &mut batch, tree)?;
+    Ok(StagedWriteBatch { batch, version, root: tree.root })
 }
 
 /// A version's non-verifiable rows, staged ahead of its tree's part ([`Storage::stage_rows`]).

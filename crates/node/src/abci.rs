@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use lantau_app::tendermint::abci::{request, response};
+use lantau_app::tendermint::abci::{request, response, types::ExecTxResult};
 use lantau_app::tendermint::v0_38::abci::{
     ConsensusRequest, ConsensusResponse, InfoRequest, InfoResponse, MempoolRequest, MempoolResponse, SnapshotRequest, SnapshotResponse,
 };
@@ -147,6 +147,13 @@ fn fatal(halt: &mpsc::UnboundedSender<String>, what: &str, e: impl std::fmt::Dis
 type Finalized = (u64, Vec<[u8; 32]>);
 
 /// The consensus connection.
+/// A finalized block's whole answer (with its events), kept until its Commit; with its request
+/// when the commit feed listened as the block was finalized.
+struct Pending {
+    req: Option<request::FinalizeBlock>,
+    resp: response::FinalizeBlock,
+}
+
 #[derive(Clone)]
 struct Consensus {
     app: Arc<App>,
@@ -154,8 +161,8 @@ struct Consensus {
     committed: Option<Arc<crate::comet::CommitFeed>>,
     /// How blocks are answered.
     opts: Answering,
-    /// The finalized block waiting for its Commit.
-    pending: Arc<parking_lot::Mutex<Option<crate::comet::Committed>>>,
+    /// The finalized block's answer, waiting for its Commit.
+    pending: Arc<parking_lot::Mutex<Option<Pending>>>,
     /// Its height and transactions' hashes (what the app-side mempool drops at the commit).
     finalized: Arc<parking_lot::Mutex<Option<Finalized>>>,
     /// The app-side mempool and the most transactions a block takes from it.
@@ -222,13 +229,13 @@ impl Service<ConsensusRequest> for Consensus {
                     };
                     let resp = resp.map_err(|e| fatal(&halt, "FinalizeBlock", e))?;
                     metrics.block(&resp, t.elapsed().as_secs_f64());
+                    // The answer with its events waits for Commit: then the feed takes it, or
+                    // it is freed on a thread of its own (a block's events are hundreds of
+                    // thousands of small allocations: freeing them before Commit delayed it).
                     let (for_comet, kept) = match (opts.send_events, kept) {
-                        (true, kept) => {
-                            let kept = kept.map(|req| crate::comet::Committed { req, resp: resp.clone() });
-                            (resp, kept)
-                        }
-                        (false, Some(req)) => (without_events(resp.clone()), Some(crate::comet::Committed { req, resp })),
-                        (false, None) => (without_events(resp), None),
+                        (true, None) => (resp, None),
+                        (true, Some(req)) => (resp.clone(), Some(Pending { req: Some(req), resp })),
+                        (false, req) => (without_events(&resp), Some(Pending { req, resp })),
                     };
                     *pending.lock() = kept;
                     ConsensusResponse::FinalizeBlock(for_comet)
@@ -245,8 +252,14 @@ impl Service<ConsensusRequest> for Consensus {
                         None => app.commit().await.map_err(|e| fatal(&halt, "Commit", e))?,
                     };
                     metrics.commit(app.queries().last_height().await.unwrap_or(0), t.elapsed().as_secs_f64());
-                    if let (Some(feed), Some(c)) = (committed.as_ref(), pending.lock().take()) {
-                        let _ = feed.tx.send(c);
+                    let kept = pending.lock().take();
+                    if let Some(Pending { req, resp }) = kept {
+                        match (committed.as_ref(), req) {
+                            (Some(feed), Some(req)) => {
+                                let _ = feed.tx.send(crate::comet::Committed { req, resp });
+                            }
+                            _ => lantau_app::dropper::drop_later(resp),
+                        }
                     }
                     ConsensusResponse::Commit(resp)
                 }
@@ -260,13 +273,29 @@ impl Service<ConsensusRequest> for Consensus {
 
 /// FinalizeBlock's answer without its events: each result's code, codespace, data, log, info
 /// and gas (what CometBFT's results hash covers and its `/block_results` shows), the app hash
-/// and the updates.
-fn without_events(mut resp: response::FinalizeBlock) -> response::FinalizeBlock {
-    resp.events = Vec::new();
-    for r in &mut resp.tx_results {
-        r.events = Vec::new();
+/// and the updates. Made beside the answer, which keeps its events: no event is copied.
+fn without_events(resp: &response::FinalizeBlock) -> response::FinalizeBlock {
+    let tx_results = resp
+        .tx_results
+        .iter()
+        .map(|r| ExecTxResult {
+            code: r.code,
+            data: r.data.clone(),
+            log: r.log.clone(),
+            info: r.info.clone(),
+            gas_wanted: r.gas_wanted,
+            gas_used: r.gas_used,
+            events: Vec::new(),
+            codespace: r.codespace.clone(),
+        })
+        .collect();
+    response::FinalizeBlock {
+        events: Vec::new(),
+        tx_results,
+        validator_updates: resp.validator_updates.clone(),
+        consensus_param_updates: resp.consensus_param_updates.clone(),
+        app_hash: resp.app_hash.clone(),
     }
-    resp
 }
 
 type CheckJob = (request::CheckTx, oneshot::Sender<response::CheckTx>);

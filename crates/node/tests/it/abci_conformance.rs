@@ -92,6 +92,8 @@ struct Replica {
     answering: Answering,
     /// Its metrics (kept across reboots).
     metrics: Arc<lantau_node::metrics::Metrics>,
+    /// Where its committed blocks go, when something listens (the node interface's feed).
+    feed: Option<tokio::sync::mpsc::UnboundedSender<lantau_node::comet::Committed>>,
 }
 
 fn free_addr() -> std::net::SocketAddr {
@@ -109,7 +111,18 @@ impl Replica {
 
     async fn start_answering(dir: &Path, threads: usize, snapshots: Option<lantau_app::statesync::SnapshotSettings>, answering: Answering) -> Self {
         let metrics = lantau_node::metrics::Metrics::new(None);
-        let mut r = Replica { dir: dir.to_path_buf(), threads, addr: free_addr(), runtime: None, app: None, consensus: None, snapshots, answering, metrics };
+        let mut r = Replica {
+            dir: dir.to_path_buf(),
+            threads,
+            addr: free_addr(),
+            runtime: None,
+            app: None,
+            consensus: None,
+            snapshots,
+            answering,
+            metrics,
+            feed: None,
+        };
         r.boot().await;
         r
     }
@@ -130,8 +143,9 @@ impl Replica {
         }
         self.addr = free_addr();
         let (a, addr, answering, metrics) = (app.clone(), AbciAddr::Tcp(self.addr), self.answering, self.metrics.clone());
+        let feed = self.feed.clone().map(|tx| lantau_node::comet::CommitFeed { tx, wanted: Box::new(|| true) });
         runtime.spawn(async move {
-            let _ = lantau_node::abci::serve(a, metrics, None, None, answering, &addr).await;
+            let _ = lantau_node::abci::serve(a, metrics, feed, None, answering, &addr).await;
         });
         self.runtime = Some(runtime);
         self.app = Some(app);
@@ -646,9 +660,11 @@ async fn without_events_cometbft_gets_the_same_results_and_hashes_less_the_event
     let (d0, d1) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mut full = Replica::start(d0.path(), 2).await;
     let mut lean = Replica::start(d1.path(), 1).await;
-    // Served again without events (`[cometbft] send_events = false`).
+    // Served again without events (`[cometbft] send_events = false`), with a subscriber.
     lean.crash().await;
     lean.answering.send_events = false;
+    let (feed, mut fed) = tokio::sync::mpsc::unbounded_channel();
+    lean.feed = Some(feed);
     lean.boot().await;
     for r in [&mut full, &mut lean] {
         let pb::response::Value::InitChain(_) = r.call(init_req(&app_state)).await else { panic!() };
@@ -660,8 +676,14 @@ async fn without_events_cometbft_gets_the_same_results_and_hashes_less_the_event
         let mut got = Vec::new();
         for r in [&mut full, &mut lean] {
             got.push(finalized(r.call(finalize_req(i64::try_from(h).unwrap(), &txs)).await));
+            // The subscribers get a block once it is committed.
+            assert!(fed.try_recv().is_err(), "height {h}: a block went to the subscribers before its Commit");
             let pb::response::Value::Commit(_) = r.call(pb::request::Value::Commit(pb::RequestCommit {})).await else { panic!() };
         }
+        // They get the whole answer, events included, as the replica that sends them.
+        let whole = fed.try_recv().unwrap_or_else(|e| panic!("height {h}: no block for the subscribers after Commit: {e}"));
+        assert_eq!(whole.req.height.value(), h);
+        assert_eq!(pb::ResponseFinalizeBlock::from(whole.resp), got[0], "height {h}: the subscribers' answer differs from the one with events");
         let (mut expected, lean_resp) = (got[0].clone(), got[1].clone());
         events += expected.tx_results.iter().map(|t| t.events.len()).sum::<usize>();
         assert!(lean_resp.events.is_empty() && lean_resp.tx_results.iter().all(|t| t.events.is_empty()), "height {h}: events sent");

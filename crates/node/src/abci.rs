@@ -146,7 +146,6 @@ fn fatal(halt: &mpsc::UnboundedSender<String>, what: &str, e: impl std::fmt::Dis
 /// A finalized block's height and its transactions' hashes.
 type Finalized = (u64, Vec<[u8; 32]>);
 
-/// The consensus connection.
 /// A finalized block's whole answer (with its events), kept until its Commit; with its request
 /// when the commit feed listened as the block was finalized.
 struct Pending {
@@ -154,6 +153,7 @@ struct Pending {
     resp: response::FinalizeBlock,
 }
 
+/// The consensus connection.
 #[derive(Clone)]
 struct Consensus {
     app: Arc<App>,
